@@ -1,0 +1,1 @@
+"""sharesim: invariants."""

@@ -1,0 +1,1 @@
+"""Pure protocol state machines. Nothing here imports SimPy: time is an explicit ``now_ms``."""

@@ -1,0 +1,238 @@
+"""Broker and group configuration with the seeds' defaults and bounds.
+
+Every setting names its Kafka key, default, allowed range and the seed it comes
+from (000_2de40ef26c3dd7ed.txt unless noted). ``load_broker_config`` and
+``load_group_config`` validate a user's overrides and report every problem at
+once, each naming the key, the value given and what is allowed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+UNBOUNDED = 2**31 - 1  # Java's Integer.MAX_VALUE, the seeds' "MaxValue"
+
+
+@dataclass(frozen=True)
+class Setting:
+    key: str
+    field: str
+    default: int | str | None
+    minimum: int | None = None
+    maximum: int | None = None
+    choices: tuple[str, ...] = ()
+    source: str = "000"
+    nullable: bool = False
+
+    def allowed(self) -> str:
+        if self.choices:
+            return "one of " + ", ".join(repr(c) for c in self.choices)
+        low = "-inf" if self.minimum is None else str(self.minimum)
+        high = "+inf" if self.maximum is None else str(self.maximum)
+        text = f"an integer in [{low}, {high}]"
+        return text + " or null" if self.nullable else text
+
+    def problem(self, value: Any) -> str | None:
+        """Why ``value`` is not allowed for this setting, or None if it is."""
+        if value is None and self.nullable:
+            return None
+        if self.choices:
+            if value not in self.choices:
+                return f"{self.key} = {value!r}: must be {self.allowed()}"
+            return None
+        if isinstance(value, bool) or not isinstance(value, int):
+            return f"{self.key} = {value!r}: must be {self.allowed()}"
+        if (self.minimum is not None and value < self.minimum) or (
+            self.maximum is not None and value > self.maximum
+        ):
+            return f"{self.key} = {value!r}: must be {self.allowed()}"
+        return None
+
+
+class ConfigError(ValueError):
+    """One or more configuration problems, each naming key, value and range."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("invalid configuration:\n  " + "\n  ".join(problems))
+        self.problems = problems
+
+
+BROKER_SETTINGS: tuple[Setting, ...] = (
+    Setting("group.share.delivery.count.limit", "delivery_count_limit", 5, 2, 10),
+    Setting("group.share.record.lock.duration.ms", "record_lock_duration_ms", 30_000, 1_000, 60_000),
+    Setting("group.share.min.record.lock.duration.ms", "min_record_lock_duration_ms", 15_000, 1_000, 30_000),
+    Setting("group.share.max.record.lock.duration.ms", "max_record_lock_duration_ms", 60_000, 30_000, 3_600_000),
+    Setting("group.share.partition.max.record.locks", "partition_max_record_locks", 200, 100, 10_000),
+    Setting("group.share.session.timeout.ms", "share_session_timeout_ms", 45_000, 1),
+    Setting("group.share.min.session.timeout.ms", "share_min_session_timeout_ms", 45_000, 1),
+    Setting("group.share.max.session.timeout.ms", "share_max_session_timeout_ms", 60_000, 1),
+    Setting("group.share.heartbeat.interval.ms", "share_heartbeat_interval_ms", 5_000, 1),
+    Setting("group.share.min.heartbeat.interval.ms", "share_min_heartbeat_interval_ms", 5_000, 1),
+    Setting("group.share.max.heartbeat.interval.ms", "share_max_heartbeat_interval_ms", 15_000, 1),
+    Setting("group.share.max.groups", "share_max_groups", 10, 1, 100),
+    Setting("group.share.max.size", "share_max_size", 200, 10, 1_000),
+    Setting("share.coordinator.state.topic.num.partitions", "share_state_topic_num_partitions", 50, 1),
+    Setting("share.coordinator.state.topic.replication.factor", "share_state_topic_replication_factor", 3, 1),
+    Setting("share.coordinator.state.topic.min.isr", "share_state_topic_min_isr", 2, 1),
+    Setting("share.coordinator.append.linger.ms", "share_coordinator_append_linger_ms", 10, 0),
+    Setting("share.coordinator.snapshot.update.records.per.snapshot", "snapshot_update_records_per_snapshot", 500, 0),
+    Setting("share.coordinator.write.timeout.ms", "share_coordinator_write_timeout_ms", 5_000, 1),
+    # KIP-848 (004_32d84b698b32e157.txt), broker side of consumer groups.
+    Setting("group.consumer.session.timeout.ms", "consumer_session_timeout_ms", 45_000, 1, source="004"),
+    Setting("group.consumer.min.session.timeout.ms", "consumer_min_session_timeout_ms", 45_000, 1, source="004"),
+    Setting("group.consumer.max.session.timeout.ms", "consumer_max_session_timeout_ms", 60_000, 1, source="004"),
+    Setting("group.consumer.heartbeat.interval.ms", "consumer_heartbeat_interval_ms", 5_000, 1, source="004"),
+    Setting("group.consumer.min.heartbeat.interval.ms", "consumer_min_heartbeat_interval_ms", 5_000, 1, source="004"),
+    Setting("group.consumer.max.heartbeat.interval.ms", "consumer_max_heartbeat_interval_ms", 15_000, 1, source="004"),
+    Setting("group.consumer.max.size", "consumer_max_size", UNBOUNDED, 1, source="004"),
+    Setting("group.consumer.assignors", "consumer_assignor", "uniform", choices=("uniform", "range"), source="004"),
+    # Share sessions idle this long are evicted (003, CL-1).
+    Setting("share.session.idle.eviction.ms", "share_session_idle_eviction_ms", 120_000, 1, source="003"),
+)
+
+# Dynamic group configuration (003_cf42721e0e7b2a9a.txt, 004 for consumer groups).
+GROUP_SETTINGS: tuple[Setting, ...] = (
+    Setting("group.share.isolation.level", "isolation_level", "read_uncommitted",
+            choices=("read_uncommitted", "read_committed"), source="003"),
+    Setting("group.share.auto.offset.reset", "auto_offset_reset", "latest",
+            choices=("latest", "earliest"), source="003"),
+    # null means "use the broker's group.share.record.lock.duration.ms".
+    Setting("group.share.record.lock.duration.ms", "record_lock_duration_ms", None, 1_000, 3_600_000,
+            source="003", nullable=True),
+    Setting("group.share.session.timeout.ms", "share_session_timeout_ms", None, 1, nullable=True),
+    Setting("group.share.heartbeat.interval.ms", "share_heartbeat_interval_ms", None, 1, nullable=True),
+    Setting("group.consumer.session.timeout.ms", "consumer_session_timeout_ms", None, 1,
+            source="004", nullable=True),
+    Setting("group.consumer.heartbeat.interval.ms", "consumer_heartbeat_interval_ms", None, 1,
+            source="004", nullable=True),
+)
+
+
+@dataclass(frozen=True)
+class BrokerConfig:
+    delivery_count_limit: int = 5
+    record_lock_duration_ms: int = 30_000
+    min_record_lock_duration_ms: int = 15_000
+    max_record_lock_duration_ms: int = 60_000
+    partition_max_record_locks: int = 200
+    share_session_timeout_ms: int = 45_000
+    share_min_session_timeout_ms: int = 45_000
+    share_max_session_timeout_ms: int = 60_000
+    share_heartbeat_interval_ms: int = 5_000
+    share_min_heartbeat_interval_ms: int = 5_000
+    share_max_heartbeat_interval_ms: int = 15_000
+    share_max_groups: int = 10
+    share_max_size: int = 200
+    share_state_topic_num_partitions: int = 50
+    share_state_topic_replication_factor: int = 3
+    share_state_topic_min_isr: int = 2
+    share_coordinator_append_linger_ms: int = 10
+    snapshot_update_records_per_snapshot: int = 500
+    share_coordinator_write_timeout_ms: int = 5_000
+    consumer_session_timeout_ms: int = 45_000
+    consumer_min_session_timeout_ms: int = 45_000
+    consumer_max_session_timeout_ms: int = 60_000
+    consumer_heartbeat_interval_ms: int = 5_000
+    consumer_min_heartbeat_interval_ms: int = 5_000
+    consumer_max_heartbeat_interval_ms: int = 15_000
+    consumer_max_size: int = UNBOUNDED
+    consumer_assignor: str = "uniform"
+    share_session_idle_eviction_ms: int = 120_000
+
+    def with_overrides(self, overrides: Mapping[str, Any]) -> BrokerConfig:
+        return load_broker_config(overrides, base=self)
+
+
+@dataclass(frozen=True)
+class GroupConfig:
+    isolation_level: str = "read_uncommitted"
+    auto_offset_reset: str = "latest"
+    record_lock_duration_ms: int | None = None
+    share_session_timeout_ms: int | None = None
+    share_heartbeat_interval_ms: int | None = None
+    consumer_session_timeout_ms: int | None = None
+    consumer_heartbeat_interval_ms: int | None = None
+
+    @property
+    def read_committed(self) -> bool:
+        return self.isolation_level == "read_committed"
+
+
+def _overrides(
+    settings: tuple[Setting, ...], values: Mapping[str, Any], problems: list[str]
+) -> dict[str, Any]:
+    """Accept either Kafka keys or field names; collect problems, not exceptions."""
+    by_name = {s.key: s for s in settings} | {s.field: s for s in settings}
+    chosen: dict[str, Any] = {}
+    for name in sorted(values):
+        setting = by_name.get(name)
+        if setting is None:
+            problems.append(f"{name}: unknown setting (known: {', '.join(s.key for s in settings)})")
+            continue
+        problem = setting.problem(values[name])
+        if problem:
+            problems.append(problem)
+        else:
+            chosen[setting.field] = values[name]
+    return chosen
+
+
+def _ordered(problems: list[str], cfg: Any, low: str, mid: str, high: str, key: str) -> None:
+    lo, me, hi = getattr(cfg, low), getattr(cfg, mid), getattr(cfg, high)
+    if not lo <= me <= hi:
+        problems.append(f"{key} = {me}: must lie in [{lo}, {hi}] (its min and max settings)")
+
+
+def load_broker_config(values: Mapping[str, Any], base: BrokerConfig | None = None) -> BrokerConfig:
+    problems: list[str] = []
+    cfg = replace(base or BrokerConfig(), **_overrides(BROKER_SETTINGS, values, problems))
+    if not problems:
+        _ordered(problems, cfg, "min_record_lock_duration_ms", "record_lock_duration_ms",
+                 "max_record_lock_duration_ms", "group.share.record.lock.duration.ms")
+        _ordered(problems, cfg, "share_min_session_timeout_ms", "share_session_timeout_ms",
+                 "share_max_session_timeout_ms", "group.share.session.timeout.ms")
+        _ordered(problems, cfg, "share_min_heartbeat_interval_ms", "share_heartbeat_interval_ms",
+                 "share_max_heartbeat_interval_ms", "group.share.heartbeat.interval.ms")
+        _ordered(problems, cfg, "consumer_min_session_timeout_ms", "consumer_session_timeout_ms",
+                 "consumer_max_session_timeout_ms", "group.consumer.session.timeout.ms")
+        _ordered(problems, cfg, "consumer_min_heartbeat_interval_ms", "consumer_heartbeat_interval_ms",
+                 "consumer_max_heartbeat_interval_ms", "group.consumer.heartbeat.interval.ms")
+    if problems:
+        raise ConfigError(problems)
+    return cfg
+
+
+def load_group_config(
+    values: Mapping[str, Any], broker: BrokerConfig | None = None
+) -> GroupConfig:
+    problems: list[str] = []
+    cfg = replace(GroupConfig(), **_overrides(GROUP_SETTINGS, values, problems))
+    broker = broker or BrokerConfig()
+    lock = cfg.record_lock_duration_ms
+    if lock is not None and not (
+        broker.min_record_lock_duration_ms <= lock <= broker.max_record_lock_duration_ms
+    ):
+        problems.append(
+            f"group.share.record.lock.duration.ms = {lock}: must lie in "
+            f"[{broker.min_record_lock_duration_ms}, {broker.max_record_lock_duration_ms}] "
+            "(the broker's min and max record lock duration)"
+        )
+    if problems:
+        raise ConfigError(problems)
+    return cfg
+
+
+def effective_lock_duration_ms(broker: BrokerConfig, group: GroupConfig) -> int:
+    return group.record_lock_duration_ms or broker.record_lock_duration_ms
+
+
+def _check_tables() -> None:
+    # The dataclass defaults and the settings tables must not drift apart.
+    for settings, cls in ((BROKER_SETTINGS, BrokerConfig), (GROUP_SETTINGS, GroupConfig)):
+        defaults = {f.name: f.default for f in fields(cls)}
+        assert defaults == {s.field: s.default for s in settings}, cls.__name__
+
+
+_check_tables()

@@ -1,0 +1,139 @@
+"""Share-partition state as it crosses the wire: record states, acknowledge
+types, and the five share-state RPCs between share-partition leaders, the
+group coordinator and the share coordinator (000_2de40ef26c3dd7ed.txt).
+
+The wire schemas nest Topics → Partitions; the coordinators handle one
+share-partition at a time (as Kafka's persister splits requests by key), so
+each message here is the per-partition slice, field names kept in snake_case.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import IntEnum
+
+from model.core.errors import Errors
+
+
+class RecordState(IntEnum):
+    """SP-1. The values are the persisted DeliveryState codes; ACQUIRED is never persisted."""
+
+    AVAILABLE = 0
+    ACQUIRED = 1
+    ACKNOWLEDGED = 2
+    ARCHIVED = 4
+
+    @property
+    def terminal(self) -> bool:
+        return self in (RecordState.ACKNOWLEDGED, RecordState.ARCHIVED)
+
+
+PERSISTED_STATES = (RecordState.AVAILABLE, RecordState.ACKNOWLEDGED, RecordState.ARCHIVED)
+
+
+class AcknowledgeType(IntEnum):
+    """SP-3. AcknowledgeTypes of ShareFetch / ShareAcknowledge."""
+
+    GAP = 0
+    ACCEPT = 1
+    RELEASE = 2
+    REJECT = 3
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class SharePartitionKey:
+    """SC-1: the share coordinator's key, "groupId:topicId:partition"."""
+
+    group_id: str
+    topic_id: str
+    partition: int
+
+    def __str__(self) -> str:
+        return f"{self.group_id}:{self.topic_id}:{self.partition}"
+
+
+@dataclass(frozen=True, slots=True)
+class StateBatch:
+    """A persisted range of offsets sharing one delivery state and count."""
+
+    first_offset: int
+    last_offset: int
+    delivery_state: RecordState
+    delivery_count: int
+
+
+# A start offset of -1 means "not being written" (write) or "not yet known" (read, SP-10).
+UNKNOWN_OFFSET = -1
+
+
+@dataclass(frozen=True, slots=True)
+class InitializeShareGroupStateRequest:
+    key: SharePartitionKey
+    state_epoch: int
+    start_offset: int = UNKNOWN_OFFSET
+
+
+@dataclass(frozen=True, slots=True)
+class InitializeShareGroupStateResponse:
+    key: SharePartitionKey
+    error_code: Errors = Errors.NONE
+    error_message: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ReadShareGroupStateRequest:
+    key: SharePartitionKey
+    leader_epoch: int
+
+
+@dataclass(frozen=True, slots=True)
+class ReadShareGroupStateResponse:
+    key: SharePartitionKey
+    error_code: Errors = Errors.NONE
+    error_message: str | None = None
+    state_epoch: int = 0
+    start_offset: int = UNKNOWN_OFFSET
+    state_batches: tuple[StateBatch, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class WriteShareGroupStateRequest:
+    key: SharePartitionKey
+    state_epoch: int
+    leader_epoch: int
+    start_offset: int
+    state_batches: tuple[StateBatch, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class WriteShareGroupStateResponse:
+    key: SharePartitionKey
+    error_code: Errors = Errors.NONE
+    error_message: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteShareGroupStateRequest:
+    key: SharePartitionKey
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteShareGroupStateResponse:
+    key: SharePartitionKey
+    error_code: Errors = Errors.NONE
+    error_message: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ReadShareGroupStateSummaryRequest:
+    key: SharePartitionKey
+    leader_epoch: int
+
+
+@dataclass(frozen=True, slots=True)
+class ReadShareGroupStateSummaryResponse:
+    key: SharePartitionKey
+    error_code: Errors = Errors.NONE
+    error_message: str | None = None
+    state_epoch: int = 0
+    start_offset: int = UNKNOWN_OFFSET
