@@ -1,0 +1,131 @@
+"""Share sessions (CL-1): the share-partition leader's cache of consumer sessions.
+
+A ShareFetch opens a session with epoch 0, continues it with the epoch the
+broker expects next (each request increments it), and closes it with -1. The
+cache is keyed by (group id, member id), bounded by
+``group.share.max.groups × group.share.max.size`` (003_cf42721e0e7b2a9a.txt),
+and a session idle for ``share.session.idle.eviction.ms`` (120 000) may be
+evicted. Closing, replacing or evicting a session releases the member's
+acquired records (SP-15); the broker does that with the keys returned here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from model.core.errors import ApiError, Errors
+
+INITIAL_EPOCH = 0
+FINAL_EPOCH = -1
+_MAX_EPOCH = 2**31 - 1
+
+SessionKey = tuple[str, str]  # (group id, member id)
+SessionPartition = tuple[str, int]  # (topic id, partition)
+
+
+def next_epoch(epoch: int) -> int:
+    """Epochs increment per request and wrap to 1 (0 is reserved for opening)."""
+    return 1 if epoch >= _MAX_EPOCH else epoch + 1
+
+
+@dataclass
+class ShareSession:
+    key: SessionKey
+    epoch: int  # the epoch the next request must carry
+    partitions: set[SessionPartition] = field(default_factory=set)
+    last_used_ms: int = 0
+
+
+@dataclass(frozen=True)
+class SessionContext:
+    """What a ShareFetch / ShareAcknowledge may do after the session check."""
+
+    session: ShareSession | None
+    closing: bool
+    # Keys whose sessions ended here (replaced); their acquired records must be released.
+    released: tuple[SessionKey, ...] = ()
+
+
+class ShareSessionCache:
+    def __init__(self, max_sessions: int, idle_eviction_ms: int = 120_000) -> None:
+        self.max_sessions = max_sessions
+        self.idle_eviction_ms = idle_eviction_ms
+        self._sessions: dict[SessionKey, ShareSession] = {}
+
+    def __len__(self) -> int:
+        return len(self._sessions)
+
+    def get(self, key: SessionKey) -> ShareSession | None:
+        return self._sessions.get(key)
+
+    def keys(self) -> list[SessionKey]:
+        return sorted(self._sessions)
+
+    def share_fetch(
+        self,
+        key: SessionKey,
+        epoch: int,
+        now_ms: int,
+        partitions: Iterable[SessionPartition] = (),
+        forgotten: Iterable[SessionPartition] = (),
+    ) -> SessionContext:
+        """Validate a ShareFetch's session epoch and update the session. Raises ApiError."""
+        if epoch == INITIAL_EPOCH:
+            released = (key,) if self._sessions.pop(key, None) is not None else ()
+            if len(self._sessions) >= self.max_sessions and not self._evict_one_idle(now_ms):
+                raise ApiError(Errors.SHARE_SESSION_LIMIT_REACHED, f"{self.max_sessions} sessions open")
+            session = ShareSession(key, next_epoch(INITIAL_EPOCH), set(partitions), now_ms)
+            self._sessions[key] = session
+            return SessionContext(session, closing=False, released=released)
+        session = self._continue(key, epoch, now_ms)
+        if epoch == FINAL_EPOCH:
+            return SessionContext(session, closing=True, released=(key,))
+        session.partitions.update(partitions)
+        session.partitions.difference_update(forgotten)
+        return SessionContext(session, closing=False)
+
+    def share_acknowledge(self, key: SessionKey, epoch: int, now_ms: int) -> SessionContext:
+        """ShareAcknowledge can continue or close a session, never open one."""
+        if epoch == INITIAL_EPOCH:
+            raise ApiError(Errors.INVALID_SHARE_SESSION_EPOCH, "ShareAcknowledge cannot open a share session")
+        session = self._continue(key, epoch, now_ms)
+        if epoch == FINAL_EPOCH:
+            return SessionContext(session, closing=True, released=(key,))
+        return SessionContext(session, closing=False)
+
+    def remove(self, key: SessionKey) -> bool:
+        return self._sessions.pop(key, None) is not None
+
+    def evict_idle(self, now_ms: int) -> list[SessionKey]:
+        """Every session idle past the eviction time; their records are released."""
+        idle = self._idle(now_ms)
+        for k in idle:
+            del self._sessions[k]
+        return idle
+
+    def _continue(self, key: SessionKey, epoch: int, now_ms: int) -> ShareSession:
+        session = self._sessions.get(key)
+        if session is None:
+            raise ApiError(Errors.SHARE_SESSION_NOT_FOUND, f"no share session for member {key[1]}")
+        if epoch == FINAL_EPOCH:
+            del self._sessions[key]
+            return session
+        if epoch != session.epoch:
+            raise ApiError(
+                Errors.INVALID_SHARE_SESSION_EPOCH, f"expected epoch {session.epoch}, got {epoch}"
+            )
+        session.epoch = next_epoch(epoch)
+        session.last_used_ms = now_ms
+        return session
+
+    def _idle(self, now_ms: int) -> list[SessionKey]:
+        return [k for k, s in sorted(self._sessions.items()) if now_ms - s.last_used_ms > self.idle_eviction_ms]
+
+    def _evict_one_idle(self, now_ms: int) -> bool:
+        """Make room for a new session by evicting the longest-idle one, if any is idle."""
+        idle = self._idle(now_ms)
+        if not idle:
+            return False
+        del self._sessions[min(idle, key=lambda k: (self._sessions[k].last_used_ms, k))]
+        return True

@@ -1,0 +1,83 @@
+"""CL-1: share session epochs, limits and idle eviction."""
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from model.core.errors import ApiError, Errors
+from model.core.share_session import FINAL_EPOCH, ShareSessionCache, next_epoch
+
+KEY = ("g1", "m1")
+
+
+def _code(fn: object, *args: object) -> Errors:
+    with pytest.raises(ApiError) as err:
+        fn(*args)  # type: ignore[operator]
+    return err.value.error
+
+
+def test_open_continue_close() -> None:
+    cache = ShareSessionCache(max_sessions=10)
+    ctx = cache.share_fetch(KEY, 0, now_ms=0, partitions=[("t", 0)])
+    assert ctx.session is not None and ctx.session.epoch == 1 and not ctx.released
+    session = cache.share_fetch(KEY, 1, now_ms=1, partitions=[("t", 1)]).session
+    assert session is not None and session.partitions == {("t", 0), ("t", 1)}
+    assert cache.share_acknowledge(KEY, 2, now_ms=2).session.epoch == 3  # type: ignore[union-attr]
+    closing = cache.share_fetch(KEY, FINAL_EPOCH, now_ms=3)
+    assert closing.closing and closing.released == (KEY,)
+    assert cache.get(KEY) is None
+
+
+def test_wrong_epoch_and_missing_session() -> None:
+    cache = ShareSessionCache(max_sessions=10)
+    assert _code(cache.share_fetch, KEY, 1, 0) == Errors.SHARE_SESSION_NOT_FOUND
+    assert _code(cache.share_acknowledge, KEY, FINAL_EPOCH, 0) == Errors.SHARE_SESSION_NOT_FOUND
+    cache.share_fetch(KEY, 0, 0)
+    assert _code(cache.share_fetch, KEY, 5, 0) == Errors.INVALID_SHARE_SESSION_EPOCH
+    assert _code(cache.share_acknowledge, KEY, 0, 0) == Errors.INVALID_SHARE_SESSION_EPOCH
+    assert cache.get(KEY).epoch == 1  # type: ignore[union-attr]  # a rejected request changes nothing
+
+
+def test_reopen_releases_the_old_session() -> None:
+    cache = ShareSessionCache(max_sessions=10)
+    cache.share_fetch(KEY, 0, 0)
+    assert cache.share_fetch(KEY, 0, 1).released == (KEY,)
+
+
+def test_limit_and_idle_eviction() -> None:
+    cache = ShareSessionCache(max_sessions=2, idle_eviction_ms=100)
+    cache.share_fetch(("g", "a"), 0, 0)
+    cache.share_fetch(("g", "b"), 0, 50)
+    assert _code(cache.share_fetch, ("g", "c"), 0, 100) == Errors.SHARE_SESSION_LIMIT_REACHED
+    cache.share_fetch(("g", "c"), 0, 101)  # "a" has been idle > 100 ms: evicted to make room
+    assert cache.keys() == [("g", "b"), ("g", "c")]
+    assert cache.evict_idle(now_ms=251) == [("g", "b"), ("g", "c")]
+
+
+@given(st.lists(st.integers(min_value=-1, max_value=6), max_size=40))
+def test_epoch_follows_cl1(epochs: list[int]) -> None:
+    """Model check against a reference: only 0, -1 and the expected next epoch are accepted."""
+    cache = ShareSessionCache(max_sessions=1)
+    expected: int | None = None
+    for now, epoch in enumerate(epochs):
+        try:
+            cache.share_fetch(KEY, epoch, now)
+            accepted = True
+        except ApiError:
+            accepted = False
+        if epoch == 0:
+            assert accepted
+            expected = 1
+        elif expected is None:
+            assert not accepted
+        elif epoch == -1:
+            assert accepted
+            expected = None
+        else:
+            assert accepted == (epoch == expected)
+            if accepted:
+                expected = next_epoch(epoch)
+
+
+def test_epoch_wraps_to_one() -> None:
+    assert next_epoch(2**31 - 1) == 1
