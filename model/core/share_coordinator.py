@@ -1,0 +1,464 @@
+"""The share coordinator for one partition of ``__share_group_state`` (SC-1..SC-9).
+
+``ShareCoordinatorShard`` serves the five share-state RPCs for the
+share-partitions whose key hashes to its partition, keeps their durable state
+in memory, and turns every change into records of the partition's log
+(ShareSnapshot, ShareUpdate, tombstone; ``model.core.share_records``).
+
+Durability contract (SC-7). Each RPC method returns ``(response, records)``.
+The shard has already appended the records to ``self.records`` and applied
+them to its in-memory state when it returns. The caller (the simulated broker
+leading the ``__share_group_state`` partition) must send the response only
+after those records are committed in the replicated log; a response that
+comes with no records may be sent at once. This holds for reads too: a read
+with a higher leader epoch returns a record, because raising the stored leader
+epoch is what fences a zombie leader (SC-5) and must survive a failover. If
+records are lost before they commit (leader change, failed write), the caller
+fails the pending requests and rebuilds the shard from the committed records
+with ``ShareCoordinatorShard.replay`` (SC-6); it never sends the responses of
+lost records.
+
+Loading (SC-6). A newly elected coordinator calls ``begin_load(log_start)``,
+``apply``s each committed record in log order (the simulator may spread this
+over simulated time), then ``complete_load()``. While loading, every RPC
+answers ``COORDINATOR_LOAD_IN_PROGRESS`` and writes nothing. ``replay`` does
+the three steps at once. ``apply`` is the only code that changes state, for
+live requests and for replay alike, so replay rebuilds exactly the state the
+old coordinator had.
+
+Pruning (SC-8). ``prune_offset`` is the log offset of the oldest latest
+snapshot among live keys; records before it are not needed by replay.
+``resnapshot_idle`` writes fresh snapshots for keys whose old snapshot keeps
+redundant records from being pruned. ``prune`` drops the records before an
+offset, like ``deleteRecords`` moving the log start offset. Only committed
+records may be pruned: pass the committed end to ``prune_offset``.
+
+Decisions where SPEC.md is silent (Kafka's ShareCoordinatorShard is the
+reference unless noted):
+
+- A leader epoch or state epoch of -1 in a read/write request means "not
+  given": that epoch is neither checked nor raised (Kafka).
+- Write with a state epoch *higher* than stored is accepted and does not raise
+  the stored one (Kafka; SC-5 "writes never raise stored epochs"). Only
+  initialize sets the state epoch. The same holds for a higher leader epoch.
+- Initialize with a state epoch equal to the stored one is accepted and writes
+  a fresh snapshot (no batches, the request's start offset), like Kafka. A
+  retried initialize therefore leaves the same state as the first one; the
+  group coordinator only retries before the partition is assignable (GC-5), so
+  no leader has written in between. A lower state epoch is FENCED_STATE_EPOCH.
+  Re-initializing keeps the stored leader epoch, so a zombie leader stays
+  fenced across an admin reset (SP-12).
+- Read, write and read-summary of a key never initialized, or deleted, answer
+  UNKNOWN_TOPIC_OR_PARTITION (SC-9; newer Kafka answers INVALID_REQUEST for
+  these, older Kafka answered a read with start offset -1).
+- Delete of an unknown key answers NONE and writes nothing (Kafka), so the
+  group coordinator can retry deletes.
+- Read-summary is fenced like read but never raises the leader epoch.
+- Malformed requests (negative partition, batch with first > last or a
+  negative offset or count, ACQUIRED or an unknown delivery state, start
+  offset < -1, initialize with a negative state epoch) answer INVALID_REQUEST.
+- The snapshot count: a write produces a ShareSnapshot when the key's updates
+  since its last snapshot have reached the limit, else a ShareUpdate; every
+  snapshot (initialize, write, read, re-snapshot) resets the count to 0, so
+  it never exceeds the limit (SC-3; with limit 0 every write snapshots).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from model.core.errors import Errors
+from model.core.share_records import ShareSnapshot, ShareStateRecord, ShareTombstone, ShareUpdate
+from model.core.share_state import (
+    PERSISTED_STATES,
+    UNKNOWN_OFFSET,
+    DeleteShareGroupStateRequest,
+    DeleteShareGroupStateResponse,
+    InitializeShareGroupStateRequest,
+    InitializeShareGroupStateResponse,
+    ReadShareGroupStateRequest,
+    ReadShareGroupStateResponse,
+    ReadShareGroupStateSummaryRequest,
+    ReadShareGroupStateSummaryResponse,
+    SharePartitionKey,
+    StateBatch,
+    WriteShareGroupStateRequest,
+    WriteShareGroupStateResponse,
+)
+from model.core.state_batches import combine_state_batches, overlay_state_batches
+
+DEFAULT_NUM_PARTITIONS = 50  # share.coordinator.state.topic.num.partitions
+DEFAULT_UPDATES_PER_SNAPSHOT = 500  # share.coordinator.snapshot.update.records.per.snapshot
+NO_EPOCH = -1  # a request epoch of -1 is "not given"; also the leader epoch before any read
+
+
+def java_string_hash(text: str) -> int:
+    """Java's ``String.hashCode``: s[0]·31^(n-1) + … over UTF-16 code units, as a signed int32."""
+    h = 0
+    data = text.encode("utf-16-be")
+    for i in range(0, len(data), 2):
+        h = (31 * h + ((data[i] << 8) | data[i + 1])) & 0xFFFFFFFF
+    return h - (1 << 32) if h >= (1 << 31) else h
+
+
+def share_state_partition(key: SharePartitionKey, num_partitions: int = DEFAULT_NUM_PARTITIONS) -> int:
+    """SC-1: the ``__share_group_state`` partition holding ``key``'s state.
+
+    As Kafka's share coordinator: ``Utils.abs(key.hashCode()) % numPartitions``
+    over the string "groupId:topicId:partition", with Java's String.hashCode
+    (stable across processes, unlike Python's ``hash``) and Kafka's ``abs``
+    (which maps Integer.MIN_VALUE to 0).
+    """
+    if num_partitions < 1:
+        raise ValueError(f"num_partitions must be >= 1, got {num_partitions}")
+    h = java_string_hash(str(key))
+    return (0 if h == -(1 << 31) else abs(h)) % num_partitions
+
+
+@dataclass(frozen=True, slots=True)
+class ShareGroupState:
+    """The durable state of one share-partition as the coordinator holds it."""
+
+    state_epoch: int
+    leader_epoch: int
+    snapshot_epoch: int
+    start_offset: int
+    state_batches: tuple[StateBatch, ...]
+    updates_since_snapshot: int
+
+
+class ShareCoordinatorShard:
+    """One ``__share_group_state`` partition: its record log and the state replayed from it."""
+
+    def __init__(self, snapshot_update_records_per_snapshot: int = DEFAULT_UPDATES_PER_SNAPSHOT) -> None:
+        if snapshot_update_records_per_snapshot < 0:
+            raise ValueError(
+                "share.coordinator.snapshot.update.records.per.snapshot must be >= 0, "
+                f"got {snapshot_update_records_per_snapshot}"
+            )
+        self.snapshot_update_records_per_snapshot = snapshot_update_records_per_snapshot
+        self.records: list[ShareStateRecord] = []
+        self.log_start_offset = 0  # log offset of records[0]
+        self.loading = False
+        self._states: dict[SharePartitionKey, ShareGroupState] = {}
+        self._snapshot_offsets: dict[SharePartitionKey, int] = {}  # log offset of each live key's latest snapshot
+
+    # --- the log -------------------------------------------------------------------------
+
+    @property
+    def log_end_offset(self) -> int:
+        return self.log_start_offset + len(self.records)
+
+    def apply(self, record: ShareStateRecord) -> None:
+        """Append ``record`` to the log and apply it to the in-memory state (SC-2).
+
+        The one place state changes: the RPC methods call it for the records
+        they produce, and ``replay`` calls it for every record of the log.
+        """
+        offset = self.log_end_offset
+        self.records.append(record)
+        if isinstance(record, ShareSnapshot):
+            self._states[record.key] = ShareGroupState(
+                state_epoch=record.state_epoch,
+                leader_epoch=record.leader_epoch,
+                snapshot_epoch=record.snapshot_epoch,
+                start_offset=record.start_offset,
+                # Stored batches are kept canonical (updates rely on it); ours already are.
+                state_batches=combine_state_batches(record.state_batches, (), record.start_offset),
+                updates_since_snapshot=0,
+            )
+            self._snapshot_offsets[record.key] = offset
+        elif isinstance(record, ShareUpdate):
+            state = self._states.get(record.key)
+            # Current state = latest snapshot + the updates after it with its snapshot
+            # epoch (SC-2). An update whose snapshot was pruned (or never seen) is skipped:
+            # a later snapshot of the same key, which pruning always keeps, supersedes it.
+            if state is None or record.snapshot_epoch != state.snapshot_epoch:
+                return
+            start_offset = state.start_offset if record.start_offset == UNKNOWN_OFFSET else record.start_offset
+            self._states[record.key] = ShareGroupState(
+                state_epoch=state.state_epoch,
+                leader_epoch=max(state.leader_epoch, record.leader_epoch),
+                snapshot_epoch=state.snapshot_epoch,
+                start_offset=start_offset,
+                state_batches=overlay_state_batches(state.state_batches, record.state_batches, start_offset),
+                updates_since_snapshot=state.updates_since_snapshot + 1,
+            )
+        else:
+            self._states.pop(record.key, None)
+            self._snapshot_offsets.pop(record.key, None)
+
+    def begin_load(self, log_start_offset: int = 0) -> None:
+        """Start loading a partition from ``log_start_offset`` (SC-6): state is cleared, RPCs wait."""
+        self.records = []
+        self.log_start_offset = log_start_offset
+        self._states = {}
+        self._snapshot_offsets = {}
+        self.loading = True
+
+    def complete_load(self) -> None:
+        self.loading = False
+
+    @classmethod
+    def replay(
+        cls,
+        records: Iterable[ShareStateRecord],
+        snapshot_update_records_per_snapshot: int = DEFAULT_UPDATES_PER_SNAPSHOT,
+        log_start_offset: int = 0,
+    ) -> ShareCoordinatorShard:
+        """A coordinator that has loaded ``records`` (the log from ``log_start_offset``), SC-6."""
+        shard = cls(snapshot_update_records_per_snapshot)
+        shard.begin_load(log_start_offset)
+        for record in records:
+            shard.apply(record)
+        shard.complete_load()
+        return shard
+
+    # --- accessors -----------------------------------------------------------------------
+
+    def state(self, key: SharePartitionKey) -> ShareGroupState | None:
+        return self._states.get(key)
+
+    def keys(self) -> list[SharePartitionKey]:
+        """The live (initialized, not deleted) keys, sorted."""
+        return sorted(self._states)
+
+    def latest_snapshot_offset(self, key: SharePartitionKey) -> int | None:
+        return self._snapshot_offsets.get(key)
+
+    # --- the RPCs ------------------------------------------------------------------------
+
+    def initialize(
+        self, req: InitializeShareGroupStateRequest
+    ) -> tuple[InitializeShareGroupStateResponse, list[ShareStateRecord]]:
+        """Set the state epoch and start offset, dropping all batches; always a snapshot (SC-3, SC-5)."""
+        stored = self._states.get(req.key)
+        error = (
+            self._load_error()
+            or _invalid_key(req.key)
+            or _invalid_initialize(req)
+            or _stale_state_epoch(stored, req.state_epoch)
+        )
+        if error is not None:
+            return InitializeShareGroupStateResponse(req.key, *error), []
+        record = ShareSnapshot(
+            key=req.key,
+            snapshot_epoch=0 if stored is None else stored.snapshot_epoch + 1,
+            state_epoch=req.state_epoch,
+            leader_epoch=NO_EPOCH if stored is None else stored.leader_epoch,
+            start_offset=req.start_offset,
+            state_batches=(),
+        )
+        self.apply(record)
+        return InitializeShareGroupStateResponse(req.key), [record]
+
+    def read(self, req: ReadShareGroupStateRequest) -> tuple[ReadShareGroupStateResponse, list[ShareStateRecord]]:
+        """Return the state; a higher leader epoch is stored durably first (SC-5 zombie fence, *impl*)."""
+        stored = self._states.get(req.key)
+        error = self._load_error() or _invalid_key(req.key) or _unknown_or_fenced(req.key, stored, req.leader_epoch)
+        if error is not None or stored is None:
+            return ReadShareGroupStateResponse(req.key, *(error or _NO_STATE)), []
+        response = ReadShareGroupStateResponse(
+            req.key,
+            state_epoch=stored.state_epoch,
+            start_offset=stored.start_offset,
+            state_batches=stored.state_batches,
+        )
+        if req.leader_epoch == NO_EPOCH or req.leader_epoch == stored.leader_epoch:
+            return response, []
+        # A new leader: until this record commits, the old leader could still write.
+        record = self._state_record(req.key, stored, stored.start_offset, (), req.leader_epoch)
+        self.apply(record)
+        return response, [record]
+
+    def write(self, req: WriteShareGroupStateRequest) -> tuple[WriteShareGroupStateResponse, list[ShareStateRecord]]:
+        """Merge the leader's changed batches and start offset into the state (SC-3, SC-4, SC-5)."""
+        stored = self._states.get(req.key)
+        error = (
+            self._load_error()
+            or _invalid_key(req.key)
+            or _invalid_write(req)
+            or _unknown_or_fenced(req.key, stored, req.leader_epoch)
+            or _stale_state_epoch(stored, req.state_epoch)
+        )
+        if error is not None or stored is None:
+            return WriteShareGroupStateResponse(req.key, *(error or _NO_STATE)), []
+        # Writes never raise stored epochs: the record carries the stored leader epoch.
+        record = self._state_record(req.key, stored, req.start_offset, req.state_batches, stored.leader_epoch)
+        self.apply(record)
+        return WriteShareGroupStateResponse(req.key), [record]
+
+    def delete(self, req: DeleteShareGroupStateRequest) -> tuple[DeleteShareGroupStateResponse, list[ShareStateRecord]]:
+        """Write a tombstone (SC-8); deleting an unknown key is a no-op success."""
+        error = self._load_error() or _invalid_key(req.key)
+        if error is not None:
+            return DeleteShareGroupStateResponse(req.key, *error), []
+        if req.key not in self._states:
+            return DeleteShareGroupStateResponse(req.key), []
+        record = ShareTombstone(req.key)
+        self.apply(record)
+        return DeleteShareGroupStateResponse(req.key), [record]
+
+    def read_summary(
+        self, req: ReadShareGroupStateSummaryRequest
+    ) -> tuple[ReadShareGroupStateSummaryResponse, list[ShareStateRecord]]:
+        """State epoch and start offset, for the admin offsets APIs; fenced like read, writes nothing."""
+        stored = self._states.get(req.key)
+        error = self._load_error() or _invalid_key(req.key) or _unknown_or_fenced(req.key, stored, req.leader_epoch)
+        if error is not None or stored is None:
+            return ReadShareGroupStateSummaryResponse(req.key, *(error or _NO_STATE)), []
+        summary = ReadShareGroupStateSummaryResponse(
+            req.key, state_epoch=stored.state_epoch, start_offset=stored.start_offset
+        )
+        return summary, []
+
+    def _load_error(self) -> tuple[Errors, str] | None:
+        return (Errors.COORDINATOR_LOAD_IN_PROGRESS, "share coordinator is loading") if self.loading else None
+
+    def _state_record(
+        self,
+        key: SharePartitionKey,
+        stored: ShareGroupState,
+        start_offset: int,
+        batches: tuple[StateBatch, ...],
+        leader_epoch: int,
+    ) -> ShareSnapshot | ShareUpdate:
+        """SC-3: a snapshot once the updates since the last one reach the limit, else an update."""
+        if stored.updates_since_snapshot >= self.snapshot_update_records_per_snapshot:
+            new_start = stored.start_offset if start_offset == UNKNOWN_OFFSET else start_offset
+            return ShareSnapshot(
+                key=key,
+                snapshot_epoch=stored.snapshot_epoch + 1,
+                state_epoch=stored.state_epoch,
+                leader_epoch=leader_epoch,
+                start_offset=new_start,
+                state_batches=overlay_state_batches(stored.state_batches, batches, new_start),
+            )
+        return ShareUpdate(
+            key=key,
+            snapshot_epoch=stored.snapshot_epoch,
+            leader_epoch=leader_epoch,
+            start_offset=start_offset,
+            # The request's batches may overlap each other; store them combined.
+            state_batches=combine_state_batches((), batches, start_offset),
+        )
+
+    # --- pruning (SC-8) --------------------------------------------------------------------
+
+    def prune_offset(self, committed_end_offset: int | None = None) -> int:
+        """The log offset before which no record is needed to replay the state.
+
+        The oldest latest-snapshot among live keys (the log end if none is live).
+        With ``committed_end_offset``, only the committed prefix is considered, so
+        the answer stays safe if the uncommitted tail is lost.
+        """
+        if committed_end_offset is None or committed_end_offset >= self.log_end_offset:
+            return min(self._snapshot_offsets.values(), default=self.log_end_offset)
+        committed_end_offset = max(committed_end_offset, self.log_start_offset)
+        latest: dict[SharePartitionKey, int] = {}
+        for index in range(committed_end_offset - self.log_start_offset):
+            record = self.records[index]
+            if isinstance(record, ShareSnapshot):
+                latest[record.key] = self.log_start_offset + index
+            elif isinstance(record, ShareTombstone):
+                latest.pop(record.key, None)
+        return min(latest.values(), default=committed_end_offset)
+
+    def prune(self, offset: int) -> None:
+        """Drop the records before ``offset`` (a new log start offset); state is unchanged."""
+        if offset > self.prune_offset():
+            raise ValueError(f"cannot prune to {offset}: records from {self.prune_offset()} are still needed")
+        if offset <= self.log_start_offset:
+            return
+        del self.records[: offset - self.log_start_offset]
+        self.log_start_offset = offset
+
+    def redundant_offsets(self) -> list[int]:
+        """Log offsets of records replay does not need: everything but each live key's
+        latest snapshot and the updates after it."""
+        redundant: list[int] = []
+        for index, record in enumerate(self.records):
+            offset = self.log_start_offset + index
+            snapshot_offset = self._snapshot_offsets.get(record.key)
+            needed = snapshot_offset is not None and (
+                offset == snapshot_offset or (isinstance(record, ShareUpdate) and offset > snapshot_offset)
+            )
+            if not needed:
+                redundant.append(offset)
+        return redundant
+
+    def resnapshot_idle(self, min_redundant_records: int = 1) -> list[ShareStateRecord]:
+        """Re-snapshot the keys whose latest snapshot keeps redundant records in the log (SC-8).
+
+        A live key whose latest snapshot is older than the last redundant record
+        holds that record back from pruning; a fresh snapshot (same state, next
+        snapshot epoch) moves it to the log end. Nothing is written while fewer
+        than ``min_redundant_records`` redundant records lie beyond the prune
+        offset, so a quiet partition settles: once only needed records remain,
+        this writes nothing. Same durability contract as the RPCs.
+        """
+        if self.loading:
+            return []
+        start = self.prune_offset()
+        beyond = [offset for offset in self.redundant_offsets() if offset > start]
+        if not beyond or len(beyond) < min_redundant_records:
+            return []
+        last_redundant = beyond[-1]
+        records: list[ShareStateRecord] = []
+        for key in self.keys():
+            if self._snapshot_offsets[key] < last_redundant:
+                stored = self._states[key]
+                record = ShareSnapshot(
+                    key=key,
+                    snapshot_epoch=stored.snapshot_epoch + 1,
+                    state_epoch=stored.state_epoch,
+                    leader_epoch=stored.leader_epoch,
+                    start_offset=stored.start_offset,
+                    state_batches=stored.state_batches,
+                )
+                self.apply(record)
+                records.append(record)
+        return records
+
+
+def _invalid_key(key: SharePartitionKey) -> tuple[Errors, str] | None:
+    return (Errors.INVALID_REQUEST, "negative partition") if key.partition < 0 else None
+
+
+def _invalid_initialize(req: InitializeShareGroupStateRequest) -> tuple[Errors, str] | None:
+    if req.state_epoch < 0 or req.start_offset < UNKNOWN_OFFSET:
+        return Errors.INVALID_REQUEST, "negative state epoch or start offset below -1"
+    return None
+
+
+def _invalid_write(req: WriteShareGroupStateRequest) -> tuple[Errors, str] | None:
+    if req.start_offset < UNKNOWN_OFFSET:
+        return Errors.INVALID_REQUEST, f"start offset {req.start_offset} < -1"
+    for batch in req.state_batches:
+        if batch.first_offset < 0 or batch.first_offset > batch.last_offset or batch.delivery_count < 0:
+            return Errors.INVALID_REQUEST, f"malformed state batch {batch}"
+        if batch.delivery_state not in PERSISTED_STATES:
+            return Errors.INVALID_REQUEST, f"delivery state {batch.delivery_state} is never persisted (SP-1)"
+    return None
+
+
+def _unknown_or_fenced(
+    key: SharePartitionKey, stored: ShareGroupState | None, leader_epoch: int
+) -> tuple[Errors, str] | None:
+    if stored is None:
+        return Errors.UNKNOWN_TOPIC_OR_PARTITION, f"no share-group state for {key}"  # SC-9
+    if leader_epoch != NO_EPOCH and stored.leader_epoch > leader_epoch:
+        return Errors.FENCED_LEADER_EPOCH, f"stored leader epoch {stored.leader_epoch} > {leader_epoch}"
+    return None
+
+
+def _stale_state_epoch(stored: ShareGroupState | None, state_epoch: int) -> tuple[Errors, str] | None:
+    """SC-5: a request whose state epoch is older than the stored one (-1: not given)."""
+    if stored is not None and state_epoch != NO_EPOCH and stored.state_epoch > state_epoch:
+        return Errors.FENCED_STATE_EPOCH, f"stored state epoch {stored.state_epoch} > {state_epoch}"
+    return None
+
+
+# Never answered: an unknown key is reported by _unknown_or_fenced first; keeps mypy's narrowing simple.
+_NO_STATE = (Errors.UNKNOWN_TOPIC_OR_PARTITION, "no share-group state")
