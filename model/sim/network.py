@@ -1,0 +1,479 @@
+"""The simulated network: named endpoints, per-link latency, loss, delay, duplication, partitions.
+
+A ``Network`` sits on a ``Scheduler`` and a networkx graph whose nodes are the
+endpoint names (brokers, consumers, admin clients). Edge attributes tune a
+link; pairs without an edge get the defaults:
+
+* ``latency``: a ``Distribution`` of one-way delay in ms (default: constant 1 ms);
+* ``loss``: the probability a message on the link is lost (default 0).
+
+An undirected graph's edge tunes both directions; a ``DiGraph`` edge tunes one.
+
+A message is delivered by a timer callback (``Scheduler.post_at``), never a
+SimPy process, and handed to the handler registered for its destination.
+
+Semantics chosen where Kafka's TCP connections decide them:
+
+* **FIFO per link.** Requests and responses between two endpoints share one
+  TCP connection, so a message never overtakes an earlier one on the same
+  directed link: its delivery time is at least the previous message's. A slow
+  message therefore holds back later ones (head-of-line blocking).
+  ``set_reorder(True)`` is a fault that lifts this.
+* **Partitions and crashes break connections.** A message is dropped if its
+  link is partitioned (or an endpoint is down) when it is sent, *or* if the
+  link was partitioned or an endpoint crashed at any time while it was in
+  flight: each link has a connection epoch, bumped by ``partition`` and
+  ``crash_node``, and a message only arrives on the epoch it was sent on. A
+  one-way partition blocks (and resets) only the listed direction.
+* **Duplication is opt-in per kind.** TCP does not duplicate; a duplicate
+  models an RPC retried by the client after a lost response, so only kinds a
+  client really retries should get it (``set_duplication``). The copy takes a
+  second latency draw after the original and is flagged ``duplicate=True``.
+
+Randomness: each directed link has its own stream, ``streams.get("network",
+src, dst)``, so adding an endpoint or a fault on one link does not shift the
+draws of any other link.
+
+Metrics count messages sent, delivered, duplicated and dropped (by reason) per
+message kind. With a ``Trace``, every delivery and drop is recorded
+(``deliver`` / ``drop`` events at the destination node; sends are not
+recorded, they are implied by the actor events that cause them).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Final, NamedTuple
+
+import networkx as nx
+
+from model.sim.rng import Distribution, RandomStreams, Sampler
+from model.sim.timers import Scheduler
+from model.sim.trace import Trace
+
+DEFAULT_LATENCY: Final = Distribution.constant(1)
+
+DROP_REASONS: Final = ("down", "partition", "loss", "reset", "no_handler")
+"""Why a message was dropped: an endpoint was down at send; the link was
+partitioned at send; random loss; the connection was reset (partition or crash)
+while in flight; nobody is registered at the destination."""
+
+
+class Message(NamedTuple):
+    """One message on the wire. ``payload`` is whatever the actors exchange."""
+
+    msg_id: int
+    src: str
+    dst: str
+    kind: str
+    payload: Any
+    sent_ms: int
+    duplicate: bool = False
+
+
+Handler = Callable[[Message], object]
+
+
+@dataclass(frozen=True)
+class MessageFilter:
+    """Which messages a loss or delay rule applies to. Every non-empty criterion must match.
+
+    ``kinds``: exact message kinds, or ``"*Suffix"`` patterns (``"*Response"``
+    matches every response); ``links``: directed ``(src, dst)`` pairs;
+    ``nodes``: messages from or to any of these endpoints. The empty filter
+    matches every message.
+    """
+
+    kinds: tuple[str, ...] = ()
+    links: tuple[tuple[str, str], ...] = ()
+    nodes: tuple[str, ...] = ()
+    _exact: frozenset[str] = field(init=False, repr=False, compare=False)
+    _suffixes: tuple[str, ...] = field(init=False, repr=False, compare=False)
+    _links: frozenset[tuple[str, str]] = field(init=False, repr=False, compare=False)
+    _nodes: frozenset[str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        for name in ("kinds", "nodes"):
+            value = getattr(self, name)
+            if not isinstance(value, tuple) or not all(isinstance(v, str) and v for v in value):
+                raise ValueError(f"MessageFilter.{name} = {value!r}: must be a tuple of non-empty strings")
+        if not isinstance(self.links, tuple) or not all(
+            isinstance(pair, tuple) and len(pair) == 2 and all(isinstance(n, str) for n in pair) for pair in self.links
+        ):
+            raise ValueError(f"MessageFilter.links = {self.links!r}: must be a tuple of (src, dst) string pairs")
+        object.__setattr__(self, "_exact", frozenset(k for k in self.kinds if not k.startswith("*")))
+        object.__setattr__(self, "_suffixes", tuple(k[1:] for k in self.kinds if k.startswith("*")))
+        object.__setattr__(self, "_links", frozenset(self.links))
+        object.__setattr__(self, "_nodes", frozenset(self.nodes))
+
+    def matches(self, src: str, dst: str, kind: str) -> bool:
+        if self.kinds and kind not in self._exact and not any(kind.endswith(s) for s in self._suffixes):
+            return False
+        if self.links and (src, dst) not in self._links:
+            return False
+        return not self.nodes or src in self._nodes or dst in self._nodes
+
+
+MATCH_ALL: Final = MessageFilter()
+
+
+@dataclass
+class NetworkMetrics:
+    """Counts per message kind (dicts sorted by kind; ``dropped`` by reason, then kind)."""
+
+    sent: dict[str, int]
+    delivered: dict[str, int]
+    duplicated: dict[str, int]
+    dropped: dict[str, dict[str, int]]
+
+    def total(self, counter: str) -> int:
+        if counter == "dropped":
+            return sum(sum(by_kind.values()) for by_kind in self.dropped.values())
+        counts: dict[str, int] = getattr(self, counter)
+        return sum(counts.values())
+
+
+class _Link:
+    """State of one directed link, created on its first message."""
+
+    __slots__ = ("dst", "epoch", "last_due", "loss", "rng", "sample", "src")
+
+    def __init__(self, src: str, dst: str, streams: RandomStreams, latency: Distribution, loss: float) -> None:
+        self.src = src
+        self.dst = dst
+        self.rng = streams.get("network", src, dst)
+        self.sample: Sampler = latency.sampler()
+        self.loss = loss
+        self.last_due = 0  # FIFO: the latest delivery time handed out on this link
+        self.epoch = 0  # connection epoch: bumped when a partition or a crash resets it
+
+
+class _LossRule(NamedTuple):
+    probability: float
+    match: MessageFilter
+
+
+class _DelayRule(NamedTuple):
+    sample: Sampler
+    match: MessageFilter
+
+
+class Network:
+    """Endpoints exchanging messages over simulated links; see the module docstring."""
+
+    def __init__(
+        self,
+        scheduler: Scheduler,
+        graph: nx.Graph,
+        streams: RandomStreams,
+        trace: Trace | None = None,
+        *,
+        default_latency: Distribution = DEFAULT_LATENCY,
+        trace_messages: bool = True,
+    ) -> None:
+        for node in graph.nodes:
+            if not isinstance(node, str):
+                raise TypeError(f"network node {node!r}: endpoint names must be str")
+        self._scheduler = scheduler
+        self._graph = graph
+        self._streams = streams
+        self._trace = trace if trace_messages else None
+        self._default_latency = default_latency
+        self._handlers: dict[str, Handler] = {}
+        self._links: dict[tuple[str, str], _Link] = {}
+        self._links_of: dict[str, list[_Link]] = {}
+        self._ids = itertools.count(1)
+        self._faults_on = False  # any of the fault state below is set: send takes the slow path
+        self._down: set[str] = set()
+        self._blocked: dict[tuple[str, str], int] = {}  # directed pair -> how many partitions block it
+        self._partitions: dict[int, tuple[tuple[str, str], ...]] = {}
+        self._loss_rules: dict[int, _LossRule] = {}
+        self._delay_rules: dict[int, _DelayRule] = {}
+        self._next_handle = 0
+        self._duplication: dict[str, float] = {}
+        self._reorder = False
+        self._sent: dict[str, int] = {}
+        self._delivered: dict[str, int] = {}
+        self._duplicated: dict[str, int] = {}
+        self._dropped: dict[str, dict[str, int]] = {reason: {} for reason in DROP_REASONS}
+
+    # -- endpoints -------------------------------------------------------------
+
+    def register(self, node: str, handler: Handler) -> None:
+        """Deliver messages addressed to ``node`` to ``handler`` (adds the node to the graph if new)."""
+        if not isinstance(node, str):
+            raise TypeError(f"network node {node!r}: endpoint names must be str")
+        if node not in self._graph:
+            self._graph.add_node(node)
+        self._handlers[node] = handler
+
+    def unregister(self, node: str) -> None:
+        """Messages to ``node`` are dropped (``no_handler``) from now on."""
+        self._handlers.pop(node, None)
+
+    @property
+    def nodes(self) -> list[str]:
+        return sorted(self._graph.nodes)
+
+    # -- sending -----------------------------------------------------------------
+
+    def send(self, src: str, dst: str, kind: str, payload: Any = None) -> Message | None:
+        """Put a message on the wire. Returns it, or None if it was dropped at once."""
+        link = self._links.get((src, dst))
+        if link is None:
+            link = self._open(src, dst)
+        now = self._scheduler._now
+        message = Message(next(self._ids), src, dst, kind, payload, now)
+        sent = self._sent
+        sent[kind] = sent.get(kind, 0) + 1
+        if self._faults_on:
+            return self._send_under_faults(message, link)
+        # The common case, kept short: no fault is active.
+        rng = link.rng
+        if link.loss and rng.random() < link.loss:
+            self._drop(message, "loss")
+            return None
+        due = now + link.sample(rng)
+        if due < link.last_due:
+            due = link.last_due  # FIFO per link
+        else:
+            link.last_due = due
+        self._scheduler.post_at(due, self._deliver, message, link, link.epoch)
+        return message
+
+    def _send_under_faults(self, message: Message, link: _Link) -> Message | None:
+        src, dst, kind = message.src, message.dst, message.kind
+        if src in self._down or dst in self._down:
+            self._drop(message, "down")
+            return None
+        if (src, dst) in self._blocked:
+            self._drop(message, "partition")
+            return None
+        rng = link.rng
+        if link.loss and rng.random() < link.loss:
+            self._drop(message, "loss")
+            return None
+        for loss_rule in self._loss_rules.values():
+            if loss_rule.match.matches(src, dst, kind) and rng.random() < loss_rule.probability:
+                self._drop(message, "loss")
+                return None
+        due = message.sent_ms + link.sample(rng)
+        for delay_rule in self._delay_rules.values():
+            if delay_rule.match.matches(src, dst, kind):
+                due += delay_rule.sample(rng)
+        if due < link.last_due and not self._reorder:
+            due = link.last_due
+        elif due > link.last_due:
+            link.last_due = due
+        self._scheduler.post_at(due, self._deliver, message, link, link.epoch)
+        probability = self._duplication.get(kind)
+        if probability and rng.random() < probability:
+            again = due + link.sample(rng)
+            if again > link.last_due:
+                link.last_due = again
+            self._duplicated[kind] = self._duplicated.get(kind, 0) + 1
+            self._scheduler.post_at(again, self._deliver, message._replace(duplicate=True), link, link.epoch)
+        return message
+
+    def _faults_changed(self) -> None:
+        self._faults_on = bool(
+            self._down or self._blocked or self._loss_rules or self._delay_rules or self._duplication or self._reorder
+        )
+
+    def _open(self, src: str, dst: str) -> _Link:
+        graph = self._graph
+        for node in (src, dst):
+            if node not in graph:
+                raise KeyError(f"network node {node!r} is not in the graph; known: {', '.join(self.nodes)}")
+        attrs = graph.get_edge_data(src, dst) or {}
+        latency = attrs.get("latency", self._default_latency)
+        if not isinstance(latency, Distribution):
+            raise TypeError(f"edge ({src}, {dst}) latency = {latency!r}: must be a Distribution")
+        loss = attrs.get("loss", 0.0)
+        if isinstance(loss, bool) or not isinstance(loss, int | float) or not 0 <= loss <= 1:
+            raise ValueError(f"edge ({src}, {dst}) loss = {loss!r}: must be a probability in [0, 1]")
+        link = _Link(src, dst, self._streams, latency, float(loss))
+        self._links[(src, dst)] = link
+        self._links_of.setdefault(src, []).append(link)
+        if dst != src:
+            self._links_of.setdefault(dst, []).append(link)
+        return link
+
+    def _deliver(self, message: Message, link: _Link, epoch: int) -> None:
+        if link.epoch != epoch:
+            self._drop(message, "reset")
+            return
+        handler = self._handlers.get(message.dst)
+        if handler is None:
+            self._drop(message, "no_handler")
+            return
+        kind = message.kind
+        delivered = self._delivered
+        delivered[kind] = delivered.get(kind, 0) + 1
+        if self._trace is not None:
+            self._trace.record(
+                self._scheduler._now,
+                message.dst,
+                "deliver",
+                dup=message.duplicate,
+                id=message.msg_id,
+                msg_kind=kind,
+                src=message.src,
+            )
+        handler(message)
+
+    def _drop(self, message: Message, reason: str) -> None:
+        by_kind = self._dropped[reason]
+        by_kind[message.kind] = by_kind.get(message.kind, 0) + 1
+        if self._trace is not None:
+            self._trace.record(
+                self._scheduler._now,
+                message.dst,
+                "drop",
+                id=message.msg_id,
+                msg_kind=message.kind,
+                reason=reason,
+                src=message.src,
+            )
+
+    # -- faults: nodes -------------------------------------------------------------
+
+    def crash_node(self, node: str) -> bool:
+        """``node`` is down: nothing reaches it or leaves it, and its connections reset.
+
+        Returns False if it was already down.
+        """
+        self._known(node)
+        if node in self._down:
+            return False
+        self._down.add(node)
+        self._faults_changed()
+        for link in self._links_of.get(node, ()):
+            link.epoch += 1
+        return True
+
+    def restart_node(self, node: str) -> bool:
+        """``node`` is up again (with fresh connections). Returns False if it was not down."""
+        self._known(node)
+        if node not in self._down:
+            return False
+        self._down.discard(node)
+        self._faults_changed()
+        return True
+
+    def is_down(self, node: str) -> bool:
+        return node in self._down
+
+    # -- faults: partitions ----------------------------------------------------------
+
+    def partition(self, side_a: Iterable[str], side_b: Iterable[str], *, one_way: bool = False) -> int:
+        """Cut ``side_a`` from ``side_b`` (only a→b if ``one_way``). Returns a handle for ``heal``."""
+        a, b = tuple(sorted(set(side_a))), tuple(sorted(set(side_b)))
+        if not a or not b:
+            raise ValueError(f"partition sides {a!r} / {b!r}: both must be non-empty")
+        both = sorted(set(a) & set(b))
+        if both:
+            raise ValueError(f"partition sides overlap on {', '.join(both)}: a node cannot be on both sides")
+        for node in a + b:
+            self._known(node)
+        pairs = [(x, y) for x in a for y in b]
+        if not one_way:
+            pairs += [(y, x) for x in a for y in b]
+        for pair in pairs:
+            self._blocked[pair] = self._blocked.get(pair, 0) + 1
+            link = self._links.get(pair)
+            if link is not None:
+                link.epoch += 1
+        handle = self._new_handle()
+        self._partitions[handle] = tuple(pairs)
+        self._faults_changed()
+        return handle
+
+    def heal(self, handle: int) -> bool:
+        """Undo one partition. Returns False if the handle is unknown or already healed."""
+        pairs = self._partitions.pop(handle, None)
+        if pairs is None:
+            return False
+        for pair in pairs:
+            left = self._blocked[pair] - 1
+            if left:
+                self._blocked[pair] = left
+            else:
+                del self._blocked[pair]
+        self._faults_changed()
+        return True
+
+    def heal_all(self) -> int:
+        """Undo every partition; returns how many there were."""
+        handles = sorted(self._partitions)
+        for handle in handles:
+            self.heal(handle)
+        return len(handles)
+
+    def is_blocked(self, src: str, dst: str) -> bool:
+        return (src, dst) in self._blocked
+
+    # -- faults: loss, delay, duplication, reordering -----------------------------------
+
+    def add_loss(self, probability: float, match: MessageFilter = MATCH_ALL) -> int:
+        """Lose matching messages with ``probability``. Returns a handle for ``remove_loss``."""
+        if isinstance(probability, bool) or not isinstance(probability, int | float) or not 0 <= probability <= 1:
+            raise ValueError(f"loss probability = {probability!r}: must be in [0, 1]")
+        handle = self._new_handle()
+        self._loss_rules[handle] = _LossRule(float(probability), match)
+        self._faults_changed()
+        return handle
+
+    def remove_loss(self, handle: int) -> bool:
+        removed = self._loss_rules.pop(handle, None) is not None
+        self._faults_changed()
+        return removed
+
+    def add_delay(self, extra: Distribution, match: MessageFilter = MATCH_ALL) -> int:
+        """Add a draw from ``extra`` to matching messages' latency. Returns a handle for ``remove_delay``."""
+        if not isinstance(extra, Distribution):
+            raise TypeError(f"delay extra = {extra!r}: must be a Distribution")
+        handle = self._new_handle()
+        self._delay_rules[handle] = _DelayRule(extra.sampler(), match)
+        self._faults_changed()
+        return handle
+
+    def remove_delay(self, handle: int) -> bool:
+        removed = self._delay_rules.pop(handle, None) is not None
+        self._faults_changed()
+        return removed
+
+    def set_duplication(self, kind: str, probability: float) -> None:
+        """Deliver messages of ``kind`` twice with ``probability`` (0 switches it off)."""
+        if isinstance(probability, bool) or not isinstance(probability, int | float) or not 0 <= probability <= 1:
+            raise ValueError(f"duplication probability for {kind} = {probability!r}: must be in [0, 1]")
+        if probability:
+            self._duplication[kind] = float(probability)
+        else:
+            self._duplication.pop(kind, None)
+        self._faults_changed()
+
+    def set_reorder(self, enabled: bool) -> None:
+        """Let messages overtake earlier ones on the same link (a fault: breaks per-link FIFO)."""
+        self._reorder = enabled
+        self._faults_changed()
+
+    def _new_handle(self) -> int:
+        self._next_handle += 1
+        return self._next_handle
+
+    def _known(self, node: str) -> None:
+        if node not in self._graph:
+            raise KeyError(f"network node {node!r} is not in the graph; known: {', '.join(self.nodes)}")
+
+    # -- metrics ----------------------------------------------------------------------
+
+    def metrics(self) -> NetworkMetrics:
+        return NetworkMetrics(
+            sent=dict(sorted(self._sent.items())),
+            delivered=dict(sorted(self._delivered.items())),
+            duplicated=dict(sorted(self._duplicated.items())),
+            dropped={reason: dict(sorted(self._dropped[reason].items())) for reason in DROP_REASONS},
+        )
