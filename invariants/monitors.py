@@ -1,0 +1,460 @@
+"""The invariant monitors: ``Observer``s the simulated brokers call at each protocol step.
+
+Each monitor checks one family of SPEC.md rules incrementally (its cost per
+hook is proportional to the ranges the step touched, its memory to the runs of
+offsets it must remember) and reports every breach to a shared
+``ViolationSink`` as a ``Violation`` carrying the rule id, the simulated time,
+the seed, a message and a compact state excerpt.
+
+* ``SpsoWindowMonitor``: SP-6 (SPSO never decreases within a state epoch, and
+  moves past an offset only once that offset is durably terminal — acknowledged
+  or archived by a write the share coordinator accepted — or below a durable
+  start offset), SP-7 (SPSO ≤ SPEO ≤ bound), SP-8 (SPEO − SPSO ≤ max record locks).
+* ``DeliveryLimitMonitor``: SP-5/E-4 (no acquisition with a delivery count above
+  the limit; within one leader tenure an offset's count strictly increases
+  from one delivery to the next; at the end of the run a record delivered
+  limit times is terminal, never AVAILABLE).
+* ``NoRedeliveryMonitor``: E-2 (an offset whose accept or reject was confirmed
+  to a client is never acquired again within the same state epoch).
+* ``ExclusiveAcquisitionMonitor``: E-3 (no acquisition of an offset while another
+  acquisition of it is live; no confirmed acknowledgement from a member that
+  does not hold the live acquisition).
+* ``Monitors``: the one ``Observer`` the cluster is given; it fans each hook out
+  to the monitors that override it.
+
+Only states the leader calls ACTIVE are checked for SP-6..8 (a leader still
+loading has SPSO 0), and a share-partition with a leader epoch lower than one
+already seen (a zombie, SP-10) is ignored by the window checks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
+
+from invariants.intervals import IntervalSet, RangeMap
+from invariants.violation import Violation
+from model.core.share_state import UNKNOWN_OFFSET, AcknowledgeType, RecordState, SharePartitionKey
+from model.sim.protocol import Observer
+
+if TYPE_CHECKING:
+    from model.core.share_partition import AcknowledgementBatch, AcquiredRecords, SharePartition
+    from model.core.share_state import WriteShareGroupStateRequest
+
+INVARIANTS: Final = {
+    "SP-5": "a record moved to AVAILABLE at the delivery-count limit becomes ARCHIVED instead",
+    "SP-6": "the SPSO never decreases within a state epoch; every offset below it is durably terminal",
+    "SP-7": "SPSO <= SPEO <= the high-water mark (or last stable offset)",
+    "SP-8": "SPEO - SPSO <= group.share.partition.max.record.locks",
+    "E-2": "a record whose accept or reject was confirmed to a consumer is never delivered again",
+    "E-3": "at most one member holds a live acquisition of a record at a time",
+    "E-4": "a record is delivered at most limit times per leader tenure, and ends ARCHIVED if never accepted",
+}
+"""Rule id → what the monitors below check for it."""
+
+_TERMINAL_ACKS: Final = frozenset((int(AcknowledgeType.ACCEPT), int(AcknowledgeType.REJECT), int(AcknowledgeType.GAP)))
+_TERMINAL_STATES: Final = frozenset((RecordState.ACKNOWLEDGED, RecordState.ARCHIVED))
+
+
+class ViolationSink:
+    """Collects violations for a run; ``on_violation`` lets the runner stop at the first."""
+
+    def __init__(self, seed: int, on_violation: Callable[[Violation], None] | None = None) -> None:
+        self.seed = seed
+        self.violations: list[Violation] = []
+        self.on_violation = on_violation
+
+    def report(self, invariant: str, now_ms: int, message: str, **state: Any) -> None:
+        violation = Violation(invariant, now_ms, self.seed, message, state)
+        self.violations.append(violation)
+        if self.on_violation is not None:
+            self.on_violation(violation)
+
+
+class Monitor(Observer):
+    """A monitor reports to ``sink``; ``finish`` runs the end-of-run checks."""
+
+    def __init__(self, sink: ViolationSink) -> None:
+        self.sink = sink
+
+    def finish(self, now_ms: int) -> None:
+        pass
+
+
+def _key_text(key: SharePartitionKey) -> str:
+    return str(key)
+
+
+def _terminal_runs(batch: AcknowledgementBatch) -> Iterator[tuple[int, int]]:
+    """The sub-ranges of an acknowledgement batch whose type ends the record (accept, reject, gap)."""
+    types = batch.acknowledge_types
+    if len(types) <= 1:
+        if types and types[0] in _TERMINAL_ACKS:
+            yield batch.first_offset, batch.last_offset
+        return
+    start = -1
+    for i, ack_type in enumerate(types):
+        offset = batch.first_offset + i
+        if ack_type in _TERMINAL_ACKS:
+            if start < 0:
+                start = offset
+        elif start >= 0:
+            yield start, offset - 1
+            start = -1
+    if start >= 0:
+        yield start, batch.first_offset + len(types) - 1
+
+
+# -- SP-6, SP-7, SP-8 -------------------------------------------------------------------------
+
+
+@dataclass
+class _WindowTrack:
+    state_epoch: int = -1
+    leader_epoch: int = -1
+    spso: int | None = None  # the last SPSO an ACTIVE leader showed (None: no baseline yet)
+    durable_start: int = -1  # the highest start offset the coordinator accepted
+    durable_terminal: IntervalSet = field(default_factory=IntervalSet)
+
+
+class SpsoWindowMonitor(Monitor):
+    def __init__(self, sink: ViolationSink) -> None:
+        super().__init__(sink)
+        self._tracks: dict[SharePartitionKey, _WindowTrack] = {}
+
+    def _track(self, key: SharePartitionKey) -> _WindowTrack:
+        track = self._tracks.get(key)
+        if track is None:
+            track = self._tracks[key] = _WindowTrack()
+        return track
+
+    def on_write_accepted(self, request: WriteShareGroupStateRequest, now_ms: int) -> None:
+        track = self._track(request.key)
+        if request.state_epoch > track.state_epoch:
+            # SP-12: a new state epoch starts the durable state afresh.
+            track.state_epoch = request.state_epoch
+            track.spso = None
+            track.durable_start = -1
+            track.durable_terminal.clear()
+        elif request.state_epoch < track.state_epoch:
+            return
+        if request.start_offset != UNKNOWN_OFFSET and request.start_offset > track.durable_start:
+            track.durable_start = request.start_offset
+        for batch in request.state_batches:
+            if batch.delivery_state in _TERMINAL_STATES:
+                track.durable_terminal.add(batch.first_offset, batch.last_offset)
+
+    def on_share_partition_step(self, partition: SharePartition, bound: int, now_ms: int) -> None:
+        if not partition.ready:
+            return
+        key = partition.key
+        track = self._track(key)
+        if partition.leader_epoch < track.leader_epoch:
+            return  # a zombie leader (SP-10): fenced at the coordinator, not checked here
+        if partition.state_epoch > track.state_epoch:
+            track.state_epoch = partition.state_epoch
+            track.spso = None
+            track.durable_start = -1
+            track.durable_terminal.clear()
+        elif partition.state_epoch < track.state_epoch:
+            return
+        track.leader_epoch = partition.leader_epoch
+        spso, speo = partition.spso, partition.speo
+        previous = track.spso
+        if spso == previous and spso <= speo <= bound and speo - spso <= partition.max_record_locks:
+            head = partition.state_of(spso)
+            if head is None or head.in_transition or head.state not in _TERMINAL_STATES:
+                return  # the common step: nothing moved at the SPSO and the window is in bounds
+        self._check(partition, track, bound, now_ms)
+
+    def _check(self, partition: SharePartition, track: _WindowTrack, bound: int, now_ms: int) -> None:
+        key = partition.key
+        spso, speo = partition.spso, partition.speo
+        excerpt = {"key": _key_text(key), "spso": spso, "speo": speo, "bound": bound,
+                   "leader_epoch": partition.leader_epoch, "state_epoch": partition.state_epoch}
+        if not spso <= speo <= bound:
+            self.sink.report("SP-7", now_ms, f"{key}: SPSO {spso} <= SPEO {speo} <= bound {bound} does not hold",
+                             **excerpt)
+        if speo - spso > partition.max_record_locks:
+            self.sink.report("SP-8", now_ms, f"{key}: window SPEO - SPSO = {speo - spso} exceeds "
+                             f"max record locks {partition.max_record_locks}", **excerpt)
+        head = partition.state_of(spso)
+        if head is not None and head.state in _TERMINAL_STATES and not head.in_transition:
+            self.sink.report("SP-6", now_ms, f"{key}: offset {spso} at the SPSO is durably "
+                             f"{head.state.name}; the SPSO should have moved past it", **excerpt)
+        previous = track.spso
+        if previous is not None:
+            if spso < previous:
+                self.sink.report("SP-6", now_ms, f"{key}: SPSO went back from {previous} to {spso} "
+                                 f"within state epoch {partition.state_epoch}", previous_spso=previous, **excerpt)
+            else:
+                start = max(previous, track.durable_start)
+                missing = track.durable_terminal.first_missing(start, spso - 1)
+                if missing is not None:
+                    self.sink.report("SP-6", now_ms, f"{key}: SPSO moved from {previous} to {spso} past offset "
+                                     f"{missing}, which is not durably terminal", previous_spso=previous,
+                                     offset=missing, durable_start=track.durable_start, **excerpt)
+        if previous is None or spso > previous:
+            track.spso = spso
+            track.durable_terminal.discard_below(spso)
+
+
+# -- SP-5 / E-4 -------------------------------------------------------------------------------
+
+
+class DeliveryLimitMonitor(Monitor):
+    """``limit``: the group.share.delivery.count.limit of every group (``limits`` overrides per group)."""
+
+    def __init__(self, sink: ViolationSink, limit: int = 5, limits: dict[str, int] | None = None) -> None:
+        super().__init__(sink)
+        self.limit = limit
+        self.limits = dict(limits or {})
+        # Per key: the leader epoch of the tenure, and offset → the count of its last delivery in it.
+        self._tenure: dict[SharePartitionKey, int] = {}
+        self._counts: dict[SharePartitionKey, RangeMap[int]] = {}
+        self._at_limit: dict[SharePartitionKey, IntervalSet] = {}
+        self._latest: dict[SharePartitionKey, SharePartition] = {}
+        self._state_epoch: dict[SharePartitionKey, int] = {}
+
+    def limit_of(self, key: SharePartitionKey) -> int:
+        return self.limits.get(key.group_id, self.limit)
+
+    def on_acquire(self, key: SharePartitionKey, member_id: str, acquired: list[AcquiredRecords],
+                   leader_epoch: int, now_ms: int) -> None:
+        limit = self.limit_of(key)
+        counts = self._counts.get(key)
+        if counts is None or self._tenure.get(key, -1) != leader_epoch:
+            if counts is not None and leader_epoch < self._tenure[key]:
+                counts = RangeMap()  # a zombie's tenure: judged on its own
+            else:
+                counts = self._counts[key] = RangeMap()
+                self._tenure[key] = leader_epoch
+        at_limit = self._at_limit.get(key)
+        for record in acquired:
+            first, last, count = record
+            if count > limit:
+                self.sink.report("E-4", now_ms, f"{key}: offsets {first}-{last} delivered to {member_id} with "
+                                 f"delivery count {count} above the limit {limit}", key=_key_text(key),
+                                 first=first, last=last, delivery_count=count, limit=limit,
+                                 member=member_id, leader_epoch=leader_epoch)
+            for lo, hi, before in counts.overlapping(first, last):
+                if before >= count:
+                    self.sink.report("E-4", now_ms, f"{key}: offsets {lo}-{hi} delivered again in leader epoch "
+                                     f"{leader_epoch} with delivery count {count}, not above its previous "
+                                     f"{before}", key=_key_text(key), first=lo, last=hi, delivery_count=count,
+                                     previous_count=before, leader_epoch=leader_epoch)
+                    break
+            counts.assign(first, last, count)
+            if count >= limit:
+                if at_limit is None:
+                    at_limit = self._at_limit[key] = IntervalSet()
+                at_limit.add(first, last)
+
+    def on_share_partition_step(self, partition: SharePartition, bound: int, now_ms: int) -> None:
+        key = partition.key
+        latest = self._latest.get(key)
+        if latest is None or partition.leader_epoch >= latest.leader_epoch:
+            self._latest[key] = partition
+        if partition.ready and partition.state_epoch != self._state_epoch.setdefault(key, partition.state_epoch):
+            # SP-12: an admin reset starts the counts afresh (the leader epoch may not change).
+            self._state_epoch[key] = partition.state_epoch
+            self._counts.pop(key, None)
+            self._at_limit.pop(key, None)
+        if partition.ready and partition.leader_epoch == self._tenure.get(key):
+            counts = self._counts.get(key)
+            if counts is not None:
+                counts.discard_below(partition.spso)
+
+    def finish(self, now_ms: int) -> None:
+        """E-4/SP-5: a record delivered limit times is, at the end, terminal (or still in someone's hands)."""
+        for key in sorted(self._at_limit):
+            partition = self._latest.get(key)
+            if partition is None or not partition.ready:
+                continue
+            for first, last in self._at_limit[key]:
+                offset = max(first, partition.spso)
+                while offset <= last and offset < partition.speo:
+                    state = partition.state_of(offset)
+                    if state is not None and state.state == RecordState.AVAILABLE and not state.in_transition:
+                        self.sink.report("SP-5", now_ms, f"{key}: offset {offset} was delivered "
+                                         f"{self.limit_of(key)} times and is AVAILABLE at the end, not ARCHIVED",
+                                         key=_key_text(key), offset=offset, delivery_count=state.delivery_count,
+                                         spso=partition.spso, speo=partition.speo)
+                        break
+                    offset += 1
+
+
+# -- E-2 ----------------------------------------------------------------------------------------
+
+
+class NoRedeliveryMonitor(Monitor):
+    def __init__(self, sink: ViolationSink) -> None:
+        super().__init__(sink)
+        self._ended: dict[SharePartitionKey, IntervalSet] = {}
+        self._state_epoch: dict[SharePartitionKey, int] = {}
+
+    def on_share_partition_step(self, partition: SharePartition, bound: int, now_ms: int) -> None:
+        key = partition.key
+        if not partition.ready:
+            return
+        epoch = self._state_epoch.get(key)
+        if epoch is None or partition.state_epoch > epoch:
+            # SP-12: an admin reset re-delivers on purpose; a confirmed ack from before it no longer binds.
+            if epoch is not None:
+                self._ended.pop(key, None)
+            self._state_epoch[key] = partition.state_epoch
+
+    def on_ack_confirmed(self, key: SharePartitionKey, member_id: str, batches: tuple[AcknowledgementBatch, ...],
+                         now_ms: int) -> None:
+        ended = self._ended.get(key)
+        if ended is None:
+            ended = self._ended[key] = IntervalSet()
+        for batch in batches:
+            for first, last in _terminal_runs(batch):
+                ended.add(first, last)
+
+    def on_acquire(self, key: SharePartitionKey, member_id: str, acquired: list[AcquiredRecords],
+                   leader_epoch: int, now_ms: int) -> None:
+        ended = self._ended.get(key)
+        if ended is None:
+            return
+        for record in acquired:
+            hit = ended.first_overlap(record.first_offset, record.last_offset)
+            if hit is not None:
+                self.sink.report("E-2", now_ms, f"{key}: offsets {hit[0]}-{hit[1]} delivered to {member_id} "
+                                 f"(count {record.delivery_count}) after their acknowledgement was confirmed",
+                                 key=_key_text(key), first=hit[0], last=hit[1], member=member_id,
+                                 delivery_count=record.delivery_count, leader_epoch=leader_epoch)
+                return
+
+
+# -- E-3 ----------------------------------------------------------------------------------------
+
+
+class _Holder(NamedTuple):
+    member_id: str
+    lock_deadline_ms: int
+    leader_epoch: int
+
+
+class ExclusiveAcquisitionMonitor(Monitor):
+    """A live acquisition ends at its lock deadline, on its owner's confirmed acknowledgement, or when
+    the share coordinator accepts a write covering its offsets (a release, a lock timeout, SP-15)."""
+
+    def __init__(self, sink: ViolationSink, lock_duration_ms: int = 30_000,
+                 lock_durations: dict[str, int] | None = None) -> None:
+        super().__init__(sink)
+        self.lock_duration_ms = lock_duration_ms
+        self.lock_durations = dict(lock_durations or {})
+        self._live: dict[SharePartitionKey, RangeMap[_Holder]] = {}
+
+    def _map(self, key: SharePartitionKey) -> RangeMap[_Holder]:
+        live = self._live.get(key)
+        if live is None:
+            live = self._live[key] = RangeMap()
+        return live
+
+    def on_acquire(self, key: SharePartitionKey, member_id: str, acquired: list[AcquiredRecords],
+                   leader_epoch: int, now_ms: int) -> None:
+        live = self._map(key)
+        deadline = now_ms + self.lock_durations.get(key.group_id, self.lock_duration_ms)
+        holder = _Holder(member_id, deadline, leader_epoch)
+        for record in acquired:
+            first, last = record.first_offset, record.last_offset
+            for lo, hi, other in live.overlapping(first, last):
+                # An acquisition of an older leader tenure is void once a newer leader serves the record.
+                if other.lock_deadline_ms > now_ms and other.leader_epoch >= leader_epoch:
+                    self.sink.report("E-3", now_ms, f"{key}: offsets {lo}-{hi} acquired by {member_id} while "
+                                     f"{other.member_id} holds them until {other.lock_deadline_ms} ms",
+                                     key=_key_text(key), first=lo, last=hi, member=member_id,
+                                     holder=other.member_id, holder_deadline_ms=other.lock_deadline_ms,
+                                     leader_epoch=leader_epoch, holder_leader_epoch=other.leader_epoch)
+                    break
+            live.assign(first, last, holder)
+
+    def on_ack_confirmed(self, key: SharePartitionKey, member_id: str, batches: tuple[AcknowledgementBatch, ...],
+                         now_ms: int) -> None:
+        live = self._map(key)
+        for batch in batches:
+            first, last = batch.first_offset, batch.last_offset
+            for lo, hi, other in live.overlapping(first, last):
+                if other.member_id != member_id and other.lock_deadline_ms > now_ms:
+                    self.sink.report("E-3", now_ms, f"{key}: an acknowledgement of offsets {lo}-{hi} by "
+                                     f"{member_id} was confirmed while {other.member_id} holds them",
+                                     key=_key_text(key), first=lo, last=hi, member=member_id,
+                                     holder=other.member_id, holder_deadline_ms=other.lock_deadline_ms)
+                    break
+            live.remove(first, last)
+
+    def on_write_accepted(self, request: WriteShareGroupStateRequest, now_ms: int) -> None:
+        live = self._live.get(request.key)
+        if live is None:
+            return
+        if request.start_offset != UNKNOWN_OFFSET:
+            live.discard_below(request.start_offset)
+        for batch in request.state_batches:
+            for lo, hi, other in live.overlapping(batch.first_offset, batch.last_offset):
+                # A write of an older tenure does not end a newer tenure's acquisition (-1: no epoch given).
+                if request.leader_epoch < 0 or other.leader_epoch <= request.leader_epoch:
+                    live.remove(lo, hi)
+
+    def on_share_partition_step(self, partition: SharePartition, bound: int, now_ms: int) -> None:
+        if partition.ready:
+            live = self._live.get(partition.key)
+            if live is not None:
+                live.discard_below(partition.spso)
+
+
+# -- the fan-out ----------------------------------------------------------------------------------
+
+_HOOKS: Final = ("on_acquire", "on_ack_confirmed", "on_share_partition_step", "on_write_accepted",
+                 "on_leader_start", "on_event")
+
+
+class Monitors(Observer):
+    """The one ``Observer`` handed to the cluster: calls each hook on the monitors that override it."""
+
+    def __init__(self, monitors: Sequence[Monitor], sink: ViolationSink) -> None:
+        self.monitors = tuple(monitors)
+        self.sink = sink
+        for hook in _HOOKS:
+            targets = [getattr(m, hook) for m in self.monitors
+                       if getattr(type(m), hook) is not getattr(Observer, hook)]
+            setattr(self, hook, _fan_out(targets) if targets else getattr(Observer, hook).__get__(self))
+
+    @property
+    def violations(self) -> list[Violation]:
+        return self.sink.violations
+
+    def finish(self, now_ms: int) -> None:
+        for monitor in self.monitors:
+            monitor.finish(now_ms)
+
+
+def _fan_out(targets: Iterable[Callable[..., None]]) -> Callable[..., None]:
+    calls = tuple(targets)
+    if len(calls) == 1:
+        return calls[0]
+
+    def call_all(*args: Any, **kwargs: Any) -> None:
+        for call in calls:
+            call(*args, **kwargs)
+
+    return call_all
+
+
+def standard_monitors(seed: int, *, delivery_count_limit: int = 5, lock_duration_ms: int = 30_000,
+                      limits: dict[str, int] | None = None, lock_durations: dict[str, int] | None = None,
+                      on_violation: Callable[[Violation], None] | None = None) -> Monitors:
+    """Every monitor of this module over one sink."""
+    sink = ViolationSink(seed, on_violation)
+    return Monitors(
+        (
+            SpsoWindowMonitor(sink),
+            DeliveryLimitMonitor(sink, delivery_count_limit, limits),
+            NoRedeliveryMonitor(sink),
+            ExclusiveAcquisitionMonitor(sink, lock_duration_ms, lock_durations),
+        ),
+        sink,
+    )

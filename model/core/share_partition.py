@@ -1,0 +1,844 @@
+"""The share-partition leader: record states, acquisition locks, SPSO/SPEO and
+durable share state for one (share group, topic-partition) (SP-1..SP-15).
+
+Inputs are explicit (``now_ms``, requests, responses); outputs are returned.
+Every durable change becomes a ``PendingWrite`` (a WriteShareGroupState with an
+id) placed in the leader's outbox; the caller drains it with ``take_writes()``
+after each call, sends the requests to the share coordinator and hands each
+answer back with ``complete_write(write_id, response, now_ms)``.
+
+Two-phase writes (SP-9). Records changed by a durable write are *in
+transition* until its answer: they cannot be acquired or acknowledged again,
+and the SPSO does not pass them. ``state_of`` keeps showing the state they had
+before the change, so an observer only ever sees legal SP-1 transitions. On
+success they take their new state; on failure an acknowledgement's records go
+back to ACQUIRED, or — if their lock expired meanwhile — to AVAILABLE/ARCHIVED
+(SP-4, SP-5) with a new write. Other writes (lock timeout, member release,
+archiving, log start, initial start offset) are re-issued under a new id.
+Several writes may be in flight at once; they touch disjoint records because a
+record in transition cannot be changed again.
+
+Acknowledgement validation is all-or-nothing: if any offset of any batch is not
+ACQUIRED by the member under a live lock (or is in transition), the whole
+request fails with INVALID_RECORD_STATE and nothing changes (as Kafka rolls
+back every batch of a failed request); malformed batches fail with
+INVALID_REQUEST.
+
+Not ready. Until the state is read (and, when the start offset was -1, the
+chosen start offset written), fetches raise ``ApiError`` and acknowledgements
+answer with ``not_ready_error``: COORDINATOR_LOAD_IN_PROGRESS while loading
+(Kafka answers LEADER_NOT_AVAILABLE, a code our ``Errors`` does not carry), the
+read's own error if it failed, FENCED_STATE_EPOCH after an admin reset until
+re-read (SP-12), NOT_LEADER_OR_FOLLOWER once fenced by a newer leader epoch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from typing import NamedTuple
+
+from model.core.config import BrokerConfig, GroupConfig, effective_lock_duration_ms
+from model.core.errors import ApiError, Errors
+from model.core.inflight import NO_DEADLINE, NO_WRITE, InFlightRange, InFlightWindow
+from model.core.log import PartitionLog, SpanKind
+from model.core.share_state import (
+    UNKNOWN_OFFSET,
+    AcknowledgeType,
+    ReadShareGroupStateRequest,
+    ReadShareGroupStateResponse,
+    ReadShareGroupStateSummaryResponse,
+    RecordState,
+    SharePartitionKey,
+    StateBatch,
+    WriteShareGroupStateRequest,
+    WriteShareGroupStateResponse,
+)
+
+AVAILABLE = RecordState.AVAILABLE
+ACQUIRED = RecordState.ACQUIRED
+ACKNOWLEDGED = RecordState.ACKNOWLEDGED
+ARCHIVED = RecordState.ARCHIVED
+_TERMINAL = frozenset((ACKNOWLEDGED, ARCHIVED))
+_VALID_ACK_TYPES = frozenset(int(t) for t in AcknowledgeType)
+# SP-3: the state an acknowledge type moves a record to (Release: see SP-5 in _released_state).
+_ACK_TARGET = {
+    int(AcknowledgeType.GAP): ARCHIVED,
+    int(AcknowledgeType.ACCEPT): ACKNOWLEDGED,
+    int(AcknowledgeType.RELEASE): AVAILABLE,
+    int(AcknowledgeType.REJECT): ARCHIVED,
+}
+
+
+# -- what goes in and out --------------------------------------------------------------------
+
+
+class AcquiredRecords(NamedTuple):
+    """ShareFetchResponse AcquiredRecords: offsets acquired together with their delivery count."""
+
+    first_offset: int
+    last_offset: int
+    delivery_count: int
+
+
+class AcknowledgementBatch(NamedTuple):
+    """ShareFetch/ShareAcknowledge AcknowledgementBatch: one type for the range or one per offset."""
+
+    first_offset: int
+    last_offset: int
+    acknowledge_types: tuple[int, ...]
+
+
+class OffsetState(NamedTuple):
+    state: RecordState
+    delivery_count: int
+    owner: str | None
+    in_transition: bool
+
+
+@dataclass(frozen=True, slots=True)
+class InFlightBatch:
+    """A read-only view of one in-flight range."""
+
+    first_offset: int
+    last_offset: int
+    state: RecordState
+    delivery_count: int
+    owner: str | None
+    lock_deadline_ms: int | None
+    in_transition: bool
+    target_state: RecordState
+    durable_count: int
+
+
+class WriteReason(Enum):
+    INITIALIZE = "initialize"  # SP-10: the start offset chosen by auto.offset.reset
+    ACKNOWLEDGE = "acknowledge"  # SP-3
+    LOCK_TIMEOUT = "lock-timeout"  # SP-4
+    RELEASE = "release"  # SP-15
+    ARCHIVE = "archive"  # SP-13 aborted records, SP-14 gaps, control markers
+    LOG_START = "log-start"  # the log start offset moved past the SPSO
+
+
+@dataclass(frozen=True, slots=True)
+class PendingWrite:
+    write_id: int
+    reason: WriteReason
+    member_id: str | None  # the acknowledging member, for ACKNOWLEDGE writes
+    request: WriteShareGroupStateRequest
+
+
+@dataclass(frozen=True, slots=True)
+class AcknowledgeResult:
+    """An acknowledgement's immediate answer: an error, or the write whose completion answers it."""
+
+    error_code: Errors
+    write_id: int | None = None
+    error_message: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class WriteCompletion:
+    """What a write's answer means; for ACKNOWLEDGE writes, ``error_code`` is the ack's result."""
+
+    write_id: int
+    reason: WriteReason
+    member_id: str | None
+    error_code: Errors
+
+
+class PartitionStatus(Enum):
+    EMPTY = "empty"  # no state read yet
+    LOADING = "loading"  # ReadShareGroupState sent
+    INITIALIZING = "initializing"  # the start offset chosen for a -1 is being written
+    ACTIVE = "active"
+    FAILED = "failed"  # the read failed; read again
+    STALE_STATE = "stale-state"  # SP-12: the state epoch moved on; read again
+    FENCED = "fenced"  # a newer leader epoch exists: this leader is a zombie
+
+
+class _WriteInfo:
+    __slots__ = ("first", "last", "member_id", "orphaned", "reason", "request")
+
+    def __init__(self, reason: WriteReason, member_id: str | None, first: int, last: int,
+                 request: WriteShareGroupStateRequest) -> None:
+        self.reason = reason
+        self.member_id = member_id
+        self.first = first  # offsets whose ranges may carry this write id
+        self.last = last
+        self.request = request
+        self.orphaned = False  # the state it was written for is gone (reset, fenced)
+
+
+Change = tuple[int, int, RecordState, int]  # first, last, target state, delivery count
+
+
+# -- the leader ------------------------------------------------------------------------------
+
+
+class SharePartition:
+    def __init__(
+        self,
+        key: SharePartitionKey,
+        log: PartitionLog,
+        *,
+        leader_epoch: int,
+        broker: BrokerConfig | None = None,
+        group: GroupConfig | None = None,
+    ) -> None:
+        self.key = key
+        self.log = log
+        self.broker = broker or BrokerConfig()
+        self.group = group or GroupConfig()
+        self._leader_epoch = leader_epoch
+        self._state_epoch = 0
+        self._status = PartitionStatus.EMPTY
+        self._load_error = Errors.NONE
+        self._spso = 0
+        self._speo = 0
+        self._window = InFlightWindow()
+        self._pending: dict[int, _WriteInfo] = {}
+        self._outbox: list[PendingWrite] = []
+        self._next_write_id = 1
+        self._start_writes = 0  # pending writes that carry a StartOffset
+        self._archive_id = NO_WRITE  # the ARCHIVE write being built by acquire
+        self._archive_first = self._archive_last = 0
+
+    # -- read-only accessors ---------------------------------------------------------------
+
+    @property
+    def spso(self) -> int:
+        return self._spso
+
+    @property
+    def speo(self) -> int:
+        return self._speo
+
+    @property
+    def state_epoch(self) -> int:
+        return self._state_epoch
+
+    @property
+    def leader_epoch(self) -> int:
+        return self._leader_epoch
+
+    @property
+    def status(self) -> PartitionStatus:
+        return self._status
+
+    @property
+    def ready(self) -> bool:
+        return self._status is PartitionStatus.ACTIVE
+
+    @property
+    def in_flight_count(self) -> int:
+        """SP-8: the window SPEO - SPSO (every offset in it, whatever its state)."""
+        return self._speo - self._spso
+
+    @property
+    def acquired_count(self) -> int:
+        return sum(r.size for r in self._window.ranges if r.state == ACQUIRED)
+
+    @property
+    def not_ready_error(self) -> Errors:
+        status = self._status
+        if status is PartitionStatus.ACTIVE:
+            return Errors.NONE
+        if status is PartitionStatus.FAILED:
+            return self._load_error
+        if status is PartitionStatus.STALE_STATE:
+            return Errors.FENCED_STATE_EPOCH
+        if status is PartitionStatus.FENCED:
+            return Errors.NOT_LEADER_OR_FOLLOWER
+        return Errors.COORDINATOR_LOAD_IN_PROGRESS
+
+    @property
+    def delivery_count_limit(self) -> int:
+        return self.broker.delivery_count_limit
+
+    @property
+    def max_record_locks(self) -> int:
+        return self.broker.partition_max_record_locks
+
+    @property
+    def lock_duration_ms(self) -> int:
+        return effective_lock_duration_ms(self.broker, self.group)
+
+    def state_of(self, offset: int) -> OffsetState | None:
+        """The state of an offset in the window [SPSO, SPEO); None outside it."""
+        if not self._spso <= offset < self._speo:
+            return None
+        r = self._window.find(offset)
+        if r is None:
+            return None
+        return OffsetState(r.state, r.delivery_count, r.owner, r.write_id != NO_WRITE)
+
+    def batches(self) -> Iterator[InFlightBatch]:
+        for r in self._window.ranges:
+            yield InFlightBatch(
+                r.first, r.last, r.state, r.delivery_count, r.owner,
+                None if r.lock_deadline_ms == NO_DEADLINE else r.lock_deadline_ms,
+                r.write_id != NO_WRITE, r.target, r.durable_count,
+            )
+
+    def durable_delivery_count(self, offset: int) -> int:
+        """The delivery count of ``offset`` as of the last successful write or read (0 outside the window)."""
+        r = self._window.find(offset) if self._spso <= offset < self._speo else None
+        return r.durable_count if r is not None else 0
+
+    def pending_write_ids(self) -> list[int]:
+        return sorted(self._pending)
+
+    def take_writes(self) -> list[PendingWrite]:
+        """Drain the outbox: the writes to send to the share coordinator, oldest first."""
+        out, self._outbox = self._outbox, []
+        return out
+
+    # -- recovery (SP-10, SP-12) -----------------------------------------------------------
+
+    def read_request(self) -> ReadShareGroupStateRequest:
+        """Start (re)loading the durable state with this leader's epoch."""
+        if self._status is not PartitionStatus.FENCED:
+            self._status = PartitionStatus.LOADING
+        return ReadShareGroupStateRequest(self.key, self._leader_epoch)
+
+    def recover(self, resp: ReadShareGroupStateResponse, now_ms: int) -> None:
+        """SP-10: rebuild the window from the durable state.
+
+        The SPSO is the stored start offset advanced past leading terminal
+        batches (a write may record terminal batches instead of the start
+        offset, see ``_payload``). Persisted batches come back with no owner;
+        offsets of the window without persisted state are AVAILABLE with
+        count 0. A start offset of -1 is resolved by share.auto.offset.reset and
+        written before the partition serves fetches.
+        """
+        if self._status is PartitionStatus.FENCED:
+            return
+        if resp.error_code != Errors.NONE:
+            self._status = PartitionStatus.FAILED
+            self._load_error = resp.error_code
+            return
+        self._drop_state()
+        self._state_epoch = resp.state_epoch
+        start = resp.start_offset
+        unknown = start == UNKNOWN_OFFSET
+        if unknown:
+            earliest = self.group.auto_offset_reset == "earliest"
+            start = self.log.log_start_offset if earliest else self.log.bound(self.group.read_committed)
+        window = self._window
+        cursor = start
+        for b in sorted(resp.state_batches, key=lambda b: b.first_offset):
+            first = max(b.first_offset, cursor)
+            if b.last_offset < first:
+                continue
+            if first > cursor:
+                window.append(InFlightRange(cursor, first - 1, AVAILABLE, 0))
+            state = AVAILABLE if b.delivery_state == ACQUIRED else RecordState(b.delivery_state)
+            window.append(InFlightRange(first, b.last_offset, state, b.delivery_count,
+                                        durable_count=b.delivery_count))
+            cursor = b.last_offset + 1
+        self._spso = start
+        self._speo = cursor
+        self._advance_spso()
+        if unknown:
+            self._follow_log_start(now_ms, write=False)
+            self._status = PartitionStatus.INITIALIZING
+            self._issue(WriteReason.INITIALIZE, None, [], start_offset=self._spso)
+        else:
+            self._status = PartitionStatus.ACTIVE
+            self._follow_log_start(now_ms)
+
+    def check_state_epoch(self, summary: ReadShareGroupStateSummaryResponse) -> bool:
+        """SP-12 (002: checked when the first share session opens): a newer state epoch
+        means an admin reset; drop the state and read again. Returns True if dropped."""
+        if summary.error_code == Errors.NONE and summary.state_epoch > self._state_epoch and self.ready:
+            self._drop_state()
+            self._status = PartitionStatus.STALE_STATE
+            return True
+        return False
+
+    def _drop_state(self) -> None:
+        self._window.clear()
+        for info in self._pending.values():
+            info.orphaned = True
+        self._start_writes = 0
+        self._speo = self._spso
+
+    # -- acquire (SP-2, SP-5, SP-7, SP-8, SP-13, SP-14) ---------------------------------------
+
+    def acquire(self, member_id: str, max_records: int, now_ms: int) -> list[AcquiredRecords]:
+        """Acquire up to ``max_records`` records for ``member_id``: AVAILABLE records of the
+        window first, then new offsets up to the HWM (LSO for read_committed) and the
+        in-flight bound. Offsets without a deliverable record are archived, never delivered.
+        Raises ApiError when the partition is not ready."""
+        if self._status is not PartitionStatus.ACTIVE:
+            raise ApiError(self.not_ready_error, f"share-partition {self.key} is {self._status.value}")
+        if max_records <= 0:
+            return []
+        self._follow_log_start(now_ms)
+        deadline = now_ms + self.lock_duration_ms
+        acquired: list[AcquiredRecords] = []
+        remaining = max_records
+        if self._window.ranges:
+            remaining = self._acquire_available(member_id, remaining, deadline, acquired)
+        if remaining > 0:
+            self._acquire_new(member_id, remaining, deadline, acquired)
+        if self._archive_id != NO_WRITE:
+            self._issue_archive()
+        return acquired
+
+    def _acquire_available(self, member_id: str, remaining: int, deadline: int,
+                           acquired: list[AcquiredRecords]) -> int:
+        read_committed = self.group.read_committed
+        limit = self.delivery_count_limit
+        ranges = self._window.ranges
+        touched = False
+        k = 0
+        while k < len(ranges) and remaining > 0:
+            r = ranges[k]
+            if r.state != AVAILABLE or r.write_id != NO_WRITE:
+                k += 1
+                continue
+            touched = True
+            if r.delivery_count >= limit:  # SP-5 (e.g. recovered under a lower limit)
+                self._tag_archived(r)
+                k += 1
+                continue
+            # Replace r by its pieces: acquired records, archived non-records (a record
+            # compacted away since it entered the window is found now, SP-14), and the
+            # rest, still AVAILABLE.
+            pieces: list[InFlightRange] = []
+            rest = r
+            for span in self.log.read(r.first, r.last + 1, read_committed=read_committed):
+                if remaining <= 0:
+                    break
+                last = span.last
+                if span.kind == SpanKind.RECORD:
+                    last = min(last, span.first + remaining - 1)
+                    remaining -= last - span.first + 1
+                piece = rest
+                rest = piece.split_off(last + 1) if last < piece.last else None  # type: ignore[assignment]
+                if span.kind == SpanKind.RECORD:
+                    piece.state = piece.target = ACQUIRED
+                    piece.delivery_count += 1
+                    piece.owner = member_id
+                    piece.lock_deadline_ms = deadline
+                    _add_acquired(acquired, piece.first, piece.last, piece.delivery_count)
+                else:
+                    self._tag_archived(piece)
+                pieces.append(piece)
+                if rest is None:
+                    break
+            if rest is not None:
+                pieces.append(rest)
+            ranges[k:k + 1] = pieces
+            # Merge with the range before (the one after is looked at next time round).
+            k += len(pieces) - self._window.merge_indices(k - 1, k + len(pieces) - 1)
+        if touched:
+            self._window.merge_indices(k - 1, k)
+        return remaining
+
+    def _acquire_new(self, member_id: str, remaining: int, deadline: int,
+                     acquired: list[AcquiredRecords]) -> None:
+        read_committed = self.group.read_committed
+        upper = min(self.log.bound(read_committed), self._spso + self.max_record_locks)  # SP-7, SP-8
+        if self._speo >= upper:
+            return
+        window = self._window
+        for span in self.log.read(self._speo, upper, read_committed=read_committed):
+            if remaining <= 0:
+                break
+            if span.kind == SpanKind.RECORD:
+                last = min(span.last, span.first + remaining - 1)
+                window.append(InFlightRange(span.first, last, ACQUIRED, 1, member_id, deadline))
+                _add_acquired(acquired, span.first, last, 1)
+                remaining -= last - span.first + 1
+                self._speo = last + 1
+            else:
+                r = InFlightRange(span.first, span.last, AVAILABLE, 0)
+                self._tag_archived(r)
+                window.append(r)
+                self._speo = span.last + 1
+
+    def _tag_archived(self, r: InFlightRange) -> None:
+        """SP-13/SP-14: an offset with no deliverable record becomes ARCHIVED, durably;
+        one ARCHIVE write per acquire carries them all."""
+        if self._archive_id == NO_WRITE:
+            self._archive_id = self._new_write_id()
+            self._archive_first, self._archive_last = r.first, r.last
+        r.write_id = self._archive_id
+        r.target = ARCHIVED
+        self._archive_first = min(self._archive_first, r.first)
+        self._archive_last = max(self._archive_last, r.last)
+
+    def _issue_archive(self) -> None:
+        write_id, first, last = self._archive_id, self._archive_first, self._archive_last
+        self._archive_id = NO_WRITE
+        self._window.merge(first, last)
+        i, j = self._window.isolate(first, last)
+        changes: list[Change] = [(r.first, r.last, ARCHIVED, r.delivery_count)
+                                 for r in self._window.ranges[i:j] if r.write_id == write_id]
+        self._issue(WriteReason.ARCHIVE, None, changes, write_id=write_id)
+
+    # -- acknowledge (SP-3, SP-5, SP-9) ------------------------------------------------------
+
+    def acknowledge(self, member_id: str, batches: Sequence[AcknowledgementBatch],
+                    now_ms: int) -> AcknowledgeResult:
+        if self._status is not PartitionStatus.ACTIVE:
+            return AcknowledgeResult(self.not_ready_error, None, f"share-partition is {self._status.value}")
+        problem = _malformed(batches)
+        if problem:
+            return AcknowledgeResult(Errors.INVALID_REQUEST, None, problem)
+        if not batches:
+            return AcknowledgeResult(Errors.NONE)
+        self._follow_log_start(now_ms)
+        for b in batches:
+            problem = self._not_acknowledgeable(member_id, b.first_offset, b.last_offset, now_ms)
+            if problem:
+                return AcknowledgeResult(Errors.INVALID_RECORD_STATE, None, problem)
+        # Valid: every offset is ACQUIRED by the member under a live lock. Apply.
+        write_id = self._new_write_id()
+        limit = self.delivery_count_limit
+        window = self._window
+        changes: list[Change] = []
+        ranges = window.ranges
+        for b in batches:
+            i, j = window.isolate(b.first_offset, b.last_offset)
+            # Walk the batch's runs of equal type and its ranges together, splitting a
+            # range where a run ends inside it; splice the pieces back in one go.
+            pieces: list[InFlightRange] = []
+            source = iter(ranges[i:j])
+            r = next(source)
+            for _, run_last, ack_type in _runs(b):
+                target = _ACK_TARGET[ack_type]
+                while True:
+                    tail = r.split_off(run_last + 1) if r.last > run_last else None
+                    r.write_id = write_id
+                    r.target = ARCHIVED if target == AVAILABLE and r.delivery_count >= limit else target
+                    changes.append((r.first, r.last, r.target, r.delivery_count))
+                    pieces.append(r)
+                    if tail is not None:
+                        r = tail
+                        break
+                    reached = r.last == run_last
+                    r = next(source, r)
+                    if reached:
+                        break
+            ranges[i:j] = pieces
+        window.merge(batches[0].first_offset, batches[-1].last_offset)
+        self._issue(WriteReason.ACKNOWLEDGE, member_id, changes, write_id=write_id)
+        return AcknowledgeResult(Errors.NONE, write_id)
+
+    def _not_acknowledgeable(self, member_id: str, first: int, last: int, now_ms: int) -> str | None:
+        if first < self._spso or last >= self._speo:
+            return f"offsets {first}-{last} are not all in the in-flight window [{self._spso}, {self._speo})"
+        ranges = self._window.ranges
+        i = self._window.index_of(first)
+        while i < len(ranges) and ranges[i].first <= last:
+            r = ranges[i]
+            if r.write_id != NO_WRITE:
+                return f"offsets {max(r.first, first)}-{min(r.last, last)} have a state change in progress"
+            if r.state != ACQUIRED:
+                return f"offsets {max(r.first, first)}-{min(r.last, last)} are {r.state.name}, not ACQUIRED"
+            if r.owner != member_id:
+                return f"offsets {max(r.first, first)}-{min(r.last, last)} are acquired by another member"
+            if r.lock_deadline_ms <= now_ms:
+                return f"the acquisition lock of offsets {max(r.first, first)}-{min(r.last, last)} expired"
+            i += 1
+        return None
+
+    # -- lock timeout (SP-4) and member release (SP-15) --------------------------------------
+
+    def next_lock_deadline_ms(self) -> int | None:
+        """The earliest live acquisition lock deadline, for one cancellable timer."""
+        deadlines = [r.lock_deadline_ms for r in self._window.ranges
+                     if r.state == ACQUIRED and r.write_id == NO_WRITE]
+        return min(deadlines) if deadlines else None
+
+    def expire_locks(self, now_ms: int) -> int | None:
+        """SP-4/SP-5: records whose lock expired by ``now_ms`` go back to AVAILABLE (or
+        ARCHIVED at the delivery limit), durably. Returns the write id, if any."""
+        expired = [r for r in self._window.ranges
+                   if r.state == ACQUIRED and r.write_id == NO_WRITE and r.lock_deadline_ms <= now_ms]
+        return self._release(expired, WriteReason.LOCK_TIMEOUT) if expired else None
+
+    def release_member(self, member_id: str, now_ms: int) -> int | None:
+        """SP-15: the member's share session closed, or it left or was fenced: its ACQUIRED
+        records return to AVAILABLE (count unchanged, SP-5 applies). Returns the write id."""
+        if self._status is not PartitionStatus.ACTIVE:
+            return None
+        mine = [r for r in self._window.ranges
+                if r.state == ACQUIRED and r.write_id == NO_WRITE and r.owner == member_id]
+        return self._release(mine, WriteReason.RELEASE) if mine else None
+
+    def _release(self, ranges: list[InFlightRange], reason: WriteReason) -> int:
+        write_id = self._new_write_id()
+        limit = self.delivery_count_limit
+        changes: list[Change] = []
+        for r in ranges:
+            r.write_id = write_id
+            r.target = ARCHIVED if r.delivery_count >= limit else AVAILABLE
+            changes.append((r.first, r.last, r.target, r.delivery_count))
+        self._issue(reason, None, changes, write_id=write_id)
+        return write_id
+
+    # -- log start offset (retention, DeleteRecords) ------------------------------------------
+
+    def advance_log_start(self, now_ms: int) -> int | None:
+        """The log start offset moved: the SPSO jumps to it, durably. Returns the write id."""
+        if self._status is not PartitionStatus.ACTIVE:
+            return None
+        return self._follow_log_start(now_ms)
+
+    def _follow_log_start(self, now_ms: int, write: bool = True) -> int | None:
+        log_start = self.log.log_start_offset
+        if log_start <= self._spso:
+            return None
+        # The records are gone from the log: the window loses them whatever their state,
+        # including records in transition (their writes complete as no-ops).
+        self._window.drop_below(log_start)
+        self._spso = log_start
+        self._speo = max(self._speo, log_start)
+        self._advance_spso()
+        if not write:
+            return None
+        return self._issue(WriteReason.LOG_START, None, [], start_offset=self._spso)
+
+    # -- durable writes (SP-9) --------------------------------------------------------------
+
+    def complete_write(self, write_id: int, resp: WriteShareGroupStateResponse,
+                       now_ms: int) -> WriteCompletion:
+        """Apply the share coordinator's answer to write ``write_id``."""
+        info = self._pending.pop(write_id, None)
+        if info is None:
+            raise ValueError(f"write {write_id} is not pending on {self.key}")
+        error = resp.error_code
+        done = WriteCompletion(write_id, info.reason, info.member_id, error)
+        if info.orphaned:
+            return done
+        if info.request.start_offset != UNKNOWN_OFFSET:
+            self._start_writes -= 1
+        if error == Errors.NONE:
+            self._write_succeeded(write_id, info)
+        elif error == Errors.FENCED_STATE_EPOCH:
+            # SP-12: the state was re-initialized with a higher state epoch. Read again.
+            self._drop_state()
+            self._status = PartitionStatus.STALE_STATE
+        elif error == Errors.FENCED_LEADER_EPOCH:
+            # A newer leader has read the state: this one is a zombie and stops.
+            self._drop_state()
+            self._status = PartitionStatus.FENCED
+        else:
+            self._write_failed(write_id, info, now_ms)
+        return done
+
+    def _write_succeeded(self, write_id: int, info: _WriteInfo) -> None:
+        if info.reason is WriteReason.INITIALIZE:
+            self._status = PartitionStatus.ACTIVE
+        if info.first > info.last:
+            return
+        for r in self._ranges_of(write_id, info):
+            r.state = r.target
+            r.write_id = NO_WRITE
+            r.durable_count = r.delivery_count
+            if r.state != ACQUIRED:
+                r.owner = None
+                r.lock_deadline_ms = NO_DEADLINE
+        self._window.merge(info.first, info.last)
+        self._advance_spso()
+
+    def _write_failed(self, write_id: int, info: _WriteInfo, now_ms: int) -> None:
+        ranges = self._ranges_of(write_id, info)
+        if info.reason is not WriteReason.ACKNOWLEDGE:
+            # The change already happened in the leader's eyes (a lock expired, a member
+            # left, a gap was found, the log moved): write it again, under a new id.
+            if ranges:
+                new_id = self._new_write_id()
+                changes: list[Change] = []
+                for r in ranges:
+                    r.write_id = new_id
+                    changes.append((r.first, r.last, r.target, r.delivery_count))
+                self._issue(info.reason, info.member_id, changes, write_id=new_id)
+            elif info.reason in (WriteReason.INITIALIZE, WriteReason.LOG_START):
+                # The SPSO now (never below the one that failed): everything under it is durable.
+                self._issue(info.reason, None, [], start_offset=self._spso)
+            return
+        # SP-9: the acknowledgement failed; its records go back to ACQUIRED, unless their
+        # lock expired meanwhile: then to AVAILABLE or ARCHIVED (SP-4, SP-5), durably.
+        expired: list[InFlightRange] = []
+        for r in ranges:
+            r.write_id = NO_WRITE
+            r.target = r.state
+            if r.lock_deadline_ms <= now_ms:
+                expired.append(r)
+        if expired:
+            self._release(expired, WriteReason.LOCK_TIMEOUT)
+        self._window.merge(info.first, info.last)
+
+    def _ranges_of(self, write_id: int, info: _WriteInfo) -> list[InFlightRange]:
+        window = self._window
+        ranges = window.ranges
+        if info.first > info.last or not ranges:
+            return []
+        i = max(window.index_of(info.first), 0)
+        out = []
+        while i < len(ranges) and ranges[i].first <= info.last:
+            if ranges[i].write_id == write_id:
+                out.append(ranges[i])
+            i += 1
+        return out
+
+    def _advance_spso(self) -> None:
+        """SP-6: move past leading terminal records whose state is durable."""
+        ranges = self._window.ranges
+        k = 0
+        n = len(ranges)
+        while k < n and ranges[k].write_id == NO_WRITE and ranges[k].state in _TERMINAL:
+            k += 1
+        if k:
+            self._spso = ranges[k - 1].last + 1
+            del ranges[:k]
+
+    def _new_write_id(self) -> int:
+        write_id = self._next_write_id
+        self._next_write_id += 1
+        return write_id
+
+    def _issue(self, reason: WriteReason, member_id: str | None, changes: list[Change], *,
+               write_id: int | None = None, start_offset: int | None = None) -> int:
+        """Build the WriteShareGroupState for ``changes`` and put it in the outbox."""
+        if write_id is None:
+            write_id = self._new_write_id()
+        # The offsets whose ranges carry this write id (the payload may leave some out).
+        first = min((c[0] for c in changes), default=0)
+        last = max((c[1] for c in changes), default=-1)
+        written = changes
+        if start_offset is None:
+            start_offset, written = self._payload(write_id, changes)
+        batches = _state_batches(written)
+        request = WriteShareGroupStateRequest(self.key, self._state_epoch, self._leader_epoch,
+                                              start_offset, batches)
+        if start_offset != UNKNOWN_OFFSET:
+            self._start_writes += 1
+        self._pending[write_id] = _WriteInfo(reason, member_id, first, last, request)
+        self._outbox.append(PendingWrite(write_id, reason, member_id, request))
+        return write_id
+
+    def _payload(self, write_id: int, changes: list[Change]) -> tuple[int, list[Change]]:
+        """The StartOffset and batches of a write carrying ``changes``.
+
+        Rule: if this write, once it succeeds, lets the SPSO move to S, and no
+        terminal (Acknowledged/Archived) state will be durable at or above S,
+        write StartOffset = S with only the changes at or above S. Otherwise
+        write StartOffset = -1 with every change, and let the SPSO be implied:
+        a recovering leader advances the stored start offset past the leading
+        terminal batches (``recover``), so both forms recover the same SPSO.
+
+        This reproduces the 002 table exactly, including its quirk: after
+        "Acknowledge 110 (consumer 1)" the SPSO moves 110→111 yet the write is
+        StartOffset -1 with batch 110 Acknowledged count 2, because 113-119 are
+        durably Acknowledged above the new SPSO; after "Acknowledge 100-109" and
+        "Acknowledge 111, 112" nothing terminal stays above the new SPSO, so the
+        writes are StartOffset 110 and 120 with no batches. Available batches
+        above S do not count: they stay as they are.
+
+        While another write carrying a StartOffset is pending, this one carries
+        -1 and all its changes, so two start offsets are never in flight at once
+        and cannot reach the coordinator out of order (LOG_START and INITIALIZE
+        writes always carry theirs; recovery clamps to the log start anyway).
+        """
+        if self._start_writes:
+            return UNKNOWN_OFFSET, changes
+        ranges = self._window.ranges
+        n = len(ranges)
+        k = 0
+        new_spso = self._spso
+        while k < n:
+            r = ranges[k]
+            if r.write_id == NO_WRITE:
+                passable = r.state in _TERMINAL
+            else:
+                passable = r.write_id == write_id and r.target in _TERMINAL
+            if not passable:
+                break
+            new_spso = r.last + 1
+            k += 1
+        if new_spso == self._spso:
+            return UNKNOWN_OFFSET, changes
+        for r in ranges[k:]:
+            if r.write_id == NO_WRITE:
+                if r.state in _TERMINAL:
+                    return UNKNOWN_OFFSET, changes
+            elif r.write_id == write_id and r.target in _TERMINAL:
+                return UNKNOWN_OFFSET, changes
+        return new_spso, [(max(f, new_spso), l_, s, c) for f, l_, s, c in changes if l_ >= new_spso]
+
+
+# -- helpers that read top-down from the class above -------------------------------------------
+
+
+def _add_acquired(acquired: list[AcquiredRecords], first: int, last: int, count: int) -> None:
+    """Append to the ShareFetch AcquiredRecords, joining contiguous offsets of equal count."""
+    if acquired:
+        prev = acquired[-1]
+        if prev.last_offset + 1 == first and prev.delivery_count == count:
+            acquired[-1] = AcquiredRecords(prev.first_offset, last, count)
+            return
+    acquired.append(AcquiredRecords(first, last, count))
+
+
+def _malformed(batches: Sequence[AcknowledgementBatch]) -> str | None:
+    """INVALID_REQUEST checks: ranges well formed, ascending and non-overlapping, types valid."""
+    previous_last = -1
+    for b in batches:
+        first, last, types = b.first_offset, b.last_offset, b.acknowledge_types
+        if first < 0 or last < first:
+            return f"batch {first}-{last} is not a range of offsets"
+        if first <= previous_last:
+            return f"batch {first}-{last} is not after the previous batch (ending {previous_last})"
+        if len(types) != 1 and len(types) != last - first + 1:
+            return f"batch {first}-{last} has {len(types)} acknowledge types; need 1 or {last - first + 1}"
+        if not _VALID_ACK_TYPES.issuperset(types):
+            return f"batch {first}-{last} has an unknown acknowledge type in {sorted(set(types))}"
+        previous_last = last
+    return None
+
+
+def _runs(batch: AcknowledgementBatch) -> list[tuple[int, int, int]]:
+    """The batch as (first, last, type) runs of equal acknowledge type."""
+    first, last, types = batch.first_offset, batch.last_offset, batch.acknowledge_types
+    if len(types) == 1:
+        return [(first, last, int(types[0]))]
+    runs: list[tuple[int, int, int]] = []
+    start = first
+    current = types[0]
+    for k in range(1, len(types)):
+        t = types[k]
+        if t != current:
+            runs.append((start, first + k - 1, int(current)))
+            start = first + k
+            current = t
+    runs.append((start, last, int(current)))
+    return runs
+
+
+def _state_batches(changes: list[Change]) -> tuple[StateBatch, ...]:
+    """Changes as persisted StateBatches, in offset order, adjacent equal ones joined."""
+    if not changes:
+        return ()
+    if len(changes) == 1:
+        f, l_, s, c = changes[0]
+        return (StateBatch(f, l_, s, c),)
+    out: list[StateBatch] = []
+    cur_f, cur_l, cur_s, cur_c = None, -2, AVAILABLE, -1
+    for f, l_, s, c in sorted(changes):
+        if cur_f is not None and f == cur_l + 1 and s == cur_s and c == cur_c:
+            cur_l = l_
+            continue
+        if cur_f is not None:
+            out.append(StateBatch(cur_f, cur_l, cur_s, cur_c))
+        cur_f, cur_l, cur_s, cur_c = f, l_, s, c
+    if cur_f is not None:
+        out.append(StateBatch(cur_f, cur_l, cur_s, cur_c))
+    return tuple(out)

@@ -1,0 +1,555 @@
+"""A whole simulated cluster built from a ``Scenario`` and a seed, and how it runs.
+
+``Cluster(scenario, seed)`` builds, in this order (the order is part of the
+trace, so it never depends on dict or set iteration of strings):
+
+* a ``Scheduler``, ``RandomStreams(derive_seed(seed, scenario.name))``, a ``Trace``;
+* a ``Network`` over a networkx graph of every node ("b1".., "c1".., "p1"..,
+  "admin") with the scenario's one-way latency;
+* the ``Controller`` and the brokers, the two internal topics and the data
+  topics (leaders elected, metadata published);
+* the clients: share consumers (and KIP-848 consumers), producers, the admin client;
+* the ``FaultInjector`` with a handler for every fault kind (``fault_handlers``)
+  over the scenario's plan, or a swarm plan drawn from the seed.
+
+``run()`` runs the fault phase ``[0, duration_ms)``; at ``duration_ms`` the
+injector heals every fault and the healing phase runs until quiescence —
+every producer done, every share-partition of a group with a live consumer
+has SPSO = its bound under the current leader (every produced record
+acknowledged or archived), and every live share consumer is a stable member —
+or until ``heal_ms`` more have passed. At that liveness deadline an
+unfinished run reports E-1 (records neither acknowledged nor archived) and E-5
+(members not stable) violations.
+
+Fault kinds → cluster operations:
+
+* ``broker_crash``: ``Controller.crash_broker`` (memory lost, leaders move); restart at the end;
+* ``leadership_move``: ``Controller.move_leadership`` of "topic-N" (to ``params.to`` if eligible);
+* ``group_coordinator_failover``: move the ``__consumer_offsets`` partition holding the group (GC-6);
+* ``share_coordinator_failover``: move the ``__share_group_state`` partition holding the state of
+  the group's first share-partition (SC-1);
+* ``network_partition`` / ``message_loss`` / ``message_delay``: ``network_fault_handlers``;
+* ``consumer_crash`` / ``consumer_pause`` / ``slow_processing``: the consumer's ``crash`` /
+  ``pause`` (until the end) / ``slow_processing(extra_ms)`` (0 at the end);
+* ``admin_*``: the admin client (``AdminClient.apply``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Final
+
+import networkx as nx
+
+from invariants.monitors import Monitor, Monitors, ViolationSink, standard_monitors
+from invariants.violation import Violation
+from model.core.config import (
+    BrokerConfig,
+    GroupConfig,
+    effective_lock_duration_ms,
+    load_broker_config,
+    load_group_config,
+)
+from model.core.group.share_member import MemberState
+from model.core.share_state import SharePartitionKey
+from model.sim.admin import AdminClient
+from model.sim.client import ClientConfig, ClientMetrics
+from model.sim.controller import Controller, broker_node, topic_id_for
+from model.sim.faults import (
+    FaultEvent,
+    FaultHandler,
+    FaultInjector,
+    FaultPlan,
+    SwarmTargets,
+    network_fault_handlers,
+    swarm_plan,
+)
+from model.sim.network import Network
+from model.sim.producer import Producer, ProducerSettings
+from model.sim.protocol import CONSUMER_OFFSETS_TOPIC, SHARE_STATE_TOPIC, Observer
+from model.sim.rng import RandomStreams, derive_seed
+from model.sim.share_consumer import ShareConsumer, ShareConsumerSettings
+from model.sim.timers import Scheduler, Timer
+from model.sim.trace import Trace
+
+if TYPE_CHECKING:
+    from model.core.share_partition import SharePartition
+    from model.sim.broker import Broker
+    from scenarios.spec import Scenario
+
+QUIESCENCE_CHECK_MS: Final = 250  # how often the healing phase looks for quiescence
+ADMIN_NODE: Final = "admin"
+CLUSTER_NODE: Final = "cluster"
+
+
+class ClusterTracker(Monitor):
+    """What the runner itself watches: the latest share-partition leader per key (for
+    quiescence and the archived count), leader starts and elections (failovers)."""
+
+    def __init__(self, sink: ViolationSink) -> None:
+        super().__init__(sink)
+        self.latest: dict[SharePartitionKey, SharePartition] = {}
+        self.first_spso: dict[SharePartitionKey, int] = {}
+        # (time_ms, key, broker, leader_epoch) of every share-partition leader start.
+        self.leader_starts: list[tuple[int, SharePartitionKey, int, int]] = []
+        self.elections: dict[str, int] = {}  # topic -> leader elections after the start
+        self.events: dict[str, int] = {}
+
+    def on_share_partition_step(self, partition: SharePartition, bound: int, now_ms: int) -> None:
+        key = partition.key
+        latest = self.latest.get(key)
+        if latest is None or partition.leader_epoch >= latest.leader_epoch:
+            self.latest[key] = partition
+        if partition.ready and key not in self.first_spso:
+            self.first_spso[key] = partition.spso
+
+    def on_leader_start(self, key: SharePartitionKey, broker: int, leader_epoch: int, now_ms: int) -> None:
+        self.leader_starts.append((now_ms, key, broker, leader_epoch))
+
+    def on_event(self, kind: str, now_ms: int, **fields: Any) -> None:
+        self.events[kind] = self.events.get(kind, 0) + 1
+        if kind == "leader.elect" and now_ms > 0:
+            topic = str(fields.get("topic", ""))
+            self.elections[topic] = self.elections.get(topic, 0) + 1
+
+
+def _percentile(values: Sequence[int], fraction: float) -> int:
+    if not values:
+        return 0
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, int(fraction * len(ordered) + 0.5) - 1))
+    return ordered[index]
+
+
+class Cluster:
+    def __init__(
+        self,
+        scenario: Scenario,
+        seed: int,
+        *,
+        keep_trace: bool = False,
+        stop_on_first_violation: bool = True,
+        monitors: Sequence[Monitor] | None = None,
+        extra_monitors: Sequence[Monitor] = (),
+        trace_messages: bool = True,
+    ) -> None:
+        self.scenario = scenario
+        self.seed = seed
+        self.scheduler = Scheduler()
+        self.streams = RandomStreams(derive_seed(seed, scenario.name))
+        self.trace = Trace(keep=keep_trace)
+        self.stop_on_first_violation = stop_on_first_violation
+        self.broker_config: BrokerConfig = load_broker_config(scenario.cluster.config)
+        self.group_configs: dict[str, GroupConfig] = {
+            g.name: load_group_config(g.config, self.broker_config) for g in scenario.groups
+        }
+        self._stopped = False
+        self._stop_timer: Timer | None = None
+        self.quiescent_at_ms: int | None = None
+
+        # -- the observers: the invariant monitors and the runner's own tracker --------------------
+        limits = {name: self.broker_config.delivery_count_limit for name in self.group_configs}
+        locks = {name: effective_lock_duration_ms(self.broker_config, cfg) for name, cfg in self.group_configs.items()}
+        if monitors is None:
+            standard = standard_monitors(seed, delivery_count_limit=self.broker_config.delivery_count_limit,
+                                         lock_duration_ms=self.broker_config.record_lock_duration_ms,
+                                         limits=limits, lock_durations=locks)
+            sink = standard.sink
+            chosen: list[Monitor] = list(standard.monitors)
+        else:
+            chosen = list(monitors)
+            sink = chosen[0].sink if chosen else ViolationSink(seed)
+        for extra in extra_monitors:
+            extra.sink = sink
+            chosen.append(extra)
+        sink.on_violation = self._on_violation
+        self.sink = sink
+        self.tracker = ClusterTracker(sink)
+        self.observer: Observer = Monitors((*chosen, self.tracker), sink)
+
+        # -- nodes and the network -------------------------------------------------------------
+        spec = scenario.cluster
+        self.broker_ids = list(range(1, spec.brokers + 1))
+        consumer_names: list[tuple[str, int]] = []  # (name, index into scenario.consumers)
+        for index, consumer in enumerate(scenario.consumers):
+            for _ in range(consumer.count):
+                consumer_names.append((f"c{len(consumer_names) + 1}", index))
+        producer_names = [f"p{i + 1}" for i in range(len(scenario.producers))]
+        graph = nx.Graph()
+        graph.add_nodes_from([broker_node(b) for b in self.broker_ids])
+        graph.add_nodes_from([name for name, _ in consumer_names])
+        graph.add_nodes_from(producer_names)
+        graph.add_node(ADMIN_NODE)
+        self.network = Network(self.scheduler, graph, self.streams, self.trace,
+                               default_latency=spec.latency, trace_messages=trace_messages)
+
+        # -- controller, brokers, topics ---------------------------------------------------------
+        racks = {b: f"r{(b - 1) % spec.racks}" for b in self.broker_ids} if spec.racks > 1 else None
+        self.controller = Controller(
+            self.scheduler, self.network, self.streams,
+            broker_ids=self.broker_ids, latency=spec.latency,
+            replication_factor=spec.replication_factor, min_insync_replicas=spec.min_insync_replicas,
+            racks=racks, trace=self.trace, observer=self.observer,
+        )
+        self.brokers: dict[int, Broker] = {}
+        for broker_id in self.broker_ids:
+            broker = self._make_broker(broker_id)
+            self.brokers[broker_id] = broker  # it registers itself with the controller
+        self.controller.create_topic(SHARE_STATE_TOPIC, spec.share_state_partitions, publish=False)
+        self.controller.create_topic(CONSUMER_OFFSETS_TOPIC, spec.consumer_offsets_partitions, publish=False)
+        for topic in scenario.topics:
+            self.controller.create_topic(topic.name, topic.partitions, publish=False)
+        self.controller.publish()
+
+        # -- clients -----------------------------------------------------------------------------
+        metadata = self._metadata
+        client_config = ClientConfig(metadata_refresh_ms=spec.metadata_refresh_ms)
+        self.consumers: dict[str, Any] = {}
+        self.share_consumers: dict[str, ShareConsumer] = {}
+        groups = {g.name: g for g in scenario.groups}
+        for name, index in consumer_names:
+            cspec = scenario.consumers[index]
+            group = groups[cspec.group]
+            if group.kind == "share":
+                client: Any = ShareConsumer(
+                    name, group.name, group.topics, self.scheduler, self.network, metadata, self.streams,
+                    settings=ShareConsumerSettings(
+                        processing=cspec.processing, accept=cspec.ack.accept, release=cspec.ack.release,
+                        reject=cspec.ack.reject, poison_rate=cspec.poison_rate, poison_seed=seed,
+                        ack_mode=cspec.ack_mode, max_poll_records=cspec.max_poll_records,
+                    ),
+                    config=client_config, trace=self.trace,
+                )
+                self.share_consumers[name] = client
+            else:
+                client = self._make_kip848_consumer(name, cspec, group.name, group.topics, client_config)
+            self.consumers[name] = client
+        self.producers: dict[str, Producer] = {}
+        for i, (name, pspec) in enumerate(zip(producer_names, scenario.producers, strict=True)):
+            txn = pspec.transactions
+            self.producers[name] = Producer(
+                name, 1_000 + i, self.scheduler, self.network, metadata, self.streams,
+                settings=ProducerSettings(
+                    topic=pspec.topic, records=pspec.records, rate_per_s=pspec.rate_per_s, keys=pspec.keys,
+                    records_per_transaction=txn.records_per_transaction if txn else 0,
+                    abort_rate=txn.abort_rate if txn else 0.0, start_ms=pspec.start_ms,
+                ),
+                config=client_config, trace=self.trace,
+            )
+        self.admin = AdminClient(ADMIN_NODE, self.scheduler, self.network, metadata,
+                                 add_partitions=self._add_partitions, config=client_config, trace=self.trace)
+
+        # -- faults ------------------------------------------------------------------------------
+        self.plan = self._fault_plan()
+        self.injector = FaultInjector(self.scheduler, self.plan, self.fault_handlers(), self.trace)
+
+    # -- building blocks ------------------------------------------------------------------------
+
+    def _metadata(self) -> Any:
+        return self.controller.metadata
+
+    def _make_broker(self, broker_id: int) -> Broker:
+        from model.sim.broker import Broker
+
+        return Broker(
+            broker_id, self.scheduler, self.network, self.controller,
+            config=self.broker_config, group_configs=self.group_configs, trace=self.trace, observer=self.observer,
+        )
+
+    def _make_kip848_consumer(self, name: str, cspec: Any, group_id: str, topics: tuple[str, ...],
+                              client_config: ClientConfig) -> Any:
+        from model.sim.consumer import Consumer, ConsumerSettings
+
+        return Consumer(
+            name, group_id, topics, self.scheduler, self.network, self._metadata, self.streams,
+            settings=ConsumerSettings(processing=cspec.processing, max_poll_records=cspec.max_poll_records,
+                                      instance_id=name if cspec.static else None),
+            config=client_config, trace=self.trace,
+        )
+
+    def _add_partitions(self, topic: str, add: int) -> None:
+        self.controller.add_partitions(topic, add)
+
+    def _fault_plan(self) -> FaultPlan:
+        scenario = self.scenario
+        swarm = scenario.faults.swarm
+        if swarm is None:
+            return scenario.fault_plan()
+        partitions = tuple(
+            f"{t.name}-{p}" for t in scenario.topics for p in range(t.partitions)
+        )
+        targets = SwarmTargets(
+            brokers=tuple(broker_node(b) for b in self.broker_ids),
+            consumers=tuple(sorted(self.consumers)),
+            groups=tuple(sorted(g.name for g in scenario.groups)),
+            partitions=partitions,
+            topics=tuple(sorted(t.name for t in scenario.topics)),
+            message_kinds=("ShareFetch", "ShareFetchResponse", "ShareGroupHeartbeat", "ShareGroupHeartbeatResponse",
+                           "WriteShareGroupState", "WriteShareGroupStateResponse", "Produce", "ProduceResponse"),
+            session_timeout_ms=self.broker_config.share_session_timeout_ms,
+            lock_duration_ms=self.broker_config.record_lock_duration_ms,
+        )
+        return swarm_plan(self.seed, scenario.duration_ms, swarm.kinds, targets, swarm.intensity)
+
+    # -- fault handlers -------------------------------------------------------------------------
+
+    def fault_handlers(self) -> dict[str, FaultHandler]:
+        handlers = network_fault_handlers(self.network)
+        handlers.update({
+            "broker_crash": FaultHandler(self._crash_broker, self._restart_broker),
+            "leadership_move": FaultHandler(self._move_leadership),
+            "group_coordinator_failover": FaultHandler(self._group_coordinator_failover),
+            "share_coordinator_failover": FaultHandler(self._share_coordinator_failover),
+            "consumer_crash": FaultHandler(self._crash_consumer),
+            "consumer_pause": FaultHandler(self._pause_consumer, self._resume_consumer),
+            "slow_processing": FaultHandler(self._slow_consumer, self._slow_consumer_end),
+            "admin_alter_offsets": FaultHandler(self._admin),
+            "admin_delete_group": FaultHandler(self._admin),
+            "admin_add_partitions": FaultHandler(self._admin),
+        })
+        return handlers
+
+    def _broker_id(self, name: str) -> int | None:
+        if name.startswith("b") and name[1:].isdigit() and int(name[1:]) in self.brokers:
+            return int(name[1:])
+        return None
+
+    def _crash_broker(self, event: FaultEvent) -> bool:
+        broker_id = self._broker_id(event.target)
+        return broker_id is not None and self.controller.crash_broker(broker_id)
+
+    def _restart_broker(self, event: FaultEvent) -> None:
+        broker_id = self._broker_id(event.target)
+        if broker_id is not None:
+            self.controller.restart_broker(broker_id)
+
+    def _move_leadership(self, event: FaultEvent) -> bool:
+        topic, _, number = event.target.rpartition("-")
+        if not number.isdigit() or not 0 <= int(number) < self.controller.partition_count(topic):
+            return False
+        to = event.param("to")
+        to_id = self._broker_id(to) if isinstance(to, str) else None
+        moved = self.controller.move_leadership(topic, int(number), to_id)
+        if not moved and to_id is not None:
+            moved = self.controller.move_leadership(topic, int(number))  # "to" not eligible: any other replica
+        return moved
+
+    def _group_coordinator_failover(self, event: FaultEvent) -> bool:
+        partition = self.controller.metadata.group_coordinator_partition(event.target)
+        return self.controller.move_leadership(CONSUMER_OFFSETS_TOPIC, partition)
+
+    def _share_coordinator_failover(self, event: FaultEvent) -> bool:
+        group = next((g for g in self.scenario.groups if g.name == event.target), None)
+        if group is None or not group.topics:
+            return False
+        topic = sorted(group.topics)[0]
+        key = SharePartitionKey(group.name, topic_id_for(topic), 0)
+        partition = self.controller.metadata.share_coordinator_partition(key)
+        return self.controller.move_leadership(SHARE_STATE_TOPIC, partition)
+
+    def _consumer(self, event: FaultEvent) -> Any:
+        consumer = self.consumers.get(event.target)
+        return consumer if consumer is not None and consumer.alive else None
+
+    def _crash_consumer(self, event: FaultEvent) -> bool:
+        consumer = self._consumer(event)
+        if consumer is None:
+            return False
+        consumer.crash()
+        return True
+
+    def _pause_consumer(self, event: FaultEvent) -> bool:
+        consumer = self._consumer(event)
+        if consumer is None or consumer.paused:
+            return False
+        consumer.pause(event.duration_ms)
+        return True
+
+    def _resume_consumer(self, event: FaultEvent) -> None:
+        consumer = self.consumers.get(event.target)
+        if consumer is not None and consumer.alive:
+            consumer.resume()
+
+    def _slow_consumer(self, event: FaultEvent) -> bool:
+        consumer = self._consumer(event)
+        if consumer is None or not hasattr(consumer, "slow_processing"):
+            return False
+        consumer.slow_processing(event.extra_ms)
+        return True
+
+    def _slow_consumer_end(self, event: FaultEvent) -> None:
+        consumer = self.consumers.get(event.target)
+        if consumer is not None and hasattr(consumer, "slow_processing"):
+            consumer.slow_processing(0)
+
+    def _admin(self, event: FaultEvent) -> bool:
+        if event.kind != "admin_add_partitions" and event.target not in self.group_configs:
+            return False
+        if event.kind == "admin_add_partitions" and self.controller.partition_count(event.target) == 0:
+            return False
+        return self.admin.apply(event)
+
+    # -- running ----------------------------------------------------------------------------------
+
+    def _on_violation(self, violation: Violation) -> None:
+        self.trace.record(self.scheduler.now_ms, CLUSTER_NODE, "violation", invariant=violation.invariant)
+        if self.stop_on_first_violation:
+            self._stop()
+
+    def _stop(self) -> None:
+        if not self._stopped:
+            self._stopped = True
+            self._stop_event.succeed()
+
+    @property
+    def violations(self) -> list[Violation]:
+        return self.sink.violations
+
+    def run(self) -> None:
+        scenario = self.scenario
+        self._stop_event = self.scheduler.event()
+        for consumer in self.consumers.values():
+            consumer.start()
+        for producer in self.producers.values():
+            producer.start()
+        self.admin.start()
+        deadline = scenario.duration_ms + scenario.heal_ms
+        self.scheduler.timer_at(scenario.duration_ms, self._check_quiescence)
+        self._stop_timer = self.scheduler.timer_at(deadline, self._deadline)
+        self.scheduler.run(until=self._stop_event)
+        now = self.scheduler.now_ms
+        self.trace.record(now, CLUSTER_NODE, "run.end", quiescent=self.quiescent_at_ms is not None,
+                          violations=len(self.violations))
+        if not self.violations or not self.stop_on_first_violation:
+            self.observer_finish(now)
+
+    def observer_finish(self, now_ms: int) -> None:
+        monitors = self.observer
+        assert isinstance(monitors, Monitors)
+        monitors.finish(now_ms)
+
+    def _check_quiescence(self) -> None:
+        if self._stopped:
+            return
+        if self.unresolved() == (0, 0) and self.unstable_members() == []:
+            self.quiescent_at_ms = self.scheduler.now_ms
+            self.trace.record(self.scheduler.now_ms, CLUSTER_NODE, "quiescent")
+            if self._stop_timer is not None:
+                self._stop_timer.cancel()
+            self._stop()
+            return
+        self.scheduler.timer(QUIESCENCE_CHECK_MS, self._check_quiescence)
+
+    def _deadline(self) -> None:
+        if self._stopped:
+            return
+        now = self.scheduler.now_ms
+        partitions, records = self.unresolved()
+        if records or partitions:
+            self.sink.report("E-1", now, f"{records} record(s) on {partitions} share-partition(s) neither "
+                             f"acknowledged nor archived {self.scenario.heal_ms} ms after the faults stopped",
+                             records=records, partitions=partitions)
+        unstable = self.unstable_members()
+        if unstable:
+            self.sink.report("E-5", now, f"{len(unstable)} live member(s) not stable "
+                             f"{self.scenario.heal_ms} ms after the faults stopped: {', '.join(unstable)}",
+                             members=unstable)
+        self._stop()
+
+    # -- quiescence ---------------------------------------------------------------------------------
+
+    def _live_groups(self) -> list[str]:
+        """Share groups with at least one live consumer: only their records must all be resolved."""
+        return sorted({c.group_id for c in self.share_consumers.values() if c.alive and not c.closed})
+
+    def unresolved(self) -> tuple[int, int]:
+        """(share-partitions, records) not yet resolved: below the bound and at or above the SPSO of the
+        current leader (a producer still running counts as one unresolved partition)."""
+        if not all(p.finished for p in self.producers.values()):
+            return 1, 0
+        partitions = records = 0
+        groups = {g.name: g for g in self.scenario.groups}
+        for group_id in self._live_groups():
+            read_committed = self.group_configs[group_id].read_committed
+            for topic in sorted(groups[group_id].topics):
+                for p in range(self.controller.partition_count(topic)):
+                    log = self.controller.data(topic, p).log
+                    bound = log.bound(read_committed)
+                    key = SharePartitionKey(group_id, topic_id_for(topic), p)
+                    partition = self.tracker.latest.get(key)
+                    info = self.controller.metadata.leader_of(topic, p)
+                    if partition is None:
+                        behind = bound - log.log_start_offset
+                    elif not partition.ready or info is None or partition.leader_epoch != info.leader_epoch:
+                        behind = max(1, bound - partition.spso)
+                    else:
+                        behind = bound - partition.spso
+                    if behind > 0:
+                        partitions += 1
+                        records += behind
+        return partitions, records
+
+    def unstable_members(self) -> list[str]:
+        out = []
+        for name in sorted(self.share_consumers):
+            consumer = self.share_consumers[name]
+            if consumer.alive and not consumer.closed and consumer.member.state is not MemberState.STABLE:
+                out.append(name)
+        return out
+
+    # -- metrics ------------------------------------------------------------------------------------
+
+    @property
+    def events(self) -> int:
+        return self.scheduler.timers_fired + self.scheduler.simpy_steps
+
+    def metrics(self) -> dict[str, Any]:
+        total = ClientMetrics()
+        for name in sorted(self.consumers):
+            total.merge(self.consumers[name].metrics)
+        for name in sorted(self.producers):
+            total.merge(self.producers[name].metrics)
+        total.merge(self.admin.metrics)
+        resolved = 0
+        for key in sorted(self.tracker.latest):
+            partition = self.tracker.latest[key]
+            resolved += max(0, partition.spso - self.tracker.first_spso.get(key, partition.spso))
+        latencies = total.end_to_end_latencies_ms
+        elections = self.tracker.elections
+        data_failovers = sum(n for topic, n in elections.items() if topic not in (SHARE_STATE_TOPIC,
+                                                                                  CONSUMER_OFFSETS_TOPIC))
+        network = self.network.metrics()
+        _, unresolved = self.unresolved()
+        return {
+            "records_produced": total.records_produced,
+            "records_aborted": total.records_aborted,
+            "records_delivered": total.records_delivered,
+            "redeliveries": total.redeliveries,
+            "records_accepted": total.records_accepted,
+            "records_released": total.records_released,
+            "records_rejected": total.records_rejected,
+            # Resolved by the group (SPSO moved past them) and not accepted: archived, by
+            # rejection, the delivery limit, or as non-records (markers, aborted data).
+            "records_archived": max(0, resolved - total.records_accepted),
+            "records_unresolved": unresolved,
+            "ack_errors": total.ack_errors,
+            "latency_p50_ms": _percentile(latencies, 0.50),
+            "latency_p95_ms": _percentile(latencies, 0.95),
+            "latency_p99_ms": _percentile(latencies, 0.99),
+            "latency_max_ms": max(latencies, default=0),
+            "rebalances": total.rebalances,
+            "members_fenced": total.fenced,
+            "share_session_resets": total.share_session_resets,
+            "failovers": sum(elections.values()),
+            "partition_failovers": data_failovers,
+            "share_coordinator_failovers": elections.get(SHARE_STATE_TOPIC, 0),
+            "group_coordinator_failovers": elections.get(CONSUMER_OFFSETS_TOPIC, 0),
+            "share_leader_starts": len(self.tracker.leader_starts),
+            "requests_sent": total.requests_sent,
+            "requests_timed_out": total.requests_timed_out,
+            "messages_sent": network.total("sent"),
+            "messages_dropped": network.total("dropped"),
+            "events": self.events,
+            "sim_time_ms": self.scheduler.now_ms,
+            "quiescent_at_ms": self.quiescent_at_ms,
+        }

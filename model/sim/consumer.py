@@ -1,0 +1,537 @@
+"""A simulated KIP-848 consumer: reconcile, fetch owned partitions, commit with the member epoch.
+
+* **Membership.** A ``ConsumerMember`` builds the ConsumerGroupHeartbeats and
+  reconciles each answer into partitions revoked, assigned and lost. One
+  heartbeat is in flight at a time; the next goes at once when the member
+  says so (join, revocation to acknowledge), else after the heartbeat interval.
+* **Commit before revoke (CG-2).** Revoked partitions stop fetching at once;
+  when the batch being processed (if it is theirs) is done, their positions
+  are committed (OffsetCommit with the member epoch) and only then does the
+  heartbeat that acknowledges the revocation go out. A commit that fails
+  (STALE_MEMBER_EPOCH after a missed response, fencing) is counted and the
+  revocation goes ahead: the next owner re-reads from the last committed
+  offset (at-least-once). Lost partitions (fenced) are dropped uncommitted.
+* **Assigned partitions** start from their committed offset (OffsetFetch); with
+  none, ``auto_offset_reset`` picks the log start ("earliest") or the
+  high-water mark ("latest"): the consumer fetches from -1, and the leader's
+  OFFSET_OUT_OF_RANGE answer carries both.
+* **Fetch loop per owned partition** from its leader: Fetch (read_committed or
+  not) → processing (one batch at a time, one draw of the processing time per
+  record) → position moves past the batch → next Fetch. Retriable errors and
+  timeouts refresh metadata and back off.
+* **Auto-commit** every ``auto_commit_interval_ms`` commits the positions that
+  moved. STALE_MEMBER_EPOCH asks for a heartbeat now (the next commit uses
+  the new epoch).
+* **Static members** (``instance_id``): ``close(temporary=True)`` leaves with
+  epoch -2 so a restart (``start`` again) gets the same assignment back (CG-5).
+* Metrics: records_delivered counts records processed; end-to-end latency is
+  taken when a record's processing ends.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from model.core.errors import Errors
+from model.core.group.consumer_member import FENCING_ERRORS, ConsumerMember, ReconcileStep
+from model.core.group.consumer_messages import ConsumerGroupHeartbeatResponse, OffsetCommitResponse
+from model.core.metadata import TopicPartition
+from model.core.produce_fetch import FetchRequest, FetchResponse, OffsetFetchRequest, OffsetFetchResponse
+from model.sim.client import RETRIABLE_ERRORS, STALE_METADATA_ERRORS, Client, ClientConfig, MetadataSource
+from model.sim.network import Network
+from model.sim.rng import Distribution, RandomStreams
+from model.sim.timers import Scheduler, Timer
+from model.sim.trace import Trace
+
+RESET_OFFSET = -1  # fetch from here to learn the log start / high-water mark (OFFSET_OUT_OF_RANGE)
+
+
+@dataclass(frozen=True)
+class ConsumerSettings:
+    processing: Distribution = field(default_factory=lambda: Distribution.constant(1))
+    max_poll_records: int = 500
+    read_committed: bool = False  # isolation.level
+    auto_offset_reset: str = "earliest"
+    auto_commit_interval_ms: int = 5_000
+    idle_fetch_backoff_ms: int = 100
+    heartbeat_interval_ms: int = 5_000  # until the coordinator says otherwise
+    rebalance_timeout_ms: int = 300_000
+    instance_id: str | None = None  # a static member (CG-5)
+    offset_fetch_attempts: int = 5  # then auto_offset_reset applies
+
+    def __post_init__(self) -> None:
+        if self.auto_offset_reset not in ("earliest", "latest"):
+            raise ValueError(f"auto_offset_reset = {self.auto_offset_reset!r}: 'earliest' or 'latest'")
+        if self.max_poll_records < 1 or self.auto_commit_interval_ms < 1:
+            raise ValueError("max_poll_records and auto_commit_interval_ms must be >= 1")
+
+
+@dataclass
+class _Partition:
+    tp: TopicPartition
+    position: int | None = None  # None until OffsetFetch answers
+    committed: int = -1
+    active: bool = True  # owned and fetching
+    request: int | None = None
+    queued: bool = False  # a fetched batch waits for (or is in) processing
+    timer: Timer | None = None
+
+
+@dataclass
+class _Delivery:
+    part: _Partition
+    fetch_offset: int
+    next_offset: int
+    records: int
+    produce_times: tuple[int, ...]
+
+
+class Consumer(Client):
+    def __init__(
+        self,
+        name: str,
+        group_id: str,
+        topics: tuple[str, ...] | list[str],
+        scheduler: Scheduler,
+        network: Network,
+        metadata_source: MetadataSource,
+        streams: RandomStreams,
+        *,
+        settings: ConsumerSettings | None = None,
+        config: ClientConfig | None = None,
+        trace: Trace | None = None,
+    ) -> None:
+        super().__init__(name, scheduler, network, metadata_source, config=config, trace=trace)
+        self.group_id = group_id
+        self.topics = tuple(sorted(set(topics)))
+        self.settings = settings or ConsumerSettings()
+        self._rng: random.Random = streams.get("consumer", name, "processing")
+        self._sample = self.settings.processing.sampler()
+        self.extra_processing_ms = 0
+        self.member = self._new_member()
+        self.closing = False
+        self.closed = False
+        self._parts: dict[TopicPartition, _Partition] = {}
+        self._revoking: list[_Partition] | None = None
+        self._queue: deque[_Delivery] = deque()
+        self._processing: _Delivery | None = None
+        self._heartbeat_timer: Timer | None = None
+        self._heartbeat_request: int | None = None
+        self._temporary_leave = False
+        self._close_committing = False  # the final commit is on its way
+        self._left = False  # the member has built its leave heartbeat
+
+    def _new_member(self) -> ConsumerMember:
+        return ConsumerMember(
+            self.group_id,
+            self.topics,
+            instance_id=self.settings.instance_id,
+            rebalance_timeout_ms=self.settings.rebalance_timeout_ms,
+            client_id=self.name,
+        )
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def on_start(self) -> None:
+        self.member = self._new_member()
+        self.closing = self.closed = self._close_committing = self._left = False
+        self._reset_local_state()
+        self._schedule_heartbeat(0)
+        self.call_later(self.settings.auto_commit_interval_ms, self._auto_commit)
+
+    def on_crash(self) -> None:
+        self._reset_local_state()
+
+    def _reset_local_state(self) -> None:
+        self._parts.clear()
+        self._revoking = None
+        self._queue.clear()
+        self._processing = None
+        self._heartbeat_request = None
+
+    def slow_processing(self, extra_ms: int) -> None:
+        self.extra_processing_ms = extra_ms
+
+    @property
+    def owned(self) -> frozenset[TopicPartition]:
+        return frozenset(self._parts)
+
+    def position(self, tp: TopicPartition) -> int | None:
+        part = self._parts.get(tp)
+        return part.position if part is not None else None
+
+    # -- heartbeats and reconciliation --------------------------------------------------------
+
+    def _schedule_heartbeat(self, delay_ms: int) -> None:
+        if self._heartbeat_timer is not None:
+            self._heartbeat_timer.cancel()
+        self._heartbeat_timer = self.call_later(delay_ms, self._heartbeat)
+
+    def _heartbeat(self) -> None:
+        if self._heartbeat_request is not None or self._revoking is not None or not self.member.active:
+            return
+        if self.closing and not self._leave_ready():
+            return
+        coordinator = self.group_coordinator(self.group_id)
+        if coordinator is None:
+            self.request_metadata_refresh()
+            self._schedule_heartbeat(self.config.retry_backoff_ms)
+            return
+        request = self.member.build_heartbeat()
+        if request is None:
+            return
+        leaving = request.member_epoch < 0
+        self._heartbeat_request = self.send_request(
+            coordinator,
+            "ConsumerGroupHeartbeat",
+            request,
+            lambda response: self._on_heartbeat_response(response, leaving),
+            lambda: self._on_heartbeat_timeout(leaving),
+        )
+
+    def _on_heartbeat_response(self, response: ConsumerGroupHeartbeatResponse, leaving: bool) -> None:
+        self._heartbeat_request = None
+        if leaving:
+            self._finish_close()
+            return
+        step = self.member.on_response(response)
+        self._apply(step)
+        error = response.error_code
+        if error in FENCING_ERRORS:
+            self.metrics.fenced += 1
+            self.record("consumer.fenced", error=int(error))
+        if not self.member.active:
+            self.record("consumer.failed", error=int(error))
+            return
+        if error != Errors.NONE and error not in FENCING_ERRORS:
+            if error in STALE_METADATA_ERRORS or error in RETRIABLE_ERRORS:
+                self.request_metadata_refresh()
+            self._schedule_heartbeat(self.config.retry_backoff_ms)
+        elif self.member.heartbeat_now:
+            self._schedule_heartbeat(0)
+        else:
+            self._schedule_heartbeat(self.member.heartbeat_interval_ms or self.settings.heartbeat_interval_ms)
+
+    def _on_heartbeat_timeout(self, leaving: bool) -> None:
+        self._heartbeat_request = None
+        if leaving:
+            self._finish_close()
+            return
+        self.member.on_response_lost()
+        self.request_metadata_refresh()
+        self._schedule_heartbeat(self.config.retry_backoff_ms)
+
+    def _apply(self, step: ReconcileStep) -> None:
+        if not (step.revoked or step.assigned or step.lost):
+            return
+        self.metrics.rebalances += 1
+        self.record(
+            "consumer.reconcile",
+            epoch=self.member.member_epoch,
+            revoked=len(step.revoked),
+            assigned=len(step.assigned),
+            lost=len(step.lost),
+        )
+        for tp in sorted(step.lost):
+            part = self._parts.pop(tp, None)
+            if part is not None:
+                self._stop(part)
+        if step.revoked:
+            revoking = []
+            for tp in sorted(step.revoked):
+                part = self._parts.pop(tp, None)
+                if part is not None:
+                    self._stop(part)
+                    revoking.append(part)
+            self._revoking = (self._revoking or []) + revoking
+            self._try_finish_revoke()
+        if step.assigned:
+            fresh = [tp for tp in sorted(step.assigned) if tp not in self._parts]
+            for tp in fresh:
+                self._parts[tp] = _Partition(tp)
+            if fresh:
+                self._fetch_committed(fresh)
+
+    def _stop(self, part: _Partition) -> None:
+        part.active = False
+        if part.request is not None:
+            self.forget_request(part.request)
+            part.request = None
+        if part.timer is not None:
+            part.timer.cancel()
+        # Fetched but unprocessed records of this partition are dropped; its position stays put.
+        kept = [d for d in self._queue if d.part is not part]
+        if len(kept) != len(self._queue):
+            self._queue = deque(kept)
+            part.queued = False
+
+    def _try_finish_revoke(self) -> None:
+        revoking = self._revoking
+        if revoking is None:
+            return
+        if self._processing is not None and any(self._processing.part is p for p in revoking):
+            return  # commit what it is processing first
+        offsets = {p.tp: p.position for p in revoking if p.position is not None and p.position != p.committed}
+
+        def done(ok: bool) -> None:
+            self._revoking = None
+            self._schedule_heartbeat(0)
+
+        if not offsets:
+            done(True)
+            return
+        self._commit({tp: pos for tp, pos in offsets.items() if pos is not None}, done)
+
+    # -- committed offsets -------------------------------------------------------------------
+
+    def _fetch_committed(self, tps: list[TopicPartition]) -> None:
+        request = OffsetFetchRequest(
+            self.group_id,
+            tuple((tp.topic, tp.partition) for tp in tps),
+            member_id=self.member.member_id,
+            member_epoch=self.member.member_epoch,
+        )
+
+        def done(response: OffsetFetchResponse | None) -> None:
+            committed: dict[TopicPartition, int] = {}
+            if response is not None and response.error_code == Errors.NONE:
+                for p in response.partitions:
+                    if p.error_code == Errors.NONE:
+                        committed[TopicPartition(p.topic, p.partition)] = p.committed_offset
+            for tp in tps:
+                part = self._parts.get(tp)
+                if part is None or not part.active or part.position is not None:
+                    continue
+                offset = committed.get(tp, -1)
+                part.committed = offset
+                part.position = offset if offset >= 0 else RESET_OFFSET
+                self._fetch(part)
+
+        self.call(
+            lambda: self.group_coordinator(self.group_id),
+            "OffsetFetch",
+            request,
+            done,
+            error_of=lambda response: response.error_code,
+            max_attempts=self.settings.offset_fetch_attempts,
+        )
+
+    def _commit(self, offsets: dict[TopicPartition, int], on_done: Callable[[bool], object] | None = None) -> None:
+        request = self.member.commit_request(offsets)
+
+        def done(response: OffsetCommitResponse | None) -> None:
+            ok = response is not None
+            stale = False
+            for p in response.partitions if response is not None else ():
+                tp = TopicPartition(p.topic, p.partition_index)
+                if p.error_code == Errors.NONE:
+                    self.metrics.offsets_committed += 1
+                    for part in (self._parts.get(tp), *(self._revoking or ())):
+                        if part is not None and part.tp == tp:
+                            part.committed = offsets[tp]
+                else:
+                    ok = False
+                    self.metrics.commit_errors += 1
+                    stale |= p.error_code == Errors.STALE_MEMBER_EPOCH
+            if response is None:
+                self.metrics.commit_errors += len(offsets)
+            if stale and self._revoking is None:
+                self._schedule_heartbeat(0)  # learn the current member epoch
+            self.record("consumer.commit", partitions=len(offsets), ok=ok)
+            if on_done is not None:
+                on_done(ok)
+
+        self.call(
+            lambda: self.group_coordinator(self.group_id),
+            "OffsetCommit",
+            request,
+            done,
+            error_of=_commit_error,
+            max_attempts=5,
+        )
+
+    def _auto_commit(self) -> None:
+        self.call_later(self.settings.auto_commit_interval_ms, self._auto_commit)
+        if self.closing or not self.member.member_id:
+            return
+        offsets = {
+            tp: p.position
+            for tp, p in sorted(self._parts.items())
+            if p.position is not None and p.position >= 0 and p.position != p.committed
+        }
+        if offsets:
+            self._commit({tp: pos for tp, pos in offsets.items() if pos is not None})
+
+    # -- fetching ----------------------------------------------------------------------------
+
+    def _fetch(self, part: _Partition) -> None:
+        if not self.alive or self.closing or not part.active or part.position is None:
+            return
+        if part.request is not None or part.queued:
+            return
+        if part.timer is not None and part.timer.active:
+            return
+        info = self.leader_of(part.tp.topic, part.tp.partition)
+        if info is None:
+            self.request_metadata_refresh()
+            self._fetch_later(part, self.config.retry_backoff_ms)
+            return
+        fetch_offset = part.position
+        request = FetchRequest(
+            part.tp.topic,
+            part.tp.partition,
+            fetch_offset,
+            max_records=self.settings.max_poll_records,
+            read_committed=self.settings.read_committed,
+            leader_epoch=info.leader_epoch,
+        )
+        part.request = self.send_request(
+            info.leader,
+            "Fetch",
+            request,
+            lambda response: self._on_fetch_response(part, fetch_offset, response),
+            lambda: self._on_fetch_failed(part, Errors.REQUEST_TIMED_OUT),
+        )
+
+    def _fetch_later(self, part: _Partition, delay_ms: int) -> None:
+        part.timer = self.call_later(delay_ms, self._fetch_again, part)
+
+    def _fetch_again(self, part: _Partition) -> None:
+        part.timer = None
+        self._fetch(part)
+
+    def _on_fetch_failed(self, part: _Partition, error: Errors) -> None:
+        part.request = None
+        if error in STALE_METADATA_ERRORS or error == Errors.REQUEST_TIMED_OUT:
+            self.request_metadata_refresh()
+        self._fetch_later(part, self.config.retry_backoff_ms)
+
+    def _on_fetch_response(self, part: _Partition, fetch_offset: int, response: FetchResponse) -> None:
+        part.request = None
+        if not part.active or part.position != fetch_offset:
+            return
+        error = response.error_code
+        if error == Errors.OFFSET_OUT_OF_RANGE:
+            part.position = self._reset_position(fetch_offset, response)
+            self._fetch(part)
+            return
+        if error != Errors.NONE:
+            self._on_fetch_failed(part, error)
+            return
+        count = sum(last - first + 1 for first, last in response.records)
+        next_offset = max(response.next_fetch_offset, fetch_offset)
+        if count:
+            part.queued = True
+            self._queue.append(_Delivery(part, fetch_offset, next_offset, count, response.produce_times))
+            self._process_next()
+            return
+        part.position = next_offset  # past markers, gaps and aborted records
+        self._fetch_later(part, 0 if next_offset > fetch_offset else self.settings.idle_fetch_backoff_ms)
+
+    def _reset_position(self, fetch_offset: int, response: FetchResponse) -> int:
+        """auto.offset.reset, or back inside the log after it moved under us."""
+        log_start, hwm = response.log_start_offset, response.high_watermark
+        if fetch_offset == RESET_OFFSET:
+            return log_start if self.settings.auto_offset_reset == "earliest" else hwm
+        return log_start if fetch_offset < log_start else hwm
+
+    # -- the application ---------------------------------------------------------------------
+
+    def _process_next(self) -> None:
+        if self._processing is not None or not self._queue or not self.alive:
+            return
+        delivery = self._queue.popleft()
+        self._processing = delivery
+        sample, rng, extra = self._sample, self._rng, self.extra_processing_ms
+        total = sum(sample(rng) + extra for _ in range(delivery.records))
+        self.call_later(total, self._processed, delivery)
+
+    def _processed(self, delivery: _Delivery) -> None:
+        self._processing = None
+        part = delivery.part
+        part.queued = False
+        if part.position == delivery.fetch_offset:
+            part.position = delivery.next_offset
+        self.metrics.records_delivered += delivery.records
+        now = self.scheduler.now_ms
+        self.metrics.end_to_end_latencies_ms.extend(now - t for t in delivery.produce_times if t >= 0)
+        self.record("consumer.processed", topic=part.tp.topic, partition=part.tp.partition,
+                    records=delivery.records, position=part.position or 0)
+        if part.active:
+            self._fetch(part)
+        self._try_finish_revoke()
+        if self.closing:
+            self._continue_close()
+        self._process_next()
+
+    # -- metadata ----------------------------------------------------------------------------
+
+    def on_metadata(self) -> None:
+        for _, part in sorted(self._parts.items()):
+            self._fetch(part)
+
+    # -- close -------------------------------------------------------------------------------
+
+    def close(self, temporary: bool = False) -> None:
+        """Commit, then leave (epoch -1; -2 with ``temporary`` for a static member's restart)."""
+        if not self.alive or self.closing:
+            return
+        self.closing = True
+        self._temporary_leave = temporary and self.settings.instance_id is not None
+        self.record("consumer.close", temporary=self._temporary_leave)
+        for _, part in sorted(self._parts.items()):
+            if self._processing is None or self._processing.part is not part:
+                self._stop(part)
+        self._continue_close()
+
+    def _continue_close(self) -> None:
+        if self._processing is not None or self._revoking is not None:
+            return
+        if self._close_committing:
+            return
+        self._close_committing = True
+        offsets = {
+            tp: p.position
+            for tp, p in sorted(self._parts.items())
+            if p.position is not None and p.position >= 0 and p.position != p.committed
+        }
+        if offsets and self.member.member_id:
+            self._commit({tp: pos for tp, pos in offsets.items() if pos is not None}, lambda ok: self._leave())
+        else:
+            self._leave()
+
+    def _leave_ready(self) -> bool:
+        return self._left
+
+    def _leave(self) -> None:
+        self._left = True
+        if not self.member.member_id:
+            self._finish_close()
+            return
+        self.member.leave(static=self._temporary_leave)
+        if self._heartbeat_request is not None:
+            self.forget_request(self._heartbeat_request)
+            self._heartbeat_request = None
+        self._heartbeat()
+        if self._heartbeat_request is None:
+            self._finish_close()
+
+    def _finish_close(self) -> None:
+        self.closed = True
+        self._close_committing = False
+        self._left = False
+        self.record("consumer.closed")
+        self.halt()
+
+
+def _commit_error(response: OffsetCommitResponse) -> Errors:
+    """The error that decides a retry: a retriable one shared by every partition."""
+    codes = response.error_codes
+    if len(codes) == 1:
+        (code,) = codes
+        return code
+    return Errors.NONE
+

@@ -1,0 +1,329 @@
+"""The controller: replica assignment, leader election, leader epochs, metadata.
+
+Not a network node (KRaft's quorum is not what we study). It
+
+* assigns each partition's replicas round robin over the brokers (rack
+  aware when racks are given: consecutive replicas on different racks where
+  possible), for data topics and the two internal topics;
+* elects leaders: the first alive replica of the ISR, preferring the current
+  leader; the leader epoch goes up by one on every leader change (and never
+  otherwise), so a leader's epoch names its tenure;
+* publishes a new ``ClusterMetadata`` to every live broker at once on every
+  change, and keeps it for clients, who read ``metadata`` when they refresh;
+* reacts to broker crashes (their replicas leave the ISR, new leaders are
+  elected; the last ISR member stays in the ISR, as Kafka's ELR-less
+  controller keeps it, so the partition waits for it with no leader) and
+  restarts (the broker rejoins the ISR after ``catchup_ms``, and leads the
+  partitions that had no leader);
+* moves leadership on request (``move_leadership``: another ISR replica),
+  which is how coordinator failovers are injected, and adds partitions.
+
+Each partition's ``ReplicatedLog`` (and, for data topics, its ``DataLog``)
+lives here: storage that outlives any broker.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final, Protocol
+
+from model.sim.network import Network
+from model.sim.protocol import CONSUMER_OFFSETS_TOPIC, SHARE_STATE_TOPIC, ClusterMetadata, Observer, PartitionInfo
+from model.sim.replication import DataLog, ReplicatedLog
+from model.sim.rng import Distribution, RandomStreams
+from model.sim.timers import Scheduler, Timer
+from model.sim.trace import Trace
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+INTERNAL_TOPICS: Final = (SHARE_STATE_TOPIC, CONSUMER_OFFSETS_TOPIC)
+CONTROLLER_NODE: Final = "controller"
+DEFAULT_CATCHUP_MS: Final = 500
+
+
+def broker_node(broker_id: int) -> str:
+    """The network name of a broker: "b1" .. "bN"."""
+    return f"b{broker_id}"
+
+
+def topic_id_for(topic: str) -> str:
+    """A stable, readable topic id (Kafka's are UUIDs; only uniqueness matters here)."""
+    return f"{topic}-id"
+
+
+class MetadataListener(Protocol):
+    """What the controller needs of a broker."""
+
+    @property
+    def broker_id(self) -> int: ...
+
+    def on_metadata(self, metadata: ClusterMetadata) -> None: ...
+
+    def crash(self) -> None: ...
+
+    def restart(self) -> None: ...
+
+
+@dataclass
+class PartitionState:
+    topic: str
+    partition: int
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+    leader: int
+    leader_epoch: int
+    log: ReplicatedLog
+    data: DataLog | None  # data topics only
+
+    def info(self) -> PartitionInfo:
+        return PartitionInfo(self.topic, self.partition, self.leader, self.leader_epoch, self.replicas, self.isr)
+
+
+class Controller:
+    def __init__(
+        self,
+        scheduler: Scheduler,
+        network: Network,
+        streams: RandomStreams,
+        *,
+        broker_ids: Sequence[int],
+        latency: Distribution,
+        replication_factor: int = 3,
+        min_insync_replicas: int = 2,
+        racks: Mapping[int, str] | None = None,
+        catchup_ms: int = DEFAULT_CATCHUP_MS,
+        trace: Trace | None = None,
+        observer: Observer | None = None,
+    ) -> None:
+        if not broker_ids:
+            raise ValueError("a cluster needs at least one broker")
+        self.scheduler = scheduler
+        self.network = network
+        self.streams = streams
+        self.broker_ids = tuple(sorted(broker_ids))
+        self.latency = latency
+        self.replication_factor = min(replication_factor, len(self.broker_ids))
+        self.min_insync_replicas = min(min_insync_replicas, self.replication_factor)
+        self.racks = dict(racks or {})
+        self.catchup_ms = catchup_ms
+        self.trace = trace
+        self.observer = observer or Observer()
+        self.brokers: dict[int, MetadataListener] = {}
+        self.alive: set[int] = set(self.broker_ids)
+        self.partitions: dict[tuple[str, int], PartitionState] = {}
+        self.topic_ids: dict[str, str] = {}
+        self._topic_counts: dict[str, int] = {}
+        self._metadata = ClusterMetadata()
+        self._catchup: dict[int, Timer] = {}
+        self._assign_cursor = 0
+        self.leader_changes = 0
+
+    # -- setup ---------------------------------------------------------------------------------
+
+    def register_broker(self, broker: MetadataListener) -> None:
+        self.brokers[broker.broker_id] = broker
+
+    def create_topic(self, topic: str, partitions: int, *, publish: bool = True) -> None:
+        """A data topic (or an internal one, by its name) with ``partitions`` partitions."""
+        if topic in self._topic_counts:
+            raise ValueError(f"topic {topic} exists")
+        self.topic_ids[topic] = topic_id_for(topic)
+        self._topic_counts[topic] = 0
+        self._add(topic, partitions)
+        if publish:
+            self.publish()
+
+    def add_partitions(self, topic: str, count: int) -> None:
+        """CreatePartitions: ``count`` more partitions (GC-2: groups see them after metadata)."""
+        if topic not in self._topic_counts:
+            raise KeyError(f"unknown topic {topic}")
+        if count > 0:
+            self._add(topic, count)
+            self.publish()
+
+    def _add(self, topic: str, count: int) -> None:
+        internal = topic in INTERNAL_TOPICS
+        first = self._topic_counts[topic]
+        for p in range(first, first + count):
+            replicas = self._assign()
+            data = None if internal else DataLog()
+            log = ReplicatedLog(
+                topic, p, self.scheduler, self.streams, self.latency,
+                min_insync_replicas=self.min_insync_replicas,
+                keep_committed=internal,
+                apply=data.apply if data is not None else None,
+                reachable=self._reachable,
+            )
+            state = PartitionState(topic, p, replicas, replicas, -1, 0, log, data)
+            self.partitions[(topic, p)] = state
+            self._elect(state)
+        self._topic_counts[topic] = first + count
+
+    def _assign(self) -> tuple[int, ...]:
+        """Round robin; with racks, skip ahead to replicas on racks not used yet."""
+        ids = self.broker_ids
+        n = len(ids)
+        start = self._assign_cursor % n
+        self._assign_cursor += 1
+        order = [ids[(start + k) % n] for k in range(n)]
+        if not self.racks:
+            return tuple(order[: self.replication_factor])
+        chosen: list[int] = []
+        used: set[str] = set()
+        for b in order:
+            rack = self.racks.get(b, "")
+            if rack not in used:
+                chosen.append(b)
+                used.add(rack)
+            if len(chosen) == self.replication_factor:
+                return tuple(chosen)
+        for b in order:
+            if b not in chosen:
+                chosen.append(b)
+            if len(chosen) == self.replication_factor:
+                break
+        return tuple(chosen)
+
+    def _reachable(self, leader: int, follower: int) -> bool:
+        a, b = broker_node(leader), broker_node(follower)
+        net = self.network
+        return not (net.is_blocked(a, b) or net.is_blocked(b, a) or net.is_down(b))
+
+    # -- queries -------------------------------------------------------------------------------
+
+    @property
+    def metadata(self) -> ClusterMetadata:
+        """The latest image (what a client gets when it refreshes)."""
+        return self._metadata
+
+    def log(self, topic: str, partition: int) -> ReplicatedLog:
+        return self.partitions[(topic, partition)].log
+
+    def data(self, topic: str, partition: int) -> DataLog:
+        data = self.partitions[(topic, partition)].data
+        if data is None:
+            raise KeyError(f"{topic}-{partition} is not a data partition")
+        return data
+
+    def partition_count(self, topic: str) -> int:
+        return self._topic_counts.get(topic, 0)
+
+    def data_topics(self) -> list[str]:
+        return sorted(t for t in self._topic_counts if t not in INTERNAL_TOPICS)
+
+    # -- elections -------------------------------------------------------------------------------
+
+    def _elect(self, state: PartitionState) -> bool:
+        """First alive ISR replica, the current leader first. Returns whether the leader changed."""
+        if state.leader in self.alive and state.leader in state.isr:
+            leader = state.leader
+        else:
+            leader = next((b for b in state.isr if b in self.alive), -1)
+        return self._set_leader(state, leader)
+
+    def _set_leader(self, state: PartitionState, leader: int) -> bool:
+        changed = leader != state.leader
+        if changed:
+            state.leader = leader
+            if leader >= 0:
+                state.leader_epoch += 1  # a new tenure; "no leader" keeps the last epoch
+                self.leader_changes += 1
+            now = self.scheduler.now_ms
+            if self.trace is not None:
+                self.trace.record(now, CONTROLLER_NODE, "leader.elect", epoch=state.leader_epoch, leader=leader,
+                                  partition=state.partition, topic=state.topic)
+            self.observer.on_event("leader.elect", now, topic=state.topic, partition=state.partition,
+                                   leader=leader, leader_epoch=state.leader_epoch)
+        state.log.set_leader(state.leader, state.leader_epoch, state.isr)
+        return changed
+
+    def publish(self) -> ClusterMetadata:
+        """A new image, to every live broker at once (in broker id order)."""
+        md = ClusterMetadata(
+            version=self._metadata.version + 1,
+            partitions={key: state.info() for key, state in sorted(self.partitions.items())},
+            topic_ids=dict(sorted(self.topic_ids.items())),
+            alive_brokers=tuple(sorted(self.alive)),
+        )
+        self._metadata = md
+        for broker_id in sorted(self.brokers):
+            if broker_id in self.alive:
+                self.brokers[broker_id].on_metadata(md)
+        return md
+
+    def move_leadership(self, topic: str, partition: int, to: int | None = None) -> bool:
+        """Elect a different alive ISR replica: ``to`` if given (and eligible), else the next
+        one after the current leader in replica order. Returns whether leadership moved."""
+        state = self.partitions[(topic, partition)]
+        eligible = [b for b in state.isr if b in self.alive and b != state.leader]
+        if to is not None:
+            if to not in eligible:
+                return False
+            target = to
+        elif not eligible:
+            return False
+        else:
+            order = state.replicas
+            pos = order.index(state.leader) if state.leader in order else -1
+            target = min(eligible, key=lambda b: (order.index(b) - pos - 1) % len(order))
+        self._set_leader(state, target)
+        self.publish()
+        return True
+
+    # -- broker lifecycle --------------------------------------------------------------------------
+
+    def crash_broker(self, broker_id: int) -> bool:
+        """The broker dies: its memory is gone, its replicas leave the ISR, leaders move."""
+        if broker_id not in self.alive:
+            return False
+        self.alive.discard(broker_id)
+        timer = self._catchup.pop(broker_id, None)
+        if timer is not None:
+            timer.cancel()
+        self.network.crash_node(broker_node(broker_id))
+        broker = self.brokers.get(broker_id)
+        if broker is not None:
+            broker.crash()
+        for state in self.partitions.values():
+            if broker_id in state.isr and len(state.isr) > 1:
+                state.isr = tuple(b for b in state.isr if b != broker_id)
+            self._elect(state)
+        self._trace_broker("broker.crash", broker_id)
+        self.publish()
+        return True
+
+    def restart_broker(self, broker_id: int) -> bool:
+        """The broker comes back empty; it rejoins the ISR after ``catchup_ms``."""
+        if broker_id in self.alive:
+            return False
+        self.alive.add(broker_id)
+        self.network.restart_node(broker_node(broker_id))
+        broker = self.brokers.get(broker_id)
+        if broker is not None:
+            broker.restart()
+        self._trace_broker("broker.restart", broker_id)
+        # Partitions whose only ISR member is this broker can elect it now: it has the log.
+        for state in self.partitions.values():
+            if state.leader < 0:
+                self._elect(state)
+        self.publish()
+        self._catchup[broker_id] = self.scheduler.timer(self.catchup_ms, self._caught_up, broker_id)
+        return True
+
+    def _caught_up(self, broker_id: int) -> None:
+        self._catchup.pop(broker_id, None)
+        if broker_id not in self.alive:
+            return
+        for state in self.partitions.values():
+            if broker_id in state.replicas and broker_id not in state.isr:
+                state.isr = tuple(b for b in state.replicas if b in state.isr or b == broker_id)
+                self._elect(state)
+        self.publish()
+
+    def _trace_broker(self, kind: str, broker_id: int) -> None:
+        now = self.scheduler.now_ms
+        if self.trace is not None:
+            self.trace.record(now, CONTROLLER_NODE, kind, broker=broker_id)
+        self.observer.on_event(kind, now, broker=broker_id)

@@ -1,0 +1,340 @@
+"""Coordinator shards hosted on a broker: one per internal partition it leads.
+
+* ``ShareCoordinatorHost`` serves the share-state RPCs for one
+  ``__share_group_state`` partition with a ``ShareCoordinatorShard``;
+* ``GroupCoordinatorHost`` serves the group RPCs for one
+  ``__consumer_offsets`` partition with a ``GroupCoordinatorShard``.
+
+Both follow the same life (SC-6, SC-7, GC-6):
+
+1. **Load.** Built when the broker becomes the partition's leader: the shard
+   replays the committed records and answers COORDINATOR_LOAD_IN_PROGRESS
+   until a load delay proportional to the record count has passed.
+2. **Serve.** A handler's records are appended to the partition's
+   ``ReplicatedLog``; the response (and, for the group coordinator, the
+   requests to the share coordinator) is sent ONLY when they commit. A call
+   that writes nothing is answered at once.
+3. **Fail.** If the log cannot take the append (fewer in-sync replicas than
+   min.insync.replicas: COORDINATOR_NOT_AVAILABLE, as Kafka maps
+   NOT_ENOUGH_REPLICAS), the shard is rebuilt from the log (committed records
+   plus the tail still being replicated) and reloaded, and the request gets
+   the error. If the uncommitted tail is lost (leadership moved), the pending
+   requests get NOT_COORDINATOR and the host stops serving; the broker drops
+   it when the new metadata arrives.
+4. **Retire.** When the broker loses leadership or crashes, the host is gone
+   with everything in memory.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from model.core.errors import Errors
+from model.core.group.coordinator import GroupCoordinatorShard, ShardResult, error_response
+from model.core.metadata import MetadataImage
+from model.core.share_coordinator import ShareCoordinatorShard
+from model.core.share_state import (
+    DeleteShareGroupStateRequest,
+    DeleteShareGroupStateResponse,
+    InitializeShareGroupStateRequest,
+    InitializeShareGroupStateResponse,
+    ReadShareGroupStateRequest,
+    ReadShareGroupStateResponse,
+    ReadShareGroupStateSummaryRequest,
+    ReadShareGroupStateSummaryResponse,
+    WriteShareGroupStateRequest,
+    WriteShareGroupStateResponse,
+)
+from model.sim.network import Message
+from model.sim.protocol import CONSUMER_OFFSETS_TOPIC, SHARE_STATE_TOPIC
+from model.sim.replication import ReplicatedLog
+from model.sim.timers import Timer
+
+if TYPE_CHECKING:
+    from model.sim.broker import Broker
+
+# What a client is told when the append itself cannot happen or its tail is lost (Kafka's
+# coordinator runtime maps the replication errors to coordinator errors).
+_APPEND_ERRORS = {
+    Errors.NOT_ENOUGH_REPLICAS: Errors.COORDINATOR_NOT_AVAILABLE,
+    Errors.NOT_LEADER_OR_FOLLOWER: Errors.NOT_COORDINATOR,
+}
+
+
+def coordinator_error(error: Errors) -> Errors:
+    return _APPEND_ERRORS.get(error, error)
+
+
+def load_delay_ms(broker: Broker, records: int) -> int:
+    settings = broker.settings
+    return settings.coordinator_load_base_ms + records * settings.coordinator_load_us_per_record // 1000
+
+
+class _Host:
+    """Loading, serving and failing, shared by the two coordinator kinds."""
+
+    topic: str
+
+    def __init__(self, broker: Broker, partition: int, log: ReplicatedLog) -> None:
+        self.broker = broker
+        self.partition = partition
+        self.log = log
+        self.leader_epoch = log.leader_epoch
+        self.active = True
+        self.loading = True
+        self._load_timer: Timer | None = None
+
+    def _start_load(self, records: int) -> None:
+        self.loading = True
+        delay = load_delay_ms(self.broker, records)
+        self._load_timer = self.broker.scheduler.timer(delay, self._load_done)
+        broker = self.broker
+        if broker.trace is not None:
+            broker.trace.record(broker.scheduler.now_ms, broker.node, "coordinator.load", partition=self.partition,
+                                records=records, topic=self.topic)
+
+    def _load_done(self) -> None:
+        self._load_timer = None
+        if self.active:
+            self.loading = False
+            self._loaded()
+
+    def _loaded(self) -> None:
+        raise NotImplementedError
+
+    def retire(self) -> None:
+        """Leadership lost or the broker crashed: stop; everything in memory is dropped."""
+        self.active = False
+        if self._load_timer is not None:
+            self._load_timer.cancel()
+            self._load_timer = None
+
+    def _lost_tail(self) -> None:
+        """The uncommitted tail was dropped (a new leader): serve nothing more."""
+        self.retire()
+
+
+# --- share coordinator (SC-*) ---------------------------------------------------------------
+
+
+class ShareCoordinatorHost(_Host):
+    topic = SHARE_STATE_TOPIC
+
+    def __init__(self, broker: Broker, partition: int, log: ReplicatedLog) -> None:
+        super().__init__(broker, partition, log)
+        self.shard = self._replayed()
+        self._start_load(log.committed_count)
+
+    def _replayed(self) -> ShareCoordinatorShard:
+        shard = ShareCoordinatorShard(self.broker.config.snapshot_update_records_per_snapshot)
+        shard.begin_load(0)
+        for record in self.log.committed:
+            shard.apply(record)  # type: ignore[arg-type]
+        for record in self.log.uncommitted():
+            shard.apply(record)  # type: ignore[arg-type]
+        return shard
+
+    def _loaded(self) -> None:
+        self.shard.complete_load()
+
+    def handle(self, message: Message, body: Any) -> None:
+        broker = self.broker
+        if not self.active:
+            broker.reply(message, share_state_error(body, Errors.NOT_COORDINATOR))
+            return
+        shard = self.shard
+        if isinstance(body, WriteShareGroupStateRequest):
+            response, records = shard.write(body)
+        elif isinstance(body, ReadShareGroupStateRequest):
+            response, records = shard.read(body)  # type: ignore[assignment]
+        elif isinstance(body, InitializeShareGroupStateRequest):
+            response, records = shard.initialize(body)  # type: ignore[assignment]
+        elif isinstance(body, DeleteShareGroupStateRequest):
+            response, records = shard.delete(body)  # type: ignore[assignment]
+        elif isinstance(body, ReadShareGroupStateSummaryRequest):
+            response, records = shard.read_summary(body)  # type: ignore[assignment]
+        else:
+            raise TypeError(f"not a share-state request: {body!r}")
+        if not records:
+            broker.reply(message, response)
+            return
+        error = self.log.append(records, lambda err, _offset: self._committed(err, message, body, response))
+        if error != Errors.NONE:
+            # Nothing was appended: rebuild from the log (without these records) and reload.
+            self.shard = self._replayed()
+            self._start_load(self.log.committed_count)
+            broker.reply(message, share_state_error(body, coordinator_error(error)))
+
+    def _committed(self, error: Errors, message: Message, body: Any, response: Any) -> None:
+        broker = self.broker
+        if not broker.alive:
+            return
+        if error != Errors.NONE:
+            self._lost_tail()
+            broker.reply(message, share_state_error(body, coordinator_error(error)))
+            return
+        broker.reply(message, response)  # SC-7: only now
+        if isinstance(body, WriteShareGroupStateRequest):
+            now = broker.scheduler.now_ms
+            broker.observer.on_write_accepted(body, now)
+            if broker.trace is not None:
+                broker.trace.record(now, broker.node, "coordinator.write", batches=len(body.state_batches),
+                                    key=str(body.key), leader_epoch=body.leader_epoch,
+                                    start_offset=body.start_offset, state_epoch=body.state_epoch)
+
+
+def share_state_error(body: Any, error: Errors) -> object:
+    """The answer to a share-state request that is not served."""
+    key = body.key
+    if isinstance(body, WriteShareGroupStateRequest):
+        return WriteShareGroupStateResponse(key, error)
+    if isinstance(body, ReadShareGroupStateRequest):
+        return ReadShareGroupStateResponse(key, error)
+    if isinstance(body, InitializeShareGroupStateRequest):
+        return InitializeShareGroupStateResponse(key, error)
+    if isinstance(body, DeleteShareGroupStateRequest):
+        return DeleteShareGroupStateResponse(key, error)
+    if isinstance(body, ReadShareGroupStateSummaryRequest):
+        return ReadShareGroupStateSummaryResponse(key, error)
+    raise TypeError(f"not a share-state request: {body!r}")
+
+
+# --- group coordinator (GC-*, CG-*) -----------------------------------------------------------
+
+
+class GroupCoordinatorHost(_Host):
+    topic = CONSUMER_OFFSETS_TOPIC
+
+    def __init__(self, broker: Broker, partition: int, log: ReplicatedLog, metadata: MetadataImage) -> None:
+        super().__init__(broker, partition, log)
+        self.metadata = metadata
+        ids = itertools.count(1)
+        # Unique across failovers: a tenure's leader epoch is never reused.
+        prefix = f"m{partition}.{log.leader_epoch}."
+        self._member_ids: Callable[[], str] = lambda: prefix + str(next(ids))
+        self._tokens = itertools.count(1)
+        self._deferred: dict[int, Message] = {}  # token -> the request answered later
+        self._deadline: Timer | None = None
+        self.shard = self._replayed()
+        self._start_load(log.committed_count)
+
+    def _replayed(self) -> GroupCoordinatorShard:
+        broker = self.broker
+        shard = GroupCoordinatorShard(broker.config, self.metadata, self._member_ids,
+                                      group_configs=broker.group_configs)
+        shard.begin_load()
+        for record in self.log.committed:
+            shard.apply(record)
+        for record in self.log.uncommitted():
+            shard.apply(record)
+        return shard
+
+    def _loaded(self) -> None:
+        self.shard.complete_load()
+        self._emit(self.shard.on_loaded(self.broker.scheduler.now_ms), None)
+
+    def retire(self) -> None:
+        super().retire()
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
+        self._deferred.clear()
+
+    # -- inputs --------------------------------------------------------------------------------
+
+    def handle(self, message: Message, body: Any) -> None:
+        broker = self.broker
+        if not self.active:
+            broker.reply(message, error_response(body, Errors.NOT_COORDINATOR))
+            return
+        if not self.loading and self.log.writable() != Errors.NONE:
+            broker.reply(message, error_response(body, Errors.COORDINATOR_NOT_AVAILABLE))
+            return
+        token = next(self._tokens)
+        result = self.shard.handle(body, broker.scheduler.now_ms, token)
+        if result.response is None and not self.shard.loading:
+            self._deferred[token] = message
+        self._emit(result, message)
+
+    def on_state_response(self, response: object) -> None:
+        """A share coordinator's answer to one of our outputs (GC-7, GC-8)."""
+        if self.active and not self.loading and self.log.writable() == Errors.NONE:
+            self._emit(self.shard.on_state_response(response, self.broker.scheduler.now_ms), None)
+
+    def on_metadata(self, metadata: MetadataImage) -> None:
+        """Topics or partitions changed (GC-2, GC-7, GC-8)."""
+        self.metadata = metadata
+        if self.active and not self.loading and self.log.writable() == Errors.NONE:
+            self._emit(self.shard.on_metadata(metadata, self.broker.scheduler.now_ms), None)
+
+    def _expire(self) -> None:
+        self._deadline = None
+        if not self.active:
+            return
+        if self.log.writable() != Errors.NONE:
+            # Cannot write the removals now: look again a little later.
+            self._deadline = self.broker.scheduler.timer(self.broker.settings.retry_backoff_ms, self._expire)
+            return
+        self._emit(self.shard.expire(self.broker.scheduler.now_ms), None)
+
+    # -- outputs -------------------------------------------------------------------------------
+
+    def _emit(self, result: ShardResult, message: Message | None) -> None:
+        if result.records:
+            records = result.records
+            error = self.log.append(records, lambda err, _offset: self._committed(err, message, result))
+            if error != Errors.NONE:
+                self.shard = self._replayed()
+                self._deferred.clear()
+                self._start_load(self.log.committed_count)
+                if message is not None:
+                    self.broker.reply(message, error_response(message.payload.body, coordinator_error(error)))
+                return
+        else:
+            self._send(result, message)
+        self._arm()
+
+    def _committed(self, error: Errors, message: Message | None, result: ShardResult) -> None:
+        if not self.broker.alive:
+            return
+        if error != Errors.NONE:
+            self._lost_tail()
+            if message is not None:
+                self.broker.reply(message, error_response(message.payload.body, coordinator_error(error)))
+            return
+        if self.active:
+            self._send(result, message)
+
+    def _send(self, result: ShardResult, message: Message | None) -> None:
+        broker = self.broker
+        if message is not None and result.response is not None:
+            broker.reply(message, result.response)
+        for token, response in result.completed:
+            waiting = self._deferred.pop(token, None)
+            if waiting is not None:
+                broker.reply(waiting, response)
+        for request in result.outputs:
+            broker.send_share_state(request, self._state_answered)
+
+    def _state_answered(self, response: object | None) -> None:
+        if response is not None:
+            self.on_state_response(response)
+        # No answer (timeout, no coordinator): the manager re-sends on its own timer (GC-7).
+
+    def _arm(self) -> None:
+        deadline = self.shard.next_deadline_ms()
+        timer = self._deadline
+        if deadline is None:
+            if timer is not None:
+                timer.cancel()
+                self._deadline = None
+            return
+        due = max(deadline, self.broker.scheduler.now_ms)
+        if timer is not None and timer.active and timer.due_ms == due:
+            return
+        if timer is None:
+            self._deadline = self.broker.scheduler.timer_at(due, self._expire)
+        else:
+            timer.reschedule_at(due)

@@ -1,0 +1,96 @@
+"""What the simulated nodes say to each other, and what they can all see.
+
+* Every request travels as an ``Envelope`` whose kind is the API name
+  ("ShareFetch", "WriteShareGroupState" …); its answer travels back as an
+  ``Envelope`` with the same ``correlation_id`` and kind + "Response".
+  Payloads are the pure request/response dataclasses of ``model.core``.
+* ``ClusterMetadata`` is the controller's view: who leads which partition at
+  which leader epoch. Brokers see every new image at once; clients see it
+  only when they refresh (stale metadata → NOT_LEADER_OR_FOLLOWER → refresh).
+* ``Observer`` is the hook the invariant monitors plug into: the simulated
+  brokers call it at each protocol step; its methods do nothing by default.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
+
+from model.core.share_coordinator import share_state_partition
+from model.core.share_state import SharePartitionKey
+from model.sim.rng import derive_seed
+
+if TYPE_CHECKING:
+    from model.core.share_partition import AcknowledgementBatch, AcquiredRecords, SharePartition
+    from model.core.share_state import WriteShareGroupStateRequest
+
+SHARE_STATE_TOPIC: Final = "__share_group_state"
+CONSUMER_OFFSETS_TOPIC: Final = "__consumer_offsets"
+
+
+class Envelope(NamedTuple):
+    correlation_id: int
+    body: Any  # a request or response dataclass from model.core
+
+
+def response_kind(kind: str) -> str:
+    return kind + "Response"
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionInfo:
+    topic: str
+    partition: int
+    leader: int  # broker id, -1 when no replica is alive
+    leader_epoch: int
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class ClusterMetadata:
+    """One immutable image; the controller publishes a new one per change."""
+
+    version: int = 0
+    partitions: Mapping[tuple[str, int], PartitionInfo] = field(default_factory=dict)
+    topic_ids: Mapping[str, str] = field(default_factory=dict)
+    alive_brokers: tuple[int, ...] = ()
+
+    def leader_of(self, topic: str, partition: int) -> PartitionInfo | None:
+        return self.partitions.get((topic, partition))
+
+    def partition_count(self, topic: str) -> int:
+        return sum(1 for (t, _) in self.partitions if t == topic)
+
+    def group_coordinator_partition(self, group_id: str) -> int:
+        """GC-6: a group lives on one ``__consumer_offsets`` partition (a stable hash, not ``hash()``)."""
+        return derive_seed("group", group_id) % max(1, self.partition_count(CONSUMER_OFFSETS_TOPIC))
+
+    def share_coordinator_partition(self, key: SharePartitionKey) -> int:
+        """SC-1: Kafka's String.hashCode of "group:topicId:partition" modulo the partition count."""
+        return share_state_partition(key, max(1, self.partition_count(SHARE_STATE_TOPIC)))
+
+
+class Observer:
+    """Protocol steps the invariant monitors watch. Override what you check."""
+
+    def on_acquire(self, key: SharePartitionKey, member_id: str, acquired: list[AcquiredRecords],
+                   leader_epoch: int, now_ms: int) -> None:
+        pass
+
+    def on_ack_confirmed(self, key: SharePartitionKey, member_id: str, batches: tuple[AcknowledgementBatch, ...],
+                         now_ms: int) -> None:
+        """An acknowledgement whose success the leader has told the consumer (after its durable write)."""
+
+    def on_share_partition_step(self, partition: SharePartition, bound: int, now_ms: int) -> None:
+        """After any change to a share-partition leader; ``bound`` is the HWM or LSO it reads up to."""
+
+    def on_write_accepted(self, request: WriteShareGroupStateRequest, now_ms: int) -> None:
+        """A share coordinator answered a write with success (after commit, SC-7)."""
+
+    def on_leader_start(self, key: SharePartitionKey, broker: int, leader_epoch: int, now_ms: int) -> None:
+        pass
+
+    def on_event(self, kind: str, now_ms: int, **fields: Any) -> None:
+        """Any other notable event (faults, rebalances, failovers) for metrics."""

@@ -1,0 +1,240 @@
+"""Replicated partition logs: what survives a crash, and when a write is committed.
+
+A ``ReplicatedLog`` stands for every replica of one partition at once (data
+topics, ``__share_group_state``, ``__consumer_offsets``). It holds
+
+* the COMMITTED records, which survive any crash (a record is committed once
+  the in-sync replicas have it; we never lose a committed record, as Kafka
+  with unclean leader election off), and
+* the leader's uncommitted tail: appends waiting for replication.
+
+``append(records, on_done)`` commits after a replication delay: a draw of the
+link latency round trip to the slowest in-sync follower the leader can reach.
+If fewer than ``min_insync_replicas`` replicas (leader included) are in sync and
+reachable, it fails at once with NOT_ENOUGH_REPLICAS. Commits happen in append
+order. A leader change (``set_leader`` with a new leader or epoch) drops the
+uncommitted tail and fails its callbacks with NOT_LEADER_OR_FOLLOWER.
+
+One timer per append, no SimPy process: a commit is a heap entry.
+
+For data partitions ``DataLog`` is the committed state: a ``PartitionLog``
+whose log end offset IS the high-water mark (batches enter it only when they
+commit, so a lost tail never shows up in it) and each offset's produce time.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections import deque
+from collections.abc import Callable, Sequence
+from typing import NamedTuple
+
+from model.core.errors import Errors
+from model.core.log import LogError, PartitionLog
+from model.core.produce_fetch import UNKNOWN_PRODUCE_TIME
+from model.sim.rng import Distribution, RandomStreams
+from model.sim.timers import Scheduler
+
+# on_done(error, offset): offset is what ``apply`` returned for the records (their
+# first log offset unless the log's apply says otherwise); -1 on error.
+CommitCallback = Callable[[Errors, int], None]
+# Can the leader reach the follower (and back)? Supplied by the cluster (network partitions).
+Reachable = Callable[[int, int], bool]
+
+
+class _Pending(NamedTuple):
+    due_ms: int
+    records: Sequence[object]
+    on_done: CommitCallback
+
+
+class ReplicatedLog:
+    __slots__ = (
+        "_apply", "_generation", "_keep", "_last_due", "_pending", "_reachable", "_rng", "_sample",
+        "_scheduler", "committed", "committed_count", "isr", "leader", "leader_epoch",
+        "min_insync_replicas", "partition", "topic",
+    )
+
+    def __init__(
+        self,
+        topic: str,
+        partition: int,
+        scheduler: Scheduler,
+        streams: RandomStreams,
+        latency: Distribution,
+        *,
+        min_insync_replicas: int = 1,
+        keep_committed: bool = True,
+        apply: Callable[[Sequence[object]], int] | None = None,
+        reachable: Reachable | None = None,
+    ) -> None:
+        self.topic = topic
+        self.partition = partition
+        self.min_insync_replicas = min_insync_replicas
+        self.leader = -1
+        self.leader_epoch = -1
+        self.isr: tuple[int, ...] = ()
+        # The committed records (kept when a coordinator must replay them).
+        self.committed: list[object] = []
+        self.committed_count = 0
+        self._keep = keep_committed
+        self._apply = apply
+        self._reachable = reachable
+        self._scheduler = scheduler
+        self._rng = streams.get("replication", topic, partition)
+        self._sample = latency.sampler()
+        self._pending: deque[_Pending] = deque()
+        self._last_due = 0
+        self._generation = 0
+
+    # -- queries -------------------------------------------------------------------------
+
+    @property
+    def end_offset(self) -> int:
+        """The leader's log end offset: committed records plus the uncommitted tail."""
+        return self.committed_count + sum(len(p.records) for p in self._pending)
+
+    @property
+    def pending_count(self) -> int:
+        """How many appends wait for replication."""
+        return len(self._pending)
+
+    def uncommitted(self) -> list[object]:
+        """The records of the uncommitted tail, in order."""
+        return [r for p in self._pending for r in p.records]
+
+    # -- leadership ------------------------------------------------------------------------
+
+    def set_leader(self, leader: int, leader_epoch: int, isr: tuple[int, ...]) -> None:
+        """The controller's decision. A new leader or epoch drops the uncommitted tail."""
+        self.isr = isr
+        if leader == self.leader and leader_epoch == self.leader_epoch:
+            return
+        self.leader = leader
+        self.leader_epoch = leader_epoch
+        self._generation += 1
+        self._last_due = 0
+        lost, self._pending = self._pending, deque()
+        for p in lost:
+            p.on_done(Errors.NOT_LEADER_OR_FOLLOWER, -1)
+
+    # -- writes --------------------------------------------------------------------------------
+
+    def writable(self) -> Errors:
+        """Whether ``append`` would accept records now (NONE), else its error."""
+        leader = self.leader
+        if leader < 0:
+            return Errors.NOT_LEADER_OR_FOLLOWER
+        reachable = self._reachable
+        in_sync = 1
+        for follower in self.isr:
+            if follower != leader and (reachable is None or reachable(leader, follower)):
+                in_sync += 1
+        return Errors.NONE if in_sync >= self.min_insync_replicas else Errors.NOT_ENOUGH_REPLICAS
+
+    def append(self, records: Sequence[object], on_done: CommitCallback) -> Errors:
+        """Replicate ``records`` (the leader's append). Returns NONE if accepted (``on_done``
+        runs at commit or loss), else the error (``on_done`` never runs)."""
+        leader = self.leader
+        if leader < 0:
+            return Errors.NOT_LEADER_OR_FOLLOWER
+        rng, sample, reachable = self._rng, self._sample, self._reachable
+        in_sync = 1
+        delay = 0
+        for follower in self.isr:
+            if follower == leader or (reachable is not None and not reachable(leader, follower)):
+                continue
+            in_sync += 1
+            rtt = sample(rng) + sample(rng)
+            if rtt > delay:
+                delay = rtt
+        if in_sync < self.min_insync_replicas:
+            return Errors.NOT_ENOUGH_REPLICAS
+        scheduler = self._scheduler
+        due = scheduler._now + delay
+        if due < self._last_due:
+            due = self._last_due  # commits in append order
+        self._last_due = due
+        self._pending.append(_Pending(due, records, on_done))
+        scheduler.post_at(due, self._commit_due, self._generation)
+        return Errors.NONE
+
+    def _commit_due(self, generation: int) -> None:
+        if generation != self._generation:
+            return  # the tail it belonged to was dropped
+        now = self._scheduler._now
+        pending = self._pending
+        while pending and pending[0].due_ms <= now:
+            p = pending.popleft()
+            offset = self._commit(p.records)
+            p.on_done(Errors.NONE, offset)
+
+    def _commit(self, records: Sequence[object]) -> int:
+        offset = self.committed_count
+        if self._apply is not None:
+            offset = self._apply(records)
+        if self._keep:
+            self.committed.extend(records)
+        self.committed_count += len(records)
+        return offset
+
+
+# -- data partitions --------------------------------------------------------------------------
+
+
+class ProduceBatch(NamedTuple):
+    records: int
+    producer_id: int | None
+    transactional: bool
+    produce_time_ms: int
+
+
+class TxnMarker(NamedTuple):
+    producer_id: int
+    commit: bool
+
+
+# What ``DataLog.apply`` returns when a batch cannot enter the log (e.g. a marker with
+# no open transaction): the caller answers INVALID_REQUEST.
+REJECTED = -2
+
+
+class DataLog:
+    """The committed data of one topic partition: offsets (``PartitionLog``) and produce times."""
+
+    __slots__ = ("log", "produce_times")
+
+    def __init__(self) -> None:
+        self.log = PartitionLog()
+        # One int per offset (markers: UNKNOWN_PRODUCE_TIME), for end-to-end latency.
+        self.produce_times = array("q")
+
+    def apply(self, entries: Sequence[object]) -> int:
+        """Commit batches and markers: append them and move the high-water mark (committed
+        = HWM). Returns the first offset written, or REJECTED."""
+        log = self.log
+        first = log.log_end_offset
+        try:
+            for entry in entries:
+                if isinstance(entry, ProduceBatch):
+                    log.append(entry.records, producer_id=entry.producer_id, transactional=entry.transactional)
+                    self.produce_times.extend([entry.produce_time_ms] * entry.records)
+                elif isinstance(entry, TxnMarker):
+                    log.end_transaction(entry.producer_id, commit=entry.commit)
+                    self.produce_times.append(UNKNOWN_PRODUCE_TIME)
+                else:
+                    raise TypeError(f"not a data-log entry: {entry!r}")
+        except LogError:
+            return REJECTED
+        finally:
+            log.advance_high_watermark()
+        return first
+
+    def produce_times_of(self, ranges: Sequence[tuple[int, int]]) -> tuple[int, ...]:
+        """The produce times of inclusive offset ranges, flattened (model.core.produce_fetch)."""
+        times = self.produce_times
+        base = 0  # offsets start at 0: retention keeps the array whole
+        out: list[int] = []
+        for first, last in ranges:
+            out.extend(times[first - base:last - base + 1])
+        return tuple(out)

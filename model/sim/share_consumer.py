@@ -1,0 +1,623 @@
+"""A simulated KafkaShareConsumer (CL-1..CL-3): heartbeats, share sessions, processing, acks.
+
+* **Membership.** A ``ShareMember`` builds the ShareGroupHeartbeats; one is in
+  flight at a time, the next goes ``heartbeat_interval_ms`` later (the
+  coordinator's value, else ours), at once after a fencing (rejoin), after a
+  back-off on NOT_COORDINATOR / COORDINATOR_LOAD_IN_PROGRESS or a timeout.
+* **Share sessions (CL-1).** One per broker that leads an assigned partition
+  (or still holds our unsent acknowledgements): epoch 0 opens it, each answered
+  request moves it on, -1 closes it. SHARE_SESSION_NOT_FOUND,
+  INVALID_SHARE_SESSION_EPOCH, any other top-level error, or a lost request
+  start it over at 0. Starting over bumps the session's generation: records
+  acquired in an earlier generation are released by the broker (SP-15), so
+  their acknowledgements are dropped here, not sent (CL-2: an ack is for
+  records acquired in the same session).
+* **Fetch loop per session.** ShareFetch (max_records = max.poll.records, the
+  pending acks of that leader piggybacked, CL-2) → the acquired records go to
+  the application → once processed, the next ShareFetch carries their acks.
+  A session has at most one batch out at a time; an empty answer waits
+  ``idle_fetch_backoff_ms`` before the next fetch.
+* **The application** processes one batch at a time (one poll thread): each
+  record takes a draw of the processing distribution plus the slow_processing
+  extra, summed over the batch. Then per record: a poison record fails and is
+  RELEASED every time (so it ends ARCHIVED at the delivery limit); otherwise
+  implicit mode ACCEPTs, explicit mode draws accept / release / reject from
+  the AckPolicy probabilities. ``commit_sync`` sends the acks at once in a
+  ShareAcknowledge instead of waiting for the next fetch.
+* **Counting.** Accepted / released / rejected count acknowledgements the
+  leader confirmed; ``ack_errors`` counts records whose acknowledgement failed
+  (INVALID_RECORD_STATE after a lock expiry, a fenced leader …), was lost
+  (timeout) or was dropped (session started over). End-to-end latency (produce
+  time → processed) is kept for confirmed accepts.
+* ``close``: finish the batch being processed, send the remaining acks with
+  ShareAcknowledge epoch -1 to every open session, then the leave heartbeat
+  (epoch -1); ``crash`` stops silently; ``pause`` freezes (``Client``).
+"""
+
+from __future__ import annotations
+
+import random
+from collections import deque
+from dataclasses import dataclass, field
+
+from model.core.errors import Errors
+from model.core.group.share_member import REJOIN_ERRORS, MemberState, ShareMember
+from model.core.group.share_messages import ShareGroupHeartbeatResponse
+from model.core.metadata import TopicPartition
+from model.core.share_fetch import (
+    ShareAcknowledgePartition,
+    ShareAcknowledgeRequest,
+    ShareAcknowledgeResponse,
+    ShareFetchPartition,
+    ShareFetchPartitionResponse,
+    ShareFetchRequest,
+    ShareFetchResponse,
+)
+from model.core.share_partition import AcknowledgementBatch, AcquiredRecords
+from model.core.share_session import FINAL_EPOCH, INITIAL_EPOCH, next_epoch
+from model.core.share_state import AcknowledgeType
+from model.sim.client import RETRIABLE_ERRORS, STALE_METADATA_ERRORS, Client, ClientConfig, MetadataSource
+from model.sim.network import Network
+from model.sim.rng import Distribution, RandomStreams, derive_seed
+from model.sim.timers import Scheduler, Timer
+from model.sim.trace import Trace
+
+ACCEPT = int(AcknowledgeType.ACCEPT)
+RELEASE = int(AcknowledgeType.RELEASE)
+REJECT = int(AcknowledgeType.REJECT)
+
+_POISON_SCALE = 1 << 64
+
+
+def is_poison(seed: int, topic: str, partition: int, offset: int, poison_rate: float) -> bool:
+    """A record whose processing always fails: a stable hash of (seed, topic, partition, offset)."""
+    return poison_rate > 0 and derive_seed(seed, "poison", topic, partition, offset) < poison_rate * _POISON_SCALE
+
+
+@dataclass(frozen=True)
+class ShareConsumerSettings:
+    """What a share consumer does (scenario ConsumerSpec, CL-3)."""
+
+    processing: Distribution = field(default_factory=lambda: Distribution.constant(1))
+    accept: float = 1.0  # the AckPolicy of explicit mode
+    release: float = 0.0
+    reject: float = 0.0
+    poison_rate: float = 0.0
+    poison_seed: int = 0  # the run seed: poison is the same records for every consumer
+    ack_mode: str = "explicit"  # or "implicit": accept the whole batch
+    commit_sync: bool = False  # send acks in a ShareAcknowledge as soon as a batch is processed
+    max_poll_records: int = 500
+    max_wait_ms: int = 500  # ShareFetch MaxWaitMs (the broker may hold an empty fetch this long)
+    idle_fetch_backoff_ms: int = 100  # after an empty answer
+    heartbeat_interval_ms: int = 5_000  # until the coordinator says otherwise
+
+    def __post_init__(self) -> None:
+        if self.ack_mode not in ("explicit", "implicit"):
+            raise ValueError(f"ack_mode = {self.ack_mode!r}: must be 'explicit' or 'implicit'")
+        if abs(self.accept + self.release + self.reject - 1.0) > 1e-9:
+            raise ValueError("accept + release + reject must be 1")
+        if self.max_poll_records < 1:
+            raise ValueError("max_poll_records must be >= 1")
+
+
+@dataclass
+class _PendingAck:
+    """One acknowledgement run, with what to count when the leader confirms it."""
+
+    batch: AcknowledgementBatch
+    latencies: tuple[int, ...] = ()  # accepted records with a known produce time
+
+    @property
+    def count(self) -> int:
+        return self.batch.last_offset - self.batch.first_offset + 1
+
+
+@dataclass
+class _Session:
+    """Our side of one share session (CL-1) with one leader."""
+
+    broker: int
+    epoch: int = INITIAL_EPOCH
+    generation: int = 0
+    known: set[TopicPartition] = field(default_factory=set)  # what the broker's session holds
+    acks: dict[TopicPartition, list[_PendingAck]] = field(default_factory=dict)
+    request: int | None = None  # correlation id in flight
+    outstanding: int = 0  # acquired batches not yet processed
+    fetch_timer: Timer | None = None
+    closed: bool = False
+
+    def take_acks(self) -> dict[TopicPartition, list[_PendingAck]]:
+        acks, self.acks = self.acks, {}
+        return {tp: sorted(runs, key=lambda a: a.batch.first_offset) for tp, runs in sorted(acks.items())}
+
+
+@dataclass
+class _Delivery:
+    """Records of one ShareFetch answer, waiting for (or in) processing."""
+
+    session: _Session
+    generation: int
+    records: list[tuple[TopicPartition, AcquiredRecords, tuple[int, ...]]]  # (tp, range, produce times)
+
+
+class ShareConsumer(Client):
+    def __init__(
+        self,
+        name: str,
+        group_id: str,
+        topics: tuple[str, ...] | list[str],
+        scheduler: Scheduler,
+        network: Network,
+        metadata_source: MetadataSource,
+        streams: RandomStreams,
+        *,
+        settings: ShareConsumerSettings | None = None,
+        config: ClientConfig | None = None,
+        trace: Trace | None = None,
+    ) -> None:
+        super().__init__(name, scheduler, network, metadata_source, config=config, trace=trace)
+        self.group_id = group_id
+        self.topics = tuple(sorted(set(topics)))
+        self.settings = settings or ShareConsumerSettings()
+        self._processing_rng: random.Random = streams.get("consumer", name, "processing")
+        self._ack_rng: random.Random = streams.get("consumer", name, "ack")
+        self._sample_processing = self.settings.processing.sampler()
+        self.extra_processing_ms = 0  # slow_processing fault
+        self.member = ShareMember(group_id, self.topics, client_id=name)
+        self.closing = False
+        self.closed = False
+        self._sessions: dict[int, _Session] = {}
+        self._routes: dict[TopicPartition, int] = {}  # assigned partition -> leader we fetch it from
+        self._queue: deque[_Delivery] = deque()
+        self._processing: _Delivery | None = None
+        self._heartbeat_timer: Timer | None = None
+        self._heartbeat_request: int | None = None
+        self._leave_sent = False
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def on_start(self) -> None:
+        # A (re)started consumer is a new member with empty sessions.
+        self.member = ShareMember(self.group_id, self.topics, client_id=self.name)
+        self.closing = self.closed = self._leave_sent = False
+        self._sessions.clear()
+        self._routes.clear()
+        self._queue.clear()
+        self._processing = None
+        self._heartbeat_request = None
+        self._schedule_heartbeat(0)
+
+    def on_crash(self) -> None:
+        self._sessions.clear()
+        self._routes.clear()
+        self._queue.clear()
+        self._processing = None
+        self._heartbeat_request = None
+
+    def slow_processing(self, extra_ms: int) -> None:
+        """Each record takes ``extra_ms`` more to process (0 ends the fault)."""
+        self.extra_processing_ms = extra_ms
+        self.record("consumer.slow", extra_ms=extra_ms)
+
+    @property
+    def assignment(self) -> frozenset[TopicPartition]:
+        return self.member.assignment
+
+    # -- heartbeats --------------------------------------------------------------------------
+
+    def _schedule_heartbeat(self, delay_ms: int) -> None:
+        if self._heartbeat_timer is not None:
+            self._heartbeat_timer.cancel()
+        self._heartbeat_timer = self.call_later(delay_ms, self._heartbeat)
+
+    def _heartbeat(self) -> None:
+        if self.closing or self._heartbeat_request is not None or not self.member.active:
+            return
+        coordinator = self.group_coordinator(self.group_id)
+        if coordinator is None:
+            self.request_metadata_refresh()
+            self._schedule_heartbeat(self.config.retry_backoff_ms)
+            return
+        request = self.member.heartbeat()
+        self._heartbeat_request = self.send_request(
+            coordinator, "ShareGroupHeartbeat", request, self._on_heartbeat_response, self._on_heartbeat_timeout
+        )
+
+    def _on_heartbeat_response(self, response: ShareGroupHeartbeatResponse) -> None:
+        self._heartbeat_request = None
+        before = self.member.assignment
+        self.member.on_response(response)
+        error = response.error_code
+        if error in REJOIN_ERRORS:
+            self.metrics.fenced += 1
+            self.record("consumer.fenced", error=int(error))
+        if self.member.assignment != before:
+            self.metrics.rebalances += 1
+            self.record(
+                "consumer.assignment",
+                epoch=self.member.member_epoch,
+                partitions=",".join(str(tp) for tp in sorted(self.member.assignment)),
+            )
+            self._reconcile()
+        if self.member.state is MemberState.FAILED:
+            self.record("consumer.failed", error=int(error))
+            return
+        if error in REJOIN_ERRORS:
+            self._schedule_heartbeat(0)
+        elif error != Errors.NONE:
+            if error in STALE_METADATA_ERRORS or error in RETRIABLE_ERRORS:
+                self.request_metadata_refresh()
+            self._schedule_heartbeat(self.config.retry_backoff_ms)
+        else:
+            self._schedule_heartbeat(self.member.heartbeat_interval_ms or self.settings.heartbeat_interval_ms)
+
+    def _on_heartbeat_timeout(self) -> None:
+        self._heartbeat_request = None
+        self.member.on_request_lost()
+        self.request_metadata_refresh()
+        self._schedule_heartbeat(self.config.retry_backoff_ms)
+
+    # -- routing assigned partitions to leaders ------------------------------------------------
+
+    def on_metadata(self) -> None:
+        self._reconcile()
+
+    def _reconcile(self) -> None:
+        """Route every assigned partition to its leader's session and poke the fetch loops."""
+        routes: dict[TopicPartition, int] = {}
+        missing = False
+        for tp in sorted(self.member.assignment):
+            info = self.leader_of(tp.topic, tp.partition)
+            if info is None:
+                missing = True
+                continue
+            routes[tp] = info.leader
+        if missing:
+            self.request_metadata_refresh()
+        self._routes = routes
+        for broker in sorted(set(routes.values())):
+            if broker not in self._sessions:
+                self._sessions[broker] = _Session(broker)
+        for broker in sorted(self._sessions):
+            self._maybe_fetch(self._sessions[broker])
+
+    def _wanted(self, session: _Session) -> list[TopicPartition]:
+        return [tp for tp, broker in self._routes.items() if broker == session.broker]
+
+    # -- the fetch loop ----------------------------------------------------------------------
+
+    def _maybe_fetch(self, session: _Session) -> None:
+        if not self.alive:
+            return
+        if self.closing:
+            self._close_session(session)
+            return
+        if session.request is not None or session.outstanding or not self.member.member_id:
+            return
+        if session.fetch_timer is not None and session.fetch_timer.active:
+            return
+        wanted = self._wanted(session)
+        if not wanted and not session.acks:
+            return
+        if not wanted and session.epoch != INITIAL_EPOCH:
+            self._acknowledge(session, session.epoch)  # acks only: nothing to fetch from this leader
+            return
+        if not wanted:
+            session.acks.clear()  # cannot happen: acks imply an open session
+            return
+        acks = session.take_acks() if session.epoch != INITIAL_EPOCH else {}
+        partitions: list[ShareFetchPartition] = []
+        for tp in sorted(set(wanted) | set(acks)):
+            batches = tuple(a.batch for a in acks.get(tp, ()))
+            partitions.append(
+                ShareFetchPartition(
+                    self.topic_id(tp.topic),
+                    tp.partition,
+                    partition_max_bytes=(1 << 20) if tp in wanted else 0,
+                    acknowledgement_batches=batches,
+                )
+            )
+        forgotten = (
+            sorted(session.known - set(wanted) - set(acks)) if session.epoch != INITIAL_EPOCH else []
+        )
+        request = ShareFetchRequest(
+            group_id=self.group_id,
+            member_id=self.member.member_id,
+            share_session_epoch=session.epoch,
+            partitions=tuple(partitions),
+            forgotten=tuple((self.topic_id(tp.topic), tp.partition) for tp in forgotten),
+            max_wait_ms=self.settings.max_wait_ms,
+            max_records=self.settings.max_poll_records,
+        )
+        # The broker's session now holds every partition named (ack-only ones too, CL-1): an
+        # incremental fetch reads them all until they are forgotten.
+        named = set(wanted) | set(acks)
+        session.known = named if session.epoch == INITIAL_EPOCH else (session.known | named) - set(forgotten)
+        epoch = session.epoch
+        session.request = self.send_request(
+            session.broker,
+            "ShareFetch",
+            request,
+            lambda response: self._on_fetch_response(session, epoch, acks, response),
+            lambda: self._on_request_lost(session, acks),
+        )
+
+    def _on_fetch_response(
+        self,
+        session: _Session,
+        epoch: int,
+        acks: dict[TopicPartition, list[_PendingAck]],
+        response: ShareFetchResponse,
+    ) -> None:
+        session.request = None
+        if response.error_code != Errors.NONE:
+            self._on_session_error(session, response.error_code, acks)
+            return
+        session.epoch = next_epoch(epoch)
+        by_tp: dict[TopicPartition, ShareFetchPartitionResponse] = {}
+        for part in response.responses:
+            tp = TopicPartition(self.topic_name(part.topic_id), part.partition)
+            by_tp[tp] = part
+            if part.error_code in STALE_METADATA_ERRORS:
+                self.request_metadata_refresh()
+        for tp, runs in acks.items():
+            answered = by_tp.get(tp)
+            self._confirm(runs, Errors.UNKNOWN_SERVER_ERROR if answered is None else answered.acknowledge_error_code)
+        records: list[tuple[TopicPartition, AcquiredRecords, tuple[int, ...]]] = []
+        for tp, part in by_tp.items():
+            times = part.produce_times
+            cursor = 0
+            for acquired in part.acquired_records:
+                count = acquired.last_offset - acquired.first_offset + 1
+                records.append((tp, acquired, times[cursor : cursor + count] if times else ()))
+                cursor += count
+        if records and not self.closing:
+            delivered = sum(r.last_offset - r.first_offset + 1 for _, r, _ in records)
+            self.metrics.records_delivered += delivered
+            self.metrics.redeliveries += sum(
+                r.last_offset - r.first_offset + 1 for _, r, _ in records if r.delivery_count > 1
+            )
+            self.record("consumer.delivered", broker=session.broker, records=delivered)
+            session.outstanding += 1
+            self._queue.append(_Delivery(session, session.generation, records))
+            self._process_next()
+        elif self.closing:
+            self._close_session(session)
+        else:
+            session.fetch_timer = self.call_later(self.settings.idle_fetch_backoff_ms, self._fetch_again, session)
+
+    def _fetch_again(self, session: _Session) -> None:
+        session.fetch_timer = None
+        self._maybe_fetch(session)
+
+    def _on_request_lost(self, session: _Session, acks: dict[TopicPartition, list[_PendingAck]]) -> None:
+        session.request = None
+        self._on_session_error(session, Errors.REQUEST_TIMED_OUT, acks)
+
+    def _on_session_error(
+        self, session: _Session, error: Errors, acks: dict[TopicPartition, list[_PendingAck]]
+    ) -> None:
+        """Start the session over at epoch 0; unconfirmed and pending acks are lost (CL-1, CL-2)."""
+        for runs in acks.values():
+            self._confirm(runs, error)
+        for runs in session.take_acks().values():
+            self._confirm(runs, error)
+        session.epoch = INITIAL_EPOCH
+        session.generation += 1
+        session.known = set()
+        self.metrics.share_session_resets += 1
+        self.record("consumer.session_reset", broker=session.broker, error=int(error))
+        if error not in (Errors.SHARE_SESSION_NOT_FOUND, Errors.INVALID_SHARE_SESSION_EPOCH):
+            self.request_metadata_refresh()
+        if self.closing:
+            session.closed = True  # nothing left to close on the broker
+            self._maybe_leave()
+            return
+        session.fetch_timer = self.call_later(self.config.retry_backoff_ms, self._fetch_again, session)
+
+    def _confirm(self, runs: list[_PendingAck], error: Errors) -> None:
+        metrics = self.metrics
+        if error != Errors.NONE:
+            metrics.ack_errors += sum(a.count for a in runs)
+            return
+        for ack in runs:
+            kind = ack.batch.acknowledge_types[0]
+            if kind == ACCEPT:
+                metrics.records_accepted += ack.count
+                metrics.end_to_end_latencies_ms.extend(ack.latencies)
+            elif kind == RELEASE:
+                metrics.records_released += ack.count
+            elif kind == REJECT:
+                metrics.records_rejected += ack.count
+
+    # -- the application ---------------------------------------------------------------------
+
+    def _process_next(self) -> None:
+        if self._processing is not None or not self._queue or not self.alive:
+            return
+        delivery = self._queue.popleft()
+        self._processing = delivery
+        sample, rng = self._sample_processing, self._processing_rng
+        extra = self.extra_processing_ms
+        total = 0
+        for _, acquired, _ in delivery.records:
+            for _ in range(acquired.last_offset - acquired.first_offset + 1):
+                total += sample(rng) + extra
+        self.call_later(total, self._processed, delivery)
+
+    def _processed(self, delivery: _Delivery) -> None:
+        self._processing = None
+        session = delivery.session
+        session.outstanding -= 1
+        count = 0
+        runs_by_tp: dict[TopicPartition, list[_PendingAck]] = {}
+        for tp, acquired, times in delivery.records:
+            runs_by_tp.setdefault(tp, []).extend(self._decide(tp, acquired, times))
+            count += acquired.last_offset - acquired.first_offset + 1
+        current = self._sessions.get(session.broker) is session and delivery.generation == session.generation
+        if current:
+            for tp, runs in runs_by_tp.items():
+                session.acks.setdefault(tp, []).extend(runs)
+        else:
+            self.metrics.ack_errors += count  # acquired in a session that has ended: released by the broker
+        self.record("consumer.processed", broker=session.broker, records=count, current=current)
+        if self.closing:
+            self._close_sessions()
+        elif self.settings.commit_sync and session.acks:
+            self._commit_sync_session(session)
+        else:
+            self._maybe_fetch(session)
+        self._process_next()
+
+    def _decide(self, tp: TopicPartition, acquired: AcquiredRecords, times: tuple[int, ...]) -> list[_PendingAck]:
+        """The acknowledge type of each record, as runs of equal type."""
+        settings = self.settings
+        explicit = settings.ack_mode == "explicit" and settings.accept < 1.0
+        poison_rate, seed = settings.poison_rate, settings.poison_seed
+        rng = self._ack_rng
+        accept_below = settings.accept
+        release_below = settings.accept + settings.release
+        now = self.scheduler.now_ms
+        runs: list[_PendingAck] = []
+        run_first = acquired.first_offset
+        run_type = -1
+        latencies: list[int] = []
+        for index, offset in enumerate(range(acquired.first_offset, acquired.last_offset + 1)):
+            if poison_rate and is_poison(seed, tp.topic, tp.partition, offset, poison_rate):
+                kind = RELEASE
+            elif explicit:
+                draw = rng.random()
+                kind = ACCEPT if draw < accept_below else RELEASE if draw < release_below else REJECT
+            else:
+                kind = ACCEPT
+            if kind != run_type:
+                if run_type >= 0:
+                    runs.append(_PendingAck(AcknowledgementBatch(run_first, offset - 1, (run_type,)), tuple(latencies)))
+                run_first, run_type, latencies = offset, kind, []
+            if kind == ACCEPT and index < len(times) and times[index] >= 0:
+                latencies.append(now - times[index])
+        runs.append(
+            _PendingAck(AcknowledgementBatch(run_first, acquired.last_offset, (run_type,)), tuple(latencies))
+        )
+        return runs
+
+    # -- ShareAcknowledge: commitSync and close ------------------------------------------------
+
+    def commit_sync(self) -> None:
+        """Send every session's pending acks now (where no request is in flight) in a ShareAcknowledge."""
+        for broker in sorted(self._sessions):
+            self._commit_sync_session(self._sessions[broker])
+
+    def _commit_sync_session(self, session: _Session) -> None:
+        if session.request is not None or not session.acks or session.epoch == INITIAL_EPOCH:
+            return
+        self._acknowledge(session, session.epoch)
+
+    def _acknowledge(self, session: _Session, epoch: int) -> None:
+        acks = session.take_acks()
+        request = ShareAcknowledgeRequest(
+            group_id=self.group_id,
+            member_id=self.member.member_id,
+            share_session_epoch=epoch,
+            partitions=tuple(
+                ShareAcknowledgePartition(self.topic_id(tp.topic), tp.partition, tuple(a.batch for a in runs))
+                for tp, runs in acks.items()
+            ),
+        )
+        session.request = self.send_request(
+            session.broker,
+            "ShareAcknowledge",
+            request,
+            lambda response: self._on_acknowledge_response(session, epoch, acks, response),
+            lambda: self._on_request_lost(session, acks),
+        )
+
+    def _on_acknowledge_response(
+        self,
+        session: _Session,
+        epoch: int,
+        acks: dict[TopicPartition, list[_PendingAck]],
+        response: ShareAcknowledgeResponse,
+    ) -> None:
+        session.request = None
+        if response.error_code != Errors.NONE:
+            self._on_session_error(session, response.error_code, acks)
+            return
+        by_tp = {TopicPartition(self.topic_name(p.topic_id), p.partition): p for p in response.responses}
+        for tp, runs in acks.items():
+            part = by_tp.get(tp)
+            self._confirm(runs, Errors.UNKNOWN_SERVER_ERROR if part is None else part.error_code)
+            if part is not None and part.error_code in STALE_METADATA_ERRORS:
+                self.request_metadata_refresh()
+        if epoch == FINAL_EPOCH:
+            session.closed = True
+            session.epoch = INITIAL_EPOCH
+            self._maybe_leave()
+            return
+        session.epoch = next_epoch(epoch)
+        self._maybe_fetch(session)
+
+    def close(self) -> None:
+        """CL-3: commit (final acks, epoch -1) and leave the group (epoch -1)."""
+        if not self.alive or self.closing:
+            return
+        self.closing = True
+        self.record("consumer.close")
+        if self._heartbeat_timer is not None:
+            self._heartbeat_timer.cancel()
+        # Records fetched but not yet handed to the application are released by the session close.
+        while self._queue:
+            self._queue.popleft().session.outstanding -= 1
+        if self._processing is None:
+            self._close_sessions()
+        # else: _processed → _maybe_fetch → _close_session once the batch is done
+
+    def _close_sessions(self) -> None:
+        for broker in sorted(self._sessions):
+            self._close_session(self._sessions[broker])
+        self._maybe_leave()
+
+    def _close_session(self, session: _Session) -> None:
+        if session.closed or session.request is not None or session.outstanding:
+            return
+        if session.fetch_timer is not None:
+            session.fetch_timer.cancel()
+        if session.epoch == INITIAL_EPOCH:
+            session.closed = True  # never opened (or already gone on the broker)
+            self.metrics.ack_errors += sum(a.count for runs in session.take_acks().values() for a in runs)
+            self._maybe_leave()
+            return
+        self._acknowledge(session, FINAL_EPOCH)
+
+    def _maybe_leave(self) -> None:
+        if not self.closing or self._leave_sent or self._processing is not None:
+            return
+        if not all(s.closed for s in self._sessions.values()):
+            return
+        self._leave_sent = True
+        if self._heartbeat_request is not None:
+            self.forget_request(self._heartbeat_request)
+            self._heartbeat_request = None
+        coordinator = self.group_coordinator(self.group_id)
+        if coordinator is None or not self.member.member_id:
+            self._finish_close()
+            return
+        self.send_request(
+            coordinator,
+            "ShareGroupHeartbeat",
+            self.member.leave(),
+            lambda response: self._on_leave_done(response),
+            lambda: self._on_leave_done(None),
+        )
+
+    def _on_leave_done(self, response: ShareGroupHeartbeatResponse | None) -> None:
+        if response is None:
+            self.member.on_request_lost()
+        else:
+            self.member.on_response(response)
+        self._finish_close()
+
+    def _finish_close(self) -> None:
+        self.closed = True
+        self.record("consumer.closed")
+        self.halt()

@@ -1,0 +1,542 @@
+"""The share-partition leaders on one broker: ShareFetch and ShareAcknowledge (SP-*, CL-1, CL-2).
+
+For every (share group, data partition) this broker leads there is one
+``SharePartitionSlot``: a pure ``SharePartition`` created at the partition's
+current leader epoch on the first ShareFetch that names it, plus what the
+simulation adds around it:
+
+* **state on the network.** On creation it sends ReadShareGroupState with its
+  leader epoch to the share coordinator and ``recover``s from the answer
+  (SP-10); every durable change (``take_writes``) goes out as a
+  WriteShareGroupState and comes back through ``complete_write`` (SP-9).
+  Like Kafka's persister, retriable answers (no coordinator, loading, not
+  enough replicas, timeout) are retried with backoff before the
+  ``SharePartition`` hears of a failure; a failed read is retried until it
+  succeeds (the group coordinator may not have initialized the state yet).
+* **one lock-expiry timer** per slot, re-armed to ``next_lock_deadline_ms()``
+  after every change (SP-4);
+* **answers that wait.** A ShareFetch/ShareAcknowledge carrying
+  acknowledgements is answered as soon as their writes complete (SP-9), and
+  not later, so a confirmation is never held back past a redelivery; a
+  ShareFetch without acknowledgements that acquired nothing waits up to its
+  MaxWaitMs for records (new data committed, records released, state
+  loaded), like Kafka's delayed share fetch, so idle consumers do not spin.
+* **zombies.** When the broker stops leading the partition (or the epoch
+  moves on) the slot stops serving and its lock timer stops, but it stays
+  alive until its writes in flight are answered: a newer leader's read has
+  raised the stored leader epoch, so they come back FENCED_LEADER_EPOCH.
+
+Share sessions (CL-1) are one ``ShareSessionCache`` per broker; a session
+closed (epoch -1), replaced (epoch 0 again) or evicted releases the member's
+acquired records on every slot of its group (SP-15).
+
+Observer hooks: ``on_leader_start`` (slot created), ``on_acquire``,
+``on_ack_confirmed`` (an acknowledgement whose write succeeded: reported when
+the write's answer arrives, the moment its success is decided, before
+anything it released can be acquired again; the consumer's answer follows at
+once unless the same request waits for other writes), and
+``on_share_partition_step`` (after every change of a serving slot).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Final
+
+from model.core.errors import ApiError, Errors
+from model.core.share_fetch import (
+    LeaderIdAndEpoch,
+    ShareAcknowledgePartitionResponse,
+    ShareAcknowledgeRequest,
+    ShareAcknowledgeResponse,
+    ShareFetchPartitionResponse,
+    ShareFetchRequest,
+    ShareFetchResponse,
+)
+from model.core.share_partition import (
+    AcknowledgementBatch,
+    AcquiredRecords,
+    PartitionStatus,
+    PendingWrite,
+    SharePartition,
+)
+from model.core.share_session import SessionKey, ShareSessionCache
+from model.core.share_state import (
+    ReadShareGroupStateResponse,
+    ReadShareGroupStateSummaryRequest,
+    ReadShareGroupStateSummaryResponse,
+    SharePartitionKey,
+    WriteShareGroupStateResponse,
+)
+from model.sim.network import Message
+from model.sim.timers import Timer
+
+if TYPE_CHECKING:
+    from model.sim.broker import Broker
+    from model.sim.protocol import ClusterMetadata
+
+# Answers the persister retries itself before the SharePartition hears of them.
+RETRIABLE: Final = frozenset((
+    Errors.COORDINATOR_LOAD_IN_PROGRESS, Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR,
+    Errors.NOT_ENOUGH_REPLICAS, Errors.REQUEST_TIMED_OUT, Errors.NOT_LEADER_OR_FOLLOWER,
+))
+_NO_LEADER: Final = LeaderIdAndEpoch()
+_PARKED_SWEEP: Final = 32  # drop answered calls from a slot's parked list past this length
+
+
+class SharePartitionSlot:
+    __slots__ = ("dead", "group_id", "key", "key_text", "leader_epoch", "lock_timer", "parked", "partition",
+                 "read_failures", "serving", "sp", "topic", "topic_id", "waiters")
+
+    def __init__(self, sp: SharePartition, topic: str, partition: int, leader_epoch: int) -> None:
+        self.sp = sp
+        self.key = sp.key
+        self.key_text = str(sp.key)  # for trace fields
+        self.group_id = sp.key.group_id
+        self.topic_id = sp.key.topic_id
+        self.topic = topic
+        self.partition = partition
+        self.leader_epoch = leader_epoch
+        self.lock_timer: Timer | None = None
+        self.parked: list[_Call] = []
+        self.waiters: dict[int, tuple[_Call, _Part]] = {}  # ACKNOWLEDGE write id -> who waits
+        self.serving = True  # False once leadership is gone (a zombie until its writes return)
+        self.dead = False  # the broker crashed: nothing of it survives
+        self.read_failures = 0  # consecutive failed reads (backoff grows)
+
+
+class _Part:
+    """One partition of a request being answered."""
+
+    __slots__ = ("ack_batches", "ack_error", "acquired", "error", "fetch", "leader", "partition", "slot", "topic_id")
+
+    def __init__(self, topic_id: str, partition: int, slot: SharePartitionSlot | None,
+                 error: Errors = Errors.NONE, leader: LeaderIdAndEpoch = _NO_LEADER) -> None:
+        self.topic_id = topic_id
+        self.partition = partition
+        self.slot = slot
+        self.error = error
+        self.leader = leader
+        self.ack_error = Errors.NONE
+        self.ack_batches: tuple[AcknowledgementBatch, ...] = ()
+        self.acquired: list[AcquiredRecords] = []
+        self.fetch = False
+
+
+class _Call:
+    """One ShareFetch or ShareAcknowledge being answered."""
+
+    __slots__ = ("acked", "budget", "checks", "closing", "done", "fetch", "got", "group_id", "max_wait_ms",
+                 "member_id", "message", "parts", "timer", "waiting")
+
+    def __init__(self, message: Message, group_id: str, member_id: str, *, fetch: bool, closing: bool,
+                 budget: int = 0, max_wait_ms: int = 0) -> None:
+        self.message = message
+        self.group_id = group_id
+        self.member_id = member_id
+        self.fetch = fetch  # a ShareFetch (else a ShareAcknowledge)
+        self.closing = closing
+        self.budget = budget
+        self.max_wait_ms = max_wait_ms
+        self.parts: list[_Part] = []
+        self.waiting = 0  # acknowledgement writes not answered yet
+        self.checks = 0  # state-epoch checks (SP-12) not answered yet: nothing is acquired before
+        self.acked = False  # it carried acknowledgements: answered as soon as they are durable
+        self.got = 0
+        self.timer: Timer | None = None
+        self.done = False
+
+
+class ShareLeaderHost:
+    def __init__(self, broker: Broker) -> None:
+        self.broker = broker
+        config = broker.config
+        self.sessions = ShareSessionCache(config.share_max_groups * config.share_max_size,
+                                          config.share_session_idle_eviction_ms)
+        self.slots: dict[tuple[str, str, int], SharePartitionSlot] = {}  # (group, topic, partition)
+        self._by_partition: dict[tuple[str, int], list[SharePartitionSlot]] = {}
+        self._zombies: list[SharePartitionSlot] = []  # retired slots whose writes may still be answered
+        self._next_eviction_ms = 0
+
+    # -- requests ----------------------------------------------------------------------------
+
+    def share_fetch(self, message: Message, req: ShareFetchRequest) -> None:
+        broker = self.broker
+        now = broker.scheduler.now_ms
+        self._maybe_evict(now)
+        session_key = (req.group_id, req.member_id)
+        try:
+            ctx = self.sessions.share_fetch(
+                session_key, req.share_session_epoch, now,
+                [(p.topic_id, p.partition) for p in req.partitions], req.forgotten,
+            )
+        except ApiError as e:
+            broker.reply(message, ShareFetchResponse(e.error, e.message or None))
+            return
+        for released in ctx.released:
+            self._release_member(released, now)
+        call = _Call(message, req.group_id, req.member_id, fetch=True, closing=ctx.closing,
+                     budget=req.max_records, max_wait_ms=req.max_wait_ms)
+        named: set[tuple[str, int]] = set()
+        for p in req.partitions:
+            named.add((p.topic_id, p.partition))
+            part = self._part(call, p.topic_id, p.partition)
+            if p.acknowledgement_batches:
+                self._acknowledge(call, part, p.acknowledgement_batches, now)
+            part.fetch = p.partition_max_bytes > 0
+        if req.share_session_epoch == 0:
+            for part in call.parts:
+                if part.slot is not None and part.slot.sp.ready:
+                    self._check_state_epoch(call, part.slot)
+        session = ctx.session
+        if session is not None and not ctx.closing:
+            # An incremental fetch also reads the session's partitions it does not name (CL-1).
+            for topic_id, partition in sorted(session.partitions - named):
+                self._part(call, topic_id, partition).fetch = True
+        if ctx.closing:
+            self._release_member(session_key, now)  # SP-15, after its acknowledgements
+        elif not call.checks:
+            self._acquire(call, now)
+        self._maybe_finish(call)
+
+    def share_acknowledge(self, message: Message, req: ShareAcknowledgeRequest) -> None:
+        broker = self.broker
+        now = broker.scheduler.now_ms
+        self._maybe_evict(now)
+        session_key = (req.group_id, req.member_id)
+        try:
+            ctx = self.sessions.share_acknowledge(session_key, req.share_session_epoch, now)
+        except ApiError as e:
+            broker.reply(message, ShareAcknowledgeResponse(e.error, e.message or None))
+            return
+        call = _Call(message, req.group_id, req.member_id, fetch=False, closing=ctx.closing)
+        for p in req.partitions:
+            part = self._part(call, p.topic_id, p.partition)
+            self._acknowledge(call, part, p.acknowledgement_batches, now)
+        if ctx.closing:
+            self._release_member(session_key, now)
+        self._maybe_finish(call)
+
+    def _part(self, call: _Call, topic_id: str, partition: int) -> _Part:
+        broker = self.broker
+        topic = broker.topic_names.get(topic_id)
+        if topic is None:
+            part = _Part(topic_id, partition, None, Errors.UNKNOWN_TOPIC_ID)
+        else:
+            info = broker.metadata.partitions.get((topic, partition))
+            if info is None:
+                part = _Part(topic_id, partition, None, Errors.UNKNOWN_TOPIC_OR_PARTITION)
+            elif info.leader != broker.broker_id:
+                part = _Part(topic_id, partition, None, Errors.NOT_LEADER_OR_FOLLOWER,
+                             LeaderIdAndEpoch(info.leader, info.leader_epoch))
+            else:
+                slot = self._slot(call.group_id, topic, topic_id, partition, info.leader_epoch)
+                part = _Part(topic_id, partition, slot)
+        call.parts.append(part)
+        return part
+
+    def _acknowledge(self, call: _Call, part: _Part, batches: tuple[AcknowledgementBatch, ...], now: int) -> None:
+        call.acked = True
+        slot = part.slot
+        if slot is None:
+            part.ack_error = part.error
+            return
+        result = slot.sp.acknowledge(call.member_id, batches, now)
+        if result.error_code != Errors.NONE:
+            part.ack_error = result.error_code
+        elif result.write_id is not None:
+            part.ack_batches = batches
+            call.waiting += 1
+            slot.waiters[result.write_id] = (call, part)
+        self._after(slot, now)
+
+    def _acquire(self, call: _Call, now: int) -> None:
+        observer = self.broker.observer
+        for part in call.parts:
+            if call.budget <= 0:
+                return
+            slot = part.slot
+            if slot is None or not part.fetch or not slot.serving or not slot.sp.ready:
+                continue
+            acquired = slot.sp.acquire(call.member_id, call.budget, now)
+            if acquired:
+                n = sum(a.last_offset - a.first_offset + 1 for a in acquired)
+                call.budget -= n
+                call.got += n
+                part.acquired.extend(acquired)
+                observer.on_acquire(slot.key, call.member_id, acquired, slot.leader_epoch, now)
+                trace = self.broker.trace
+                if trace is not None:
+                    trace.record(now, self.broker.node, "share.acquire", count=n, first=acquired[0].first_offset,
+                                 key=slot.key_text, member=call.member_id)
+            self._after(slot, now)
+
+    # -- answering -----------------------------------------------------------------------------
+
+    def _maybe_finish(self, call: _Call) -> None:
+        if call.done or call.waiting or call.checks:
+            return
+        # A fetch that acquired nothing waits for records; one that carried acknowledgements is
+        # answered once they are durable, so their confirmation is not held back.
+        if (call.fetch and not call.closing and not call.acked and call.got == 0 and call.max_wait_ms > 0
+                and call.timer is None):
+            waitable = [p.slot for p in call.parts if p.fetch and p.slot is not None and p.slot.serving]
+            if waitable:
+                call.timer = self.broker.scheduler.timer(call.max_wait_ms, self._wait_over, call)
+                for slot in waitable:
+                    parked = slot.parked
+                    if len(parked) > _PARKED_SWEEP:
+                        parked[:] = [c for c in parked if not c.done]
+                    parked.append(call)
+                return
+        self._respond(call)
+
+    def _wait_over(self, call: _Call) -> None:
+        if not call.done:
+            self._respond(call)
+
+    def _wake(self, slot: SharePartitionSlot) -> None:
+        """Something may be acquirable on ``slot``: retry the fetches waiting on it."""
+        parked = slot.parked
+        if not parked:
+            return
+        slot.parked = []
+        now = self.broker.scheduler.now_ms
+        for call in parked:
+            if call.done:
+                continue
+            self._acquire(call, now)
+            if call.got:
+                self._respond(call)
+            else:
+                slot.parked.append(call)
+
+    def _respond(self, call: _Call) -> None:
+        call.done = True
+        if call.timer is not None:
+            call.timer.cancel()
+            call.timer = None
+        broker = self.broker
+        if not broker.alive:
+            return
+        if call.fetch:
+            broker.reply(call.message, ShareFetchResponse(responses=tuple(
+                ShareFetchPartitionResponse(
+                    p.topic_id, p.partition, p.error, None, p.ack_error, None, p.leader, tuple(p.acquired),
+                    self._produce_times(p) if p.acquired else (),
+                )
+                for p in call.parts
+            )))
+        else:
+            broker.reply(call.message, ShareAcknowledgeResponse(responses=tuple(
+                ShareAcknowledgePartitionResponse(p.topic_id, p.partition, p.ack_error, None, p.leader)
+                for p in call.parts
+            )))
+
+    def _produce_times(self, part: _Part) -> tuple[int, ...]:
+        slot = part.slot
+        assert slot is not None
+        data = self.broker.controller.data(slot.topic, slot.partition)
+        return data.produce_times_of([(a.first_offset, a.last_offset) for a in part.acquired])
+
+    # -- the share-partitions ----------------------------------------------------------------------
+
+    def _slot(self, group_id: str, topic: str, topic_id: str, partition: int, leader_epoch: int) -> SharePartitionSlot:
+        slot = self.slots.get((group_id, topic, partition))
+        if slot is not None:
+            return slot
+        broker = self.broker
+        key = SharePartitionKey(group_id, topic_id, partition)
+        sp = SharePartition(key, broker.controller.data(topic, partition).log, leader_epoch=leader_epoch,
+                            broker=broker.config, group=broker.group_config(group_id))
+        slot = SharePartitionSlot(sp, topic, partition, leader_epoch)
+        self.slots[(group_id, topic, partition)] = slot
+        self._by_partition.setdefault((topic, partition), []).append(slot)
+        now = broker.scheduler.now_ms
+        broker.observer.on_leader_start(key, broker.broker_id, leader_epoch, now)
+        if broker.trace is not None:
+            broker.trace.record(now, broker.node, "share.leader_start", key=str(key), leader_epoch=leader_epoch)
+        self._read(slot)
+        return slot
+
+    def _after(self, slot: SharePartitionSlot, now: int, backoff_ms: int = 0) -> None:
+        """After any change: send the writes it made (after ``backoff_ms`` when they re-issue a
+        failed one), re-arm the lock timer, tell the observer."""
+        sp = slot.sp
+        for write in sp.take_writes():
+            if backoff_ms:
+                self.broker.scheduler.post(backoff_ms, self._retry_write, slot, write, 0)
+            else:
+                self._send_write(slot, write, 0)
+        if not slot.serving:
+            return
+        deadline = sp.next_lock_deadline_ms()
+        timer = slot.lock_timer
+        if deadline is None:
+            if timer is not None and timer.active:
+                timer.cancel()
+        else:
+            due = deadline if deadline > now else now
+            if timer is None:
+                slot.lock_timer = self.broker.scheduler.timer_at(due, self._expire_locks, slot)
+            elif not timer.active or timer.due_ms != due:
+                timer.reschedule_at(due)
+        self.broker.observer.on_share_partition_step(sp, sp.log.bound(sp.group.read_committed), now)
+
+    def _expire_locks(self, slot: SharePartitionSlot) -> None:
+        if slot.serving and not slot.dead:
+            now = self.broker.scheduler.now_ms
+            slot.sp.expire_locks(now)
+            self._after(slot, now)
+
+    def _release_member(self, session_key: SessionKey, now: int) -> None:
+        group_id, member_id = session_key
+        for (gid, _, _), slot in sorted(self.slots.items()):
+            if gid == group_id and slot.serving and slot.sp.release_member(member_id, now) is not None:
+                self._after(slot, now)
+
+    def _maybe_evict(self, now: int) -> None:
+        if now < self._next_eviction_ms:
+            return
+        idle_ms = self.sessions.idle_eviction_ms
+        self._next_eviction_ms = now + max(1, idle_ms // 4)
+        for session_key in self.sessions.evict_idle(now):
+            self._release_member(session_key, now)
+
+    # -- state on the network (SP-9, SP-10) ---------------------------------------------------------
+
+    def _read(self, slot: SharePartitionSlot) -> None:
+        request = slot.sp.read_request()
+        self.broker.send_share_state(request, lambda resp: self._read_answered(slot, resp))
+
+    def _read_answered(self, slot: SharePartitionSlot, resp: object | None) -> None:
+        if slot.dead or not slot.serving:
+            return
+        broker = self.broker
+        now = broker.scheduler.now_ms
+        if not isinstance(resp, ReadShareGroupStateResponse):
+            resp = ReadShareGroupStateResponse(slot.key, Errors.REQUEST_TIMED_OUT)
+        slot.sp.recover(resp, now)
+        if resp.error_code != Errors.NONE and resp.error_code != Errors.FENCED_LEADER_EPOCH:
+            # Not there yet (not initialized, coordinator moving, state deleted): read again later.
+            settings = broker.settings
+            backoff = min(settings.retry_backoff_ms << min(slot.read_failures, 16), settings.max_retry_backoff_ms)
+            slot.read_failures += 1
+            broker.scheduler.post(backoff, self._reread, slot)
+            return
+        slot.read_failures = 0
+        self._after(slot, now)
+        self._wake(slot)
+
+    def _check_state_epoch(self, call: _Call, slot: SharePartitionSlot) -> None:
+        """SP-12: a session opens; if an admin reset re-initialized the state with a higher
+        state epoch, drop what this leader holds and read again. The opening fetch acquires
+        only once the check is answered."""
+        call.checks += 1
+        request = ReadShareGroupStateSummaryRequest(slot.key, slot.leader_epoch)
+        self.broker.send_share_state(request, lambda resp: self._summary_answered(call, slot, resp))
+
+    def _summary_answered(self, call: _Call, slot: SharePartitionSlot, resp: object | None) -> None:
+        if slot.dead:
+            return
+        if (slot.serving and isinstance(resp, ReadShareGroupStateSummaryResponse)
+                and slot.sp.check_state_epoch(resp)):
+            self._read(slot)
+        call.checks -= 1
+        if not call.checks and not call.done:
+            self._acquire(call, self.broker.scheduler.now_ms)
+            self._maybe_finish(call)
+
+    def _reread(self, slot: SharePartitionSlot) -> None:
+        if slot.serving and not slot.dead and slot.sp.status in (PartitionStatus.FAILED, PartitionStatus.STALE_STATE):
+            self._read(slot)
+
+    def _send_write(self, slot: SharePartitionSlot, write: PendingWrite, attempt: int) -> None:
+        self.broker.send_share_state(write.request, lambda resp: self._write_answered(slot, write, attempt, resp))
+
+    def _write_answered(self, slot: SharePartitionSlot, write: PendingWrite, attempt: int, resp: object | None) -> None:
+        if slot.dead:
+            return
+        broker = self.broker
+        settings = broker.settings
+        if not isinstance(resp, WriteShareGroupStateResponse):
+            resp = WriteShareGroupStateResponse(slot.key, Errors.REQUEST_TIMED_OUT)
+        if resp.error_code in RETRIABLE and attempt + 1 < settings.state_request_attempts:
+            backoff = min(settings.retry_backoff_ms << attempt, settings.max_retry_backoff_ms)
+            broker.scheduler.post(backoff, self._retry_write, slot, write, attempt + 1)
+            return
+        now = broker.scheduler.now_ms
+        done = slot.sp.complete_write(write.write_id, resp, now)
+        waiter = slot.waiters.pop(write.write_id, None)
+        if waiter is not None:
+            call, part = waiter
+            if done.error_code != Errors.NONE:
+                part.ack_error = done.error_code
+            elif broker.alive:
+                # Durable and decided: the answer will say so (reported now, before any
+                # record it released can be acquired again).
+                broker.observer.on_ack_confirmed(slot.key, call.member_id, part.ack_batches, now)
+            call.waiting -= 1
+            self._maybe_finish(call)
+        if broker.trace is not None and done.error_code != Errors.NONE:
+            broker.trace.record(now, broker.node, "share.write_failed", error=int(done.error_code),
+                                key=slot.key_text, reason=done.reason.value)
+        self._after(slot, now, settings.retry_backoff_ms if done.error_code != Errors.NONE else 0)
+        if slot.serving and slot.sp.status is PartitionStatus.STALE_STATE:
+            self._read(slot)  # SP-12: the state was re-initialized; read it again
+        self._wake(slot)
+
+    def _retry_write(self, slot: SharePartitionSlot, write: PendingWrite, attempt: int) -> None:
+        if not slot.dead:
+            self._send_write(slot, write, attempt)
+
+    # -- the broker's events ----------------------------------------------------------------------------
+
+    def on_data_committed(self, topic: str, partition: int) -> None:
+        """The high-water mark of a data partition moved: waiting fetches may find records."""
+        for slot in self._by_partition.get((topic, partition), ()):
+            if slot.parked:
+                self._wake(slot)
+
+    def on_metadata(self, metadata: ClusterMetadata) -> None:
+        """Slots whose partition this broker no longer leads at their epoch stop serving."""
+        me = self.broker.broker_id
+        for key, slot in list(self.slots.items()):
+            info = metadata.partitions.get((slot.topic, slot.partition))
+            if info is None or info.leader != me or info.leader_epoch != slot.leader_epoch:
+                self._retire(key, slot, LeaderIdAndEpoch(info.leader, info.leader_epoch) if info else _NO_LEADER)
+
+    def _retire(self, key: tuple[str, str, int], slot: SharePartitionSlot, leader: LeaderIdAndEpoch) -> None:
+        del self.slots[key]
+        siblings = self._by_partition.get((slot.topic, slot.partition), [])
+        if slot in siblings:
+            siblings.remove(slot)
+        slot.serving = False
+        if slot.lock_timer is not None:
+            slot.lock_timer.cancel()
+        self._zombies = [z for z in self._zombies if z.sp.pending_write_ids()]
+        if slot.sp.pending_write_ids():
+            self._zombies.append(slot)
+        parked, slot.parked = slot.parked, []
+        for call in parked:
+            if call.done:
+                continue
+            for part in call.parts:
+                if part.slot is slot:
+                    part.error = Errors.NOT_LEADER_OR_FOLLOWER
+                    part.leader = leader
+            self._respond(call)
+
+    def crash(self) -> None:
+        """Everything in memory is gone; timers stop; answers in flight are never sent."""
+        for slot in [*self.slots.values(), *self._zombies]:
+            slot.dead = True
+            slot.serving = False
+            if slot.lock_timer is not None:
+                slot.lock_timer.cancel()
+            for call in slot.parked:
+                call.done = True
+                if call.timer is not None:
+                    call.timer.cancel()
+        self.slots.clear()
+        self._by_partition.clear()
+        self._zombies.clear()

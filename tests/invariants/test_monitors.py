@@ -1,0 +1,425 @@
+"""The invariant monitors: each fires on a hand-built bad sequence and stays quiet on good ones.
+
+Good sequences are driven through the real share-partition leader and share
+coordinator (``_Harness`` calls the Observer hooks where a broker would); bad
+ones feed the hooks directly, or through a stand-in partition whose numbers
+are wrong on purpose.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from invariants.intervals import IntervalSet, RangeMap
+from invariants.monitors import (
+    INVARIANTS,
+    DeliveryLimitMonitor,
+    ExclusiveAcquisitionMonitor,
+    Monitors,
+    NoRedeliveryMonitor,
+    SpsoWindowMonitor,
+    ViolationSink,
+    standard_monitors,
+)
+from invariants.violation import Violation
+from model.core.config import BrokerConfig
+from model.core.errors import Errors
+from model.core.log import PartitionLog
+from model.core.share_coordinator import ShareCoordinatorShard
+from model.core.share_partition import AcknowledgementBatch, AcquiredRecords, OffsetState, SharePartition
+from model.core.share_state import (
+    InitializeShareGroupStateRequest,
+    RecordState,
+    SharePartitionKey,
+    StateBatch,
+    WriteShareGroupStateRequest,
+    WriteShareGroupStateResponse,
+)
+
+KEY = SharePartitionKey("g", "topic-id", 0)
+LOCK_MS = 30_000
+
+
+# -- a real leader + coordinator, hooked like a broker --------------------------------------------
+
+
+class _Harness:
+    """One share-partition leader at a time over one share coordinator, calling the hooks."""
+
+    def __init__(self, monitors: Monitors, records: int = 50, limit: int = 3) -> None:
+        self.monitors = monitors
+        self.log = PartitionLog()
+        self.log.append(records)
+        self.log.advance_high_watermark()
+        self.shard = ShareCoordinatorShard()
+        self.shard.initialize(InitializeShareGroupStateRequest(KEY, 1, 0))
+        self.broker = BrokerConfig(delivery_count_limit=limit)
+        self.leader_epoch = 0
+        self.now = 0
+        self.leader = self._elect()
+
+    def _elect(self) -> SharePartition:
+        self.leader_epoch += 1
+        leader = SharePartition(KEY, self.log, leader_epoch=self.leader_epoch, broker=self.broker)
+        response, _ = self.shard.read(leader.read_request())
+        leader.recover(response, self.now)
+        self._flush(leader)
+        self.monitors.on_leader_start(KEY, 1, self.leader_epoch, self.now)
+        return leader
+
+    def failover(self) -> None:
+        self.leader = self._elect()
+
+    def _step(self, leader: SharePartition) -> None:
+        self.monitors.on_share_partition_step(leader, self.log.high_watermark, self.now)
+
+    def _flush(self, leader: SharePartition) -> list[Errors]:
+        """Send every pending write to the coordinator and apply the answers; the acks' results."""
+        results = []
+        for pending in leader.take_writes():
+            response, _ = self.shard.write(pending.request)
+            if response.error_code == Errors.NONE:
+                self.monitors.on_write_accepted(pending.request, self.now)
+            done = leader.complete_write(pending.write_id, response, self.now)
+            if pending.member_id is not None:
+                results.append(done.error_code)
+        self._step(leader)
+        return results
+
+    def acquire(self, member: str, max_records: int) -> list[AcquiredRecords]:
+        acquired = self.leader.acquire(member, max_records, self.now)
+        if acquired:
+            self.monitors.on_acquire(KEY, member, acquired, self.leader.leader_epoch, self.now)
+        self._flush(self.leader)
+        return acquired
+
+    def acknowledge(self, member: str, batches: tuple[AcknowledgementBatch, ...]) -> bool:
+        result = self.leader.acknowledge(member, batches, self.now)
+        if result.error_code != Errors.NONE:
+            return False
+        errors = self._flush(self.leader)
+        if errors and all(e == Errors.NONE for e in errors):
+            self.monitors.on_ack_confirmed(KEY, member, batches, self.now)
+            return True
+        return False
+
+    def advance(self, ms: int) -> None:
+        self.now += ms
+        if self.leader.ready:
+            self.leader.expire_locks(self.now)
+            self._flush(self.leader)
+
+    def release(self, member: str) -> None:
+        self.leader.release_member(member, self.now)
+        self._flush(self.leader)
+
+
+def _monitors() -> Monitors:
+    return standard_monitors(7, delivery_count_limit=3, lock_duration_ms=LOCK_MS)
+
+
+def test_a_plain_run_of_acquire_accept_release_and_failover_is_quiet() -> None:
+    monitors = _monitors()
+    h = _Harness(monitors)
+    got = h.acquire("m1", 10)
+    assert got == [AcquiredRecords(0, 9, 1)]
+    assert h.acknowledge("m1", (AcknowledgementBatch(0, 4, (1,)), AcknowledgementBatch(5, 9, (2,))))
+    assert h.leader.spso == 5
+    assert h.acquire("m2", 5) == [AcquiredRecords(5, 9, 2)]
+    h.advance(LOCK_MS)  # the lock expires: back to AVAILABLE
+    h.failover()
+    assert h.leader.spso == 5
+    assert h.acquire("m1", 10)[0] == AcquiredRecords(5, 9, 3)
+    h.release("m1")  # count 3 = limit: ARCHIVED (SP-5)
+    assert h.leader.spso >= 10
+    monitors.finish(h.now)
+    assert monitors.violations == []
+
+
+def test_release_cycles_archive_a_record_at_the_limit_quietly() -> None:
+    monitors = _monitors()
+    h = _Harness(monitors, records=5, limit=3)
+    for count in (1, 2, 3):
+        assert h.acquire("m1", 1) == [AcquiredRecords(0, 0, count)]
+        assert h.acknowledge("m1", (AcknowledgementBatch(0, 0, (2,)),))  # release
+    assert h.leader.spso == 1  # SP-5: ARCHIVED at the limit, not AVAILABLE
+    assert h.acquire("m1", 1) == [AcquiredRecords(1, 1, 1)]
+    monitors.finish(h.now)
+    assert monitors.violations == []
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.sampled_from(["acquire", "accept", "release", "reject", "advance", "failover",
+                                           "leave"]),
+                          st.sampled_from(["m1", "m2", "m3"]), st.integers(1, 20)), max_size=40))
+def test_random_legal_sequences_never_raise_a_violation(steps: list[tuple[str, str, int]]) -> None:
+    monitors = _monitors()
+    h = _Harness(monitors, records=60)
+    held: dict[str, list[AcquiredRecords]] = {}
+    for action, member, n in steps:
+        if action == "acquire":
+            held.setdefault(member, []).extend(h.acquire(member, n))
+        elif action in ("accept", "release", "reject") and held.get(member):
+            record = held[member].pop(0)
+            ack_type = {"accept": 1, "release": 2, "reject": 3}[action]
+            h.acknowledge(member, (AcknowledgementBatch(record.first_offset, record.last_offset, (ack_type,)),))
+        elif action == "advance":
+            h.advance(n * 2_000)
+        elif action == "failover":
+            h.failover()
+            held.clear()
+        elif action == "leave":
+            h.release(member)
+            held.pop(member, None)
+    monitors.finish(h.now)
+    assert monitors.violations == [], [v.describe() for v in monitors.violations]
+
+
+# -- a stand-in partition for bad window numbers ---------------------------------------------------
+
+
+@dataclass
+class _FakePartition:
+    spso: int
+    speo: int
+    leader_epoch: int = 1
+    state_epoch: int = 1
+    ready: bool = True
+    max_record_locks: int = 200
+    key: SharePartitionKey = KEY
+    states: dict[int, OffsetState] = field(default_factory=dict)
+
+    def state_of(self, offset: int) -> OffsetState | None:
+        return self.states.get(offset)
+
+
+def _window_monitor() -> tuple[SpsoWindowMonitor, ViolationSink]:
+    sink = ViolationSink(seed=3)
+    return SpsoWindowMonitor(sink), sink
+
+
+def _write(start: int, *batches: tuple[int, int, RecordState], state_epoch: int = 1) -> WriteShareGroupStateRequest:
+    return WriteShareGroupStateRequest(KEY, state_epoch, 1, start,
+                                       tuple(StateBatch(f, l_, s, 1) for f, l_, s in batches))
+
+
+def test_sp6_fires_when_the_spso_goes_back() -> None:
+    monitor, sink = _window_monitor()
+    monitor.on_write_accepted(_write(10), 0)
+    monitor.on_share_partition_step(_FakePartition(10, 20), 100, 1)  # type: ignore[arg-type]
+    monitor.on_share_partition_step(_FakePartition(8, 20), 100, 2)  # type: ignore[arg-type]
+    assert [v.invariant for v in sink.violations] == ["SP-6"]
+    violation = sink.violations[0]
+    assert violation.time_ms == 2 and violation.seed == 3
+    assert violation.state["previous_spso"] == 10 and violation.state["spso"] == 8
+
+
+def test_sp6_fires_when_the_spso_passes_an_offset_that_is_not_durably_terminal() -> None:
+    monitor, sink = _window_monitor()
+    monitor.on_share_partition_step(_FakePartition(0, 20), 100, 1)  # type: ignore[arg-type]
+    monitor.on_write_accepted(_write(-1, (0, 4, RecordState.ACKNOWLEDGED), (6, 9, RecordState.ARCHIVED)), 2)
+    monitor.on_share_partition_step(_FakePartition(5, 20), 100, 3)  # type: ignore[arg-type]
+    assert sink.violations == []
+    monitor.on_share_partition_step(_FakePartition(10, 20), 100, 4)  # type: ignore[arg-type]
+    assert [(v.invariant, v.state["offset"]) for v in sink.violations] == [("SP-6", 5)]
+
+
+def test_sp6_across_a_failover_the_new_leader_must_not_restart_lower() -> None:
+    monitor, sink = _window_monitor()
+    monitor.on_write_accepted(_write(30), 0)
+    monitor.on_share_partition_step(_FakePartition(30, 40, leader_epoch=1), 100, 1)  # type: ignore[arg-type]
+    monitor.on_share_partition_step(_FakePartition(20, 40, leader_epoch=2), 100, 2)  # type: ignore[arg-type]
+    assert [v.invariant for v in sink.violations] == ["SP-6"]
+    # A zombie (lower leader epoch) is not judged; a state epoch bump (SP-12) starts afresh.
+    monitor.on_share_partition_step(_FakePartition(0, 5, leader_epoch=1), 100, 3)  # type: ignore[arg-type]
+    monitor.on_share_partition_step(_FakePartition(0, 5, leader_epoch=2, state_epoch=2), 100, 4)  # type: ignore[arg-type]
+    assert len(sink.violations) == 1
+
+
+def test_sp6_fires_when_a_durably_terminal_offset_sits_at_the_spso() -> None:
+    monitor, sink = _window_monitor()
+    stuck = _FakePartition(0, 5, states={0: OffsetState(RecordState.ACKNOWLEDGED, 1, None, False)})
+    monitor.on_share_partition_step(stuck, 100, 1)  # type: ignore[arg-type]
+    assert [v.invariant for v in sink.violations] == ["SP-6"]
+
+
+def test_sp7_fires_when_the_speo_passes_the_bound_or_the_spso() -> None:
+    monitor, sink = _window_monitor()
+    monitor.on_share_partition_step(_FakePartition(0, 101), 100, 1)  # type: ignore[arg-type]
+    monitor.on_share_partition_step(_FakePartition(0, 100), 100, 2)  # type: ignore[arg-type]
+    assert [v.invariant for v in sink.violations] == ["SP-7"]
+    assert sink.violations[0].state == {"key": str(KEY), "spso": 0, "speo": 101, "bound": 100,
+                                        "leader_epoch": 1, "state_epoch": 1}
+
+
+def test_sp8_fires_when_the_window_exceeds_the_record_locks() -> None:
+    monitor, sink = _window_monitor()
+    monitor.on_share_partition_step(_FakePartition(0, 200), 1_000, 1)  # type: ignore[arg-type]
+    assert sink.violations == []
+    monitor.on_share_partition_step(_FakePartition(0, 201), 1_000, 2)  # type: ignore[arg-type]
+    assert [v.invariant for v in sink.violations] == ["SP-8"]
+
+
+def test_window_monitor_ignores_a_leader_still_loading() -> None:
+    monitor, sink = _window_monitor()
+    monitor.on_share_partition_step(_FakePartition(50, 10, ready=False), 5, 1)  # type: ignore[arg-type]
+    assert sink.violations == []
+
+
+# -- SP-5 / E-4 -------------------------------------------------------------------------------------
+
+
+def test_e4_fires_on_a_delivery_count_above_the_limit() -> None:
+    sink = ViolationSink(1)
+    monitor = DeliveryLimitMonitor(sink, limit=3)
+    monitor.on_acquire(KEY, "m1", [AcquiredRecords(0, 4, 3)], 1, 0)
+    assert sink.violations == []
+    monitor.on_acquire(KEY, "m1", [AcquiredRecords(0, 4, 4)], 1, 10)
+    assert [v.invariant for v in sink.violations] == ["E-4"]
+    assert sink.violations[0].state["delivery_count"] == 4
+
+
+def test_e4_fires_when_a_redelivery_in_one_tenure_does_not_raise_the_count() -> None:
+    sink = ViolationSink(1)
+    monitor = DeliveryLimitMonitor(sink, limit=5)
+    monitor.on_acquire(KEY, "m1", [AcquiredRecords(0, 9, 2)], 1, 0)
+    monitor.on_acquire(KEY, "m2", [AcquiredRecords(5, 5, 3)], 1, 1)  # fine: counted up
+    assert sink.violations == []
+    monitor.on_acquire(KEY, "m2", [AcquiredRecords(8, 9, 2)], 1, 2)
+    assert [(v.invariant, v.state["first"]) for v in sink.violations] == [("E-4", 8)]
+    # A new leader tenure may deliver with the count it read (SP-11).
+    monitor.on_acquire(KEY, "m2", [AcquiredRecords(0, 9, 2)], 2, 3)
+    assert len(sink.violations) == 1
+
+
+def test_sp5_fires_at_the_end_when_a_record_at_the_limit_is_left_available() -> None:
+    sink = ViolationSink(1)
+    monitor = DeliveryLimitMonitor(sink, limit=2)
+    log = PartitionLog()
+    log.append(5)
+    log.advance_high_watermark()
+    shard = ShareCoordinatorShard()
+    shard.initialize(InitializeShareGroupStateRequest(KEY, 1, 0))
+    # A leader configured with a higher limit than the monitor's: it puts the record back.
+    leader = SharePartition(KEY, log, leader_epoch=1, broker=BrokerConfig(delivery_count_limit=5))
+    leader.recover(shard.read(leader.read_request())[0], 0)
+    for now in (0, 100):
+        acquired = leader.acquire("m1", 1, now)
+        monitor.on_acquire(KEY, "m1", acquired, 1, now)
+        leader.release_member("m1", now)
+        for pending in leader.take_writes():
+            leader.complete_write(pending.write_id, WriteShareGroupStateResponse(KEY), now)
+        monitor.on_share_partition_step(leader, log.high_watermark, now)
+    monitor.finish(200)
+    assert [(v.invariant, v.state["offset"]) for v in sink.violations] == [("SP-5", 0)]
+
+
+# -- E-2 ------------------------------------------------------------------------------------------------
+
+
+def test_e2_fires_when_an_accepted_record_is_acquired_again() -> None:
+    sink = ViolationSink(1)
+    monitor = NoRedeliveryMonitor(sink)
+    monitor.on_acquire(KEY, "m1", [AcquiredRecords(0, 9, 1)], 1, 0)
+    monitor.on_ack_confirmed(KEY, "m1", (AcknowledgementBatch(0, 3, (1, 2, 1, 3)),), 1)
+    monitor.on_acquire(KEY, "m2", [AcquiredRecords(1, 1, 2), AcquiredRecords(4, 9, 1)], 1, 2)
+    assert sink.violations == []  # offset 1 was released: redelivery is expected
+    monitor.on_acquire(KEY, "m2", [AcquiredRecords(2, 3, 2)], 2, 3)  # 2 accepted, 3 rejected: never again
+    assert [(v.invariant, v.state["first"], v.state["last"]) for v in sink.violations] == [("E-2", 2, 3)]
+
+
+def test_e2_does_not_fire_after_an_admin_reset_of_the_state_epoch() -> None:
+    sink = ViolationSink(1)
+    monitor = NoRedeliveryMonitor(sink)
+    monitor.on_share_partition_step(_FakePartition(0, 10), 100, 0)  # type: ignore[arg-type]
+    monitor.on_ack_confirmed(KEY, "m1", (AcknowledgementBatch(0, 9, (1,)),), 1)
+    monitor.on_share_partition_step(_FakePartition(0, 0, state_epoch=2), 100, 2)  # type: ignore[arg-type]
+    monitor.on_acquire(KEY, "m1", [AcquiredRecords(0, 9, 1)], 1, 3)
+    assert sink.violations == []
+
+
+# -- E-3 ------------------------------------------------------------------------------------------------
+
+
+def test_e3_fires_when_a_live_acquisition_is_acquired_again() -> None:
+    sink = ViolationSink(1)
+    monitor = ExclusiveAcquisitionMonitor(sink, lock_duration_ms=1_000)
+    monitor.on_acquire(KEY, "m1", [AcquiredRecords(0, 9, 1)], 1, 0)
+    monitor.on_acquire(KEY, "m2", [AcquiredRecords(10, 19, 1)], 1, 10)
+    assert sink.violations == []
+    monitor.on_acquire(KEY, "m2", [AcquiredRecords(5, 5, 2)], 1, 500)
+    assert [(v.invariant, v.state["holder"], v.state["first"]) for v in sink.violations] == [("E-3", "m1", 5)]
+
+
+def test_e3_quiet_after_the_lock_expires_an_ack_or_a_durable_release() -> None:
+    sink = ViolationSink(1)
+    monitor = ExclusiveAcquisitionMonitor(sink, lock_duration_ms=1_000)
+    monitor.on_acquire(KEY, "m1", [AcquiredRecords(0, 29, 1)], 1, 0)
+    monitor.on_ack_confirmed(KEY, "m1", (AcknowledgementBatch(0, 9, (2,)),), 10)
+    monitor.on_write_accepted(_write(-1, (10, 19, RecordState.AVAILABLE)), 20)
+    monitor.on_acquire(KEY, "m2", [AcquiredRecords(0, 19, 2)], 1, 30)  # ended by the ack and the write
+    monitor.on_acquire(KEY, "m3", [AcquiredRecords(20, 29, 2)], 2, 40)  # a new leader tenure
+    monitor.on_acquire(KEY, "m1", [AcquiredRecords(0, 19, 3)], 1, 1_031)  # m2's locks expired
+    assert sink.violations == []
+
+
+def test_e3_fires_when_an_ack_from_a_member_that_does_not_hold_the_record_is_confirmed() -> None:
+    sink = ViolationSink(1)
+    monitor = ExclusiveAcquisitionMonitor(sink, lock_duration_ms=1_000)
+    monitor.on_acquire(KEY, "m1", [AcquiredRecords(0, 9, 1)], 1, 0)
+    monitor.on_ack_confirmed(KEY, "m2", (AcknowledgementBatch(3, 4, (1,)),), 5)
+    assert [(v.invariant, v.state["member"], v.state["holder"]) for v in sink.violations] == [("E-3", "m2", "m1")]
+
+
+# -- the fan-out, the catalogue, the sets ----------------------------------------------------------
+
+
+def test_monitors_fan_out_and_stop_callback() -> None:
+    seen: list[Violation] = []
+    monitors = standard_monitors(9, delivery_count_limit=2, on_violation=seen.append)
+    monitors.on_acquire(KEY, "m1", [AcquiredRecords(0, 0, 3)], 1, 5)
+    assert [v.invariant for v in seen] == ["E-4"] and monitors.violations == seen
+    assert seen[0].to_json()["seed"] == 9
+    assert {"SP-5", "SP-6", "SP-7", "SP-8", "E-2", "E-3", "E-4"} <= set(INVARIANTS)
+
+
+def test_interval_set_merges_and_reports_holes() -> None:
+    s = IntervalSet()
+    s.add(5, 9)
+    s.add(0, 3)
+    assert s.first_missing(0, 9) == 4
+    s.add(4, 4)
+    assert list(s) == [(0, 9)] and s.first_missing(0, 9) is None
+    s.add(20, 25)
+    assert s.first_overlap(10, 22) == (20, 22) and s.first_overlap(10, 19) is None
+    s.discard_below(7)
+    assert list(s) == [(7, 9), (20, 25)]
+
+
+@given(st.lists(st.tuples(st.integers(0, 60), st.integers(0, 8)), max_size=30), st.integers(0, 70))
+def test_interval_set_and_range_map_agree_with_a_plain_set(adds: list[tuple[int, int]], cut: int) -> None:
+    s = IntervalSet()
+    m: RangeMap[int] = RangeMap()
+    plain: set[int] = set()
+    values: dict[int, int] = {}
+    for i, (first, width) in enumerate(adds):
+        s.add(first, first + width)
+        plain.update(range(first, first + width + 1))
+        if i % 3 == 2:
+            m.remove(first, first + width)
+            for o in range(first, first + width + 1):
+                values.pop(o, None)
+        else:
+            m.assign(first, first + width, i)
+            values.update(dict.fromkeys(range(first, first + width + 1), i))
+    s.discard_below(cut)
+    m.discard_below(cut)
+    plain = {o for o in plain if o >= cut}
+    values = {o: v for o, v in values.items() if o >= cut}
+    assert {o for f, l_ in s for o in range(f, l_ + 1)} == plain
+    assert {o: v for f, l_, v in m for o in range(f, l_ + 1)} == values
+    missing = s.first_missing(0, 80)
+    assert missing == min(set(range(81)) - plain, default=None)

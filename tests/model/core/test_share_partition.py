@@ -1,0 +1,620 @@
+"""SharePartition, rule by rule (SP-1..SP-15), with the error codes each rule answers."""
+
+from __future__ import annotations
+
+import pytest
+
+from model.core.config import BrokerConfig, GroupConfig
+from model.core.errors import ApiError, Errors
+from model.core.log import PartitionLog
+from model.core.share_partition import (
+    AcknowledgementBatch,
+    AcquiredRecords,
+    PartitionStatus,
+    PendingWrite,
+    SharePartition,
+    WriteReason,
+)
+from model.core.share_state import (
+    UNKNOWN_OFFSET,
+    ReadShareGroupStateResponse,
+    ReadShareGroupStateSummaryResponse,
+    RecordState,
+    SharePartitionKey,
+    StateBatch,
+    WriteShareGroupStateResponse,
+)
+
+KEY = SharePartitionKey("g", "t", 0)
+OK = WriteShareGroupStateResponse(KEY)
+AV, AQ, ACK, ARC = RecordState.AVAILABLE, RecordState.ACQUIRED, RecordState.ACKNOWLEDGED, RecordState.ARCHIVED
+GAP, ACCEPT, RELEASE, REJECT = 0, 1, 2, 3
+LOCK = 30_000
+
+
+def make(records: int = 20, *, start: int = 0, broker: BrokerConfig | None = None,
+         group: GroupConfig | None = None, log: PartitionLog | None = None,
+         batches: tuple[StateBatch, ...] = (), leader_epoch: int = 1) -> SharePartition:
+    if log is None:
+        log = PartitionLog()
+        log.append(records)
+        log.advance_high_watermark()
+    sp = SharePartition(KEY, log, leader_epoch=leader_epoch, broker=broker, group=group)
+    sp.read_request()
+    sp.recover(ReadShareGroupStateResponse(KEY, state_epoch=1, start_offset=start, state_batches=batches), 0)
+    if sp.status is PartitionStatus.INITIALIZING:
+        settle(sp)
+    return sp
+
+
+def settle(sp: SharePartition, now_ms: int = 0) -> list[PendingWrite]:
+    """Answer every pending write with success (and the writes they cause)."""
+    done: list[PendingWrite] = []
+    while writes := sp.take_writes():
+        for w in writes:
+            sp.complete_write(w.write_id, OK, now_ms)
+        done += writes
+    return done
+
+
+def ack(sp: SharePartition, member: str, first: int, last: int, *types: int, now_ms: int = 0) -> Errors:
+    result = sp.acknowledge(member, [AcknowledgementBatch(first, last, tuple(types))], now_ms)
+    return result.error_code
+
+
+def states(sp: SharePartition, first: int, last: int) -> list[tuple[RecordState, int]]:
+    out = []
+    for o in range(first, last + 1):
+        s = sp.state_of(o)
+        assert s is not None, o
+        out.append((s.state, s.delivery_count))
+    return out
+
+
+# -- SP-1 states and transitions ------------------------------------------------------------
+
+
+def test_sp1_acquired_is_never_persisted_and_terminal_states_stay() -> None:
+    sp = make(10)
+    sp.acquire("m1", 10, 0)
+    assert ack(sp, "m1", 0, 9, ACCEPT, ACCEPT, RELEASE, REJECT, GAP, ACCEPT, ACCEPT, RELEASE, ACCEPT, ACCEPT) == 0
+    writes = settle(sp)
+    assert all(b.delivery_state != AQ for w in writes for b in w.request.state_batches)
+    assert sp.state_of(3) == (ARC, 1, None, False) and sp.state_of(2) == (AV, 1, None, False)
+    # Terminal records are never acquired again; only the AVAILABLE ones are.
+    got = sp.acquire("m2", 10, 0)
+    assert got == [AcquiredRecords(2, 2, 2), AcquiredRecords(7, 7, 2)]
+
+
+# -- SP-2 acquire -----------------------------------------------------------------------------
+
+
+def test_sp2_acquire_sets_owner_count_and_lock_and_writes_nothing() -> None:
+    sp = make(10)
+    assert sp.acquire("m1", 4, now_ms=1_000) == [AcquiredRecords(0, 3, 1)]
+    assert sp.take_writes() == []
+    assert sp.state_of(0) == (AQ, 1, "m1", False)
+    assert sp.next_lock_deadline_ms() == 1_000 + LOCK
+    assert sp.speo == 4 and sp.acquired_count == 4
+
+
+def test_sp2_group_lock_duration_overrides_broker() -> None:
+    sp = make(10, group=GroupConfig(record_lock_duration_ms=15_000))
+    sp.acquire("m1", 1, now_ms=100)
+    assert sp.next_lock_deadline_ms() == 15_100
+
+
+def test_acquire_nothing_when_asked_for_nothing_or_nothing_is_there() -> None:
+    sp = make(3)
+    assert sp.acquire("m1", 0, 0) == []
+    assert sp.acquire("m1", 10, 0) == [AcquiredRecords(0, 2, 1)]
+    assert sp.acquire("m2", 10, 0) == []
+
+
+# -- SP-3 acknowledge -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("ack_type", "state"), [(ACCEPT, ACK), (RELEASE, AV), (REJECT, ARC), (GAP, ARC)])
+def test_sp3_each_type_moves_to_its_state_after_the_write(ack_type: int, state: RecordState) -> None:
+    sp = make(10)
+    sp.acquire("m1", 10, 0)
+    result = sp.acknowledge("m1", [AcknowledgementBatch(4, 4, (ack_type,))], 0)
+    assert result.error_code == Errors.NONE and result.write_id is not None
+    # In transition until the write is answered: still ACQUIRED in the observer's eyes.
+    assert sp.state_of(4) == (AQ, 1, "m1", True)
+    [w] = sp.take_writes()
+    assert w.write_id == result.write_id and w.reason is WriteReason.ACKNOWLEDGE and w.member_id == "m1"
+    assert w.request.state_batches == (StateBatch(4, 4, state, 1),)
+    done = sp.complete_write(w.write_id, OK, 0)
+    assert (done.member_id, done.error_code) == ("m1", Errors.NONE)
+    assert sp.state_of(4) == (state, 1, None, False)
+
+
+def test_sp3_invalid_record_state_cases_change_nothing() -> None:
+    sp = make(20)
+    sp.acquire("m1", 5, now_ms=0)  # 0-4
+    sp.acquire("m2", 5, now_ms=0)  # 5-9
+    bad = [
+        ("m2", [AcknowledgementBatch(0, 0, (ACCEPT,))], 0),  # another member's record
+        ("m1", [AcknowledgementBatch(0, 4, (ACCEPT,))], LOCK),  # lock expired (deadline reached)
+        ("m1", [AcknowledgementBatch(10, 10, (ACCEPT,))], 0),  # beyond the SPEO
+        ("m1", [AcknowledgementBatch(3, 6, (ACCEPT,))], 0),  # straddles two members
+        # A valid batch then an invalid one: the whole request fails.
+        ("m1", [AcknowledgementBatch(0, 1, (ACCEPT,)), AcknowledgementBatch(5, 5, (ACCEPT,))], 0),
+    ]
+    before = list(sp.batches())
+    for member, batches, now in bad:
+        result = sp.acknowledge(member, batches, now)
+        assert result.error_code == Errors.INVALID_RECORD_STATE, (member, batches)
+        assert result.write_id is None and result.error_message
+    assert list(sp.batches()) == before and sp.take_writes() == []
+    # Acknowledged twice: the second one finds the record in transition, then terminal.
+    assert ack(sp, "m1", 0, 0, ACCEPT) == Errors.NONE
+    assert ack(sp, "m1", 0, 0, ACCEPT) == Errors.INVALID_RECORD_STATE
+    settle(sp)
+    assert ack(sp, "m1", 1, 1, ACCEPT) == Errors.NONE
+    settle(sp)
+    assert sp.spso == 2
+    assert ack(sp, "m1", 0, 0, ACCEPT) == Errors.INVALID_RECORD_STATE  # below the SPSO
+    # An AVAILABLE record is not acknowledgeable.
+    assert ack(sp, "m1", 2, 2, RELEASE) == Errors.NONE
+    settle(sp)
+    assert ack(sp, "m1", 2, 2, ACCEPT) == Errors.INVALID_RECORD_STATE
+
+
+@pytest.mark.parametrize(
+    "batches",
+    [
+        [AcknowledgementBatch(3, 2, (ACCEPT,))],  # not a range
+        [AcknowledgementBatch(-1, 2, (ACCEPT,))],
+        [AcknowledgementBatch(0, 3, (ACCEPT, ACCEPT))],  # 2 types for 4 offsets
+        [AcknowledgementBatch(0, 0, (7,))],  # unknown type
+        [AcknowledgementBatch(0, 0, ())],
+        [AcknowledgementBatch(2, 3, (ACCEPT,)), AcknowledgementBatch(0, 1, (ACCEPT,))],  # descending
+        [AcknowledgementBatch(0, 2, (ACCEPT,)), AcknowledgementBatch(2, 3, (ACCEPT,))],  # overlapping
+    ],
+)
+def test_sp3_malformed_requests_are_invalid_request(batches: list[AcknowledgementBatch]) -> None:
+    sp = make(10)
+    sp.acquire("m1", 10, 0)
+    result = sp.acknowledge("m1", batches, 0)
+    assert result.error_code == Errors.INVALID_REQUEST and result.write_id is None
+    assert sp.take_writes() == [] and sp.state_of(0) == (AQ, 1, "m1", False)
+
+
+def test_sp3_per_offset_types_and_several_batches() -> None:
+    sp = make(10)
+    sp.acquire("m1", 10, 0)
+    result = sp.acknowledge("m1", [
+        AcknowledgementBatch(0, 3, (ACCEPT, ACCEPT, RELEASE, REJECT)),
+        AcknowledgementBatch(5, 9, (ACCEPT,)),
+    ], 0)
+    assert result.error_code == Errors.NONE
+    [w] = sp.take_writes()
+    assert w.request.start_offset == UNKNOWN_OFFSET  # 4 is still acquired: no SPSO move past 2
+    assert w.request.state_batches == (
+        StateBatch(0, 1, ACK, 1), StateBatch(2, 2, AV, 1), StateBatch(3, 3, ARC, 1), StateBatch(5, 9, ACK, 1))
+    sp.complete_write(w.write_id, OK, 0)
+    assert sp.spso == 2 and states(sp, 2, 9) == [(AV, 1), (ARC, 1), (AQ, 1)] + [(ACK, 1)] * 5
+    assert ack(sp, "m1", 4, 4, ACCEPT) == Errors.NONE
+    settle(sp)
+    assert sp.spso == 2  # 2 is AVAILABLE
+
+
+def test_empty_acknowledgement_is_a_no_op() -> None:
+    sp = make(3)
+    assert sp.acknowledge("m1", [], 0).error_code == Errors.NONE and sp.take_writes() == []
+
+
+# -- SP-4 lock timeout ------------------------------------------------------------------------
+
+
+def test_sp4_lock_timeout_returns_records_to_available_durably() -> None:
+    sp = make(10)
+    sp.acquire("m1", 3, now_ms=0)  # 0-2, until 30 000
+    sp.acquire("m2", 3, now_ms=10)  # 3-5, until 30 010
+    assert sp.next_lock_deadline_ms() == LOCK
+    assert sp.expire_locks(LOCK - 1) is None
+    write_id = sp.expire_locks(LOCK)
+    assert write_id is not None
+    [w] = sp.take_writes()
+    assert w.reason is WriteReason.LOCK_TIMEOUT
+    assert w.request.state_batches == (StateBatch(0, 2, AV, 1),)
+    assert sp.state_of(0) == (AQ, 1, "m1", True)
+    assert sp.next_lock_deadline_ms() == LOCK + 10  # the records in transition have no timer
+    assert sp.acquire("m3", 3, LOCK) == [AcquiredRecords(6, 8, 1)]  # in transition: not acquirable
+    sp.complete_write(write_id, OK, LOCK)
+    assert sp.state_of(0) == (AV, 1, None, False)
+    assert sp.acquire("m3", 3, LOCK) == [AcquiredRecords(0, 2, 2)]
+
+
+# -- SP-5 delivery count limit ---------------------------------------------------------------
+
+
+def test_sp5_release_timeout_and_member_release_archive_at_the_limit() -> None:
+    sp = make(10, broker=BrokerConfig(delivery_count_limit=2))
+    sp.acquire("m1", 3, 0)
+    assert ack(sp, "m1", 0, 2, RELEASE) == Errors.NONE
+    settle(sp)
+    assert sp.acquire("m1", 1, 0) == [AcquiredRecords(0, 0, 2)]
+    assert sp.acquire("m2", 1, 0) == [AcquiredRecords(1, 1, 2)]
+    assert sp.acquire("m3", 1, 0) == [AcquiredRecords(2, 2, 2)]
+    assert ack(sp, "m1", 0, 0, RELEASE) == Errors.NONE  # count 2 = limit
+    [w] = sp.take_writes()
+    # Archived, so the SPSO passes it: the write is just the new start offset.
+    assert (w.request.start_offset, w.request.state_batches) == (1, ())
+    sp.complete_write(w.write_id, OK, 0)
+    assert sp.spso == 1
+    assert sp.release_member("m2", 0) is not None  # SP-15 at the limit
+    sp.expire_locks(LOCK)  # SP-4 at the limit
+    writes = settle(sp, LOCK)
+    assert [w.reason for w in writes] == [WriteReason.RELEASE, WriteReason.LOCK_TIMEOUT]
+    assert sp.spso == 3 and sp.acquire("m4", 3, LOCK) == [AcquiredRecords(3, 5, 1)]
+
+
+# -- SP-6 SPSO --------------------------------------------------------------------------------
+
+
+def test_sp6_spso_moves_only_once_durable_and_never_back() -> None:
+    sp = make(10)
+    sp.acquire("m1", 5, 0)
+    assert ack(sp, "m1", 0, 4, ACCEPT) == Errors.NONE
+    assert sp.spso == 0  # not before the write succeeds
+    [w] = sp.take_writes()
+    assert (w.request.start_offset, w.request.state_batches) == (5, ())
+    sp.complete_write(w.write_id, OK, 0)
+    assert sp.spso == 5 and sp.state_of(4) is None
+
+
+def test_sp6_spso_does_not_pass_records_in_transition() -> None:
+    sp = make(10)
+    sp.acquire("m1", 1, 0)  # 0
+    sp.acquire("m2", 1, 0)  # 1
+    first = sp.acknowledge("m1", [AcknowledgementBatch(0, 0, (ACCEPT,))], 0).write_id
+    second = sp.acknowledge("m2", [AcknowledgementBatch(1, 1, (ACCEPT,))], 0).write_id
+    w1, w2 = sp.take_writes()
+    # Two writes in flight: the first moves the start offset, the second does not carry one.
+    assert (w1.request.start_offset, w2.request.start_offset) == (1, UNKNOWN_OFFSET)
+    assert w2.request.state_batches == (StateBatch(1, 1, ACK, 1),)
+    assert second is not None and first is not None
+    sp.complete_write(second, OK, 0)
+    assert sp.spso == 0  # 0 is still in transition
+    sp.complete_write(first, OK, 0)
+    assert sp.spso == 2
+
+
+# -- SP-7 / SP-13 SPEO bounds -----------------------------------------------------------------
+
+
+def test_sp7_speo_never_beyond_the_high_water_mark() -> None:
+    log = PartitionLog()
+    log.append(10)
+    log.advance_high_watermark(4)
+    sp = make(log=log)
+    assert sp.acquire("m1", 10, 0) == [AcquiredRecords(0, 3, 1)] and sp.speo == 4
+    log.advance_high_watermark(7)
+    assert sp.acquire("m1", 10, 0) == [AcquiredRecords(4, 6, 1)] and sp.speo == 7
+
+
+def test_sp13_read_committed_stops_at_the_lso_and_archives_aborted_records() -> None:
+    log = PartitionLog()
+    log.append(2)  # 0-1
+    log.append(2, producer_id=9, transactional=True)  # 2-3, aborted below
+    log.append(1, producer_id=8, transactional=True)  # 4, still open
+    log.advance_high_watermark()
+    sp = make(log=log, group=GroupConfig(isolation_level="read_committed"))
+    assert sp.acquire("m1", 10, 0) == [AcquiredRecords(0, 1, 1)]
+    assert sp.speo == 2  # the open transaction at 2 holds the LSO
+    log.end_transaction(9, commit=False)  # marker 5
+    log.end_transaction(8, commit=True)  # marker 6
+    log.append(1)  # 7
+    log.advance_high_watermark()
+    assert sp.acquire("m1", 10, 0) == [AcquiredRecords(4, 4, 1), AcquiredRecords(7, 7, 1)]
+    [w] = sp.take_writes()
+    assert w.reason is WriteReason.ARCHIVE
+    assert w.request.state_batches == (StateBatch(2, 3, ARC, 0), StateBatch(5, 6, ARC, 0))
+    sp.complete_write(w.write_id, OK, 0)
+    assert states(sp, 2, 3) == [(ARC, 0)] * 2
+
+
+def test_sp13_read_uncommitted_delivers_aborted_records_but_not_markers() -> None:
+    log = PartitionLog()
+    log.append(2, producer_id=9, transactional=True)  # 0-1
+    log.end_transaction(9, commit=False)  # 2
+    log.append(1)  # 3
+    log.advance_high_watermark()
+    sp = make(log=log)
+    assert sp.acquire("m1", 10, 0) == [AcquiredRecords(0, 1, 1), AcquiredRecords(3, 3, 1)]
+    [w] = sp.take_writes()
+    assert w.request.state_batches == (StateBatch(2, 2, ARC, 0),)
+
+
+# -- SP-8 in-flight bound ---------------------------------------------------------------------
+
+
+def test_sp8_window_bound_but_available_records_inside_it_still_go() -> None:
+    sp = make(500, broker=BrokerConfig(partition_max_record_locks=100))
+    assert sp.acquire("m1", 500, 0) == [AcquiredRecords(0, 99, 1)]
+    assert sp.in_flight_count == 100 and sp.acquire("m2", 10, 0) == []
+    assert ack(sp, "m1", 50, 59, RELEASE) == Errors.NONE
+    settle(sp)
+    assert sp.acquire("m2", 500, 0) == [AcquiredRecords(50, 59, 2)]
+    assert ack(sp, "m1", 0, 9, ACCEPT) == Errors.NONE
+    settle(sp)
+    assert sp.spso == 10 and sp.acquire("m2", 500, 0) == [AcquiredRecords(100, 109, 1)]
+    assert sp.speo - sp.spso == 100
+
+
+# -- SP-9 persist before respond ------------------------------------------------------------
+
+
+def test_sp9_failed_acknowledgement_returns_records_to_acquired() -> None:
+    sp = make(10)
+    sp.acquire("m1", 5, 0)
+    result = sp.acknowledge("m1", [AcknowledgementBatch(0, 4, (ACCEPT,))], 0)
+    [w] = sp.take_writes()
+    done = sp.complete_write(w.write_id, WriteShareGroupStateResponse(KEY, Errors.COORDINATOR_NOT_AVAILABLE), 10)
+    assert done.write_id == result.write_id
+    assert (done.member_id, done.error_code) == ("m1", Errors.COORDINATOR_NOT_AVAILABLE)
+    assert states(sp, 0, 4) == [(AQ, 1)] * 5 and sp.state_of(0).owner == "m1"  # type: ignore[union-attr]
+    assert sp.spso == 0 and sp.take_writes() == []
+    assert ack(sp, "m1", 0, 4, ACCEPT, now_ms=20) == Errors.NONE  # it can be acknowledged again
+
+
+def test_sp9_failed_acknowledgement_after_the_lock_expired_releases_durably() -> None:
+    sp = make(10, broker=BrokerConfig(delivery_count_limit=2))
+    sp.acquire("m1", 2, 0)
+    sp.acknowledge("m1", [AcknowledgementBatch(0, 1, (ACCEPT,))], LOCK - 1)
+    assert sp.expire_locks(LOCK) is None  # in transition: the write decides
+    [w] = sp.take_writes()
+    done = sp.complete_write(w.write_id, WriteShareGroupStateResponse(KEY, Errors.REQUEST_TIMED_OUT), LOCK + 5)
+    assert done.error_code == Errors.REQUEST_TIMED_OUT
+    [follow] = sp.take_writes()
+    assert follow.reason is WriteReason.LOCK_TIMEOUT
+    assert follow.request.state_batches == (StateBatch(0, 1, AV, 1),)
+    sp.complete_write(follow.write_id, OK, LOCK + 5)
+    assert states(sp, 0, 1) == [(AV, 1)] * 2
+
+
+def test_sp9_failed_lock_timeout_write_is_retried() -> None:
+    sp = make(10)
+    sp.acquire("m1", 2, 0)
+    first = sp.expire_locks(LOCK)
+    [w] = sp.take_writes()
+    sp.complete_write(w.write_id, WriteShareGroupStateResponse(KEY, Errors.COORDINATOR_LOAD_IN_PROGRESS), LOCK)
+    [retry] = sp.take_writes()
+    assert retry.write_id != first and retry.reason is WriteReason.LOCK_TIMEOUT
+    assert retry.request.state_batches == w.request.state_batches
+    assert sp.state_of(0) == (AQ, 1, "m1", True)
+    sp.complete_write(retry.write_id, OK, LOCK)
+    assert sp.state_of(0) == (AV, 1, None, False)
+
+
+def test_complete_unknown_write_is_a_caller_bug() -> None:
+    sp = make(1)
+    with pytest.raises(ValueError):
+        sp.complete_write(99, OK, 0)
+
+
+# -- SP-10 recovery ---------------------------------------------------------------------------
+
+
+def test_sp10_recovery_restores_batches_without_owners_and_fills_holes() -> None:
+    batches = (StateBatch(10, 11, ACK, 1), StateBatch(12, 12, ARC, 5), StateBatch(15, 16, AV, 2),
+               StateBatch(18, 18, ACK, 1))
+    sp = make(30, start=10, batches=batches)
+    # 10-12 are terminal: the SPSO is past them; 13-14 and 17 have no state: AVAILABLE, count 0.
+    assert (sp.spso, sp.speo) == (13, 19)
+    assert states(sp, 13, 18) == [(AV, 0), (AV, 0), (AV, 2), (AV, 2), (AV, 0), (ACK, 1)]
+    assert all(b.owner is None for b in sp.batches())
+    assert sp.durable_delivery_count(15) == 2 and sp.durable_delivery_count(13) == 0
+    assert sp.take_writes() == []
+    assert sp.acquire("m1", 10, 0) == [
+        AcquiredRecords(13, 14, 1), AcquiredRecords(15, 16, 3), AcquiredRecords(17, 17, 1),
+        AcquiredRecords(19, 23, 1)]
+
+
+@pytest.mark.parametrize(("reset", "start"), [("latest", 20), ("earliest", 5)])
+def test_sp10_unknown_start_offset_uses_auto_offset_reset_and_is_written_first(reset: str, start: int) -> None:
+    log = PartitionLog()
+    log.append(20)
+    log.advance_high_watermark()
+    log.delete_records(5)
+    sp = SharePartition(KEY, log, leader_epoch=3, group=GroupConfig(auto_offset_reset=reset))
+    assert sp.not_ready_error == Errors.COORDINATOR_LOAD_IN_PROGRESS
+    with pytest.raises(ApiError) as refused:
+        sp.acquire("m1", 1, 0)
+    assert refused.value.error == Errors.COORDINATOR_LOAD_IN_PROGRESS
+    req = sp.read_request()
+    assert (req.key, req.leader_epoch) == (KEY, 3)
+    sp.recover(ReadShareGroupStateResponse(KEY, state_epoch=4), 0)
+    assert sp.status is PartitionStatus.INITIALIZING and not sp.ready
+    [w] = sp.take_writes()
+    assert w.reason is WriteReason.INITIALIZE
+    assert (w.request.start_offset, w.request.state_batches) == (start, ())
+    assert (w.request.state_epoch, w.request.leader_epoch) == (4, 3)
+    assert sp.acknowledge("m1", [], 0).error_code == Errors.COORDINATOR_LOAD_IN_PROGRESS
+    sp.complete_write(w.write_id, WriteShareGroupStateResponse(KEY, Errors.COORDINATOR_NOT_AVAILABLE), 0)
+    [retry] = sp.take_writes()  # retried until it is durable
+    sp.complete_write(retry.write_id, OK, 0)
+    assert sp.ready and sp.spso == start
+
+
+@pytest.mark.parametrize("error", [Errors.UNKNOWN_TOPIC_OR_PARTITION, Errors.FENCED_LEADER_EPOCH,
+                                   Errors.COORDINATOR_LOAD_IN_PROGRESS])
+def test_sp10_read_errors_leave_it_not_ready(error: Errors) -> None:
+    log = PartitionLog()
+    sp = SharePartition(KEY, log, leader_epoch=1)
+    sp.read_request()
+    sp.recover(ReadShareGroupStateResponse(KEY, error), 0)
+    assert not sp.ready and sp.status is PartitionStatus.FAILED and sp.not_ready_error == error
+    with pytest.raises(ApiError) as refused:
+        sp.acquire("m1", 1, 0)
+    assert refused.value.error == error
+    assert sp.release_member("m1", 0) is None
+    sp.read_request()
+    sp.recover(ReadShareGroupStateResponse(KEY, state_epoch=1, start_offset=0), 0)
+    assert sp.ready
+
+
+# -- SP-11 approximate counts -----------------------------------------------------------------
+
+
+def test_sp11_durable_count_lags_acquisition_and_never_exceeds_the_count() -> None:
+    sp = make(5)
+    sp.acquire("m1", 1, 0)
+    assert sp.durable_delivery_count(0) == 0 and sp.state_of(0).delivery_count == 1  # type: ignore[union-attr]
+    ack(sp, "m1", 0, 0, RELEASE)
+    settle(sp)
+    sp.acquire("m1", 1, 0)
+    assert sp.durable_delivery_count(0) == 1 and sp.state_of(0).delivery_count == 2  # type: ignore[union-attr]
+
+
+# -- SP-12 admin reset ------------------------------------------------------------------------
+
+
+def test_sp12_fenced_state_epoch_drops_the_state_and_reads_again() -> None:
+    sp = make(10)
+    sp.acquire("m1", 5, 0)
+    ack(sp, "m1", 0, 1, ACCEPT)
+    [w] = sp.take_writes()
+    done = sp.complete_write(w.write_id, WriteShareGroupStateResponse(KEY, Errors.FENCED_STATE_EPOCH), 0)
+    assert done.error_code == Errors.FENCED_STATE_EPOCH
+    assert sp.status is PartitionStatus.STALE_STATE and sp.not_ready_error == Errors.FENCED_STATE_EPOCH
+    assert list(sp.batches()) == [] and sp.in_flight_count == 0
+    sp.read_request()
+    sp.recover(ReadShareGroupStateResponse(KEY, state_epoch=2, start_offset=3), 0)
+    assert sp.ready and sp.state_epoch == 2 and sp.spso == 3
+    assert sp.acquire("m2", 2, 0) == [AcquiredRecords(3, 4, 1)]
+
+
+def test_sp12_state_epoch_check_on_the_first_session() -> None:
+    sp = make(10)
+    assert not sp.check_state_epoch(ReadShareGroupStateSummaryResponse(KEY, state_epoch=1, start_offset=0))
+    assert sp.check_state_epoch(ReadShareGroupStateSummaryResponse(KEY, state_epoch=2, start_offset=7))
+    assert sp.not_ready_error == Errors.FENCED_STATE_EPOCH
+
+
+def test_fenced_leader_epoch_makes_a_zombie() -> None:
+    sp = make(10)
+    sp.acquire("m1", 5, 0)
+    ack(sp, "m1", 0, 4, ACCEPT)
+    [w] = sp.take_writes()
+    sp.complete_write(w.write_id, WriteShareGroupStateResponse(KEY, Errors.FENCED_LEADER_EPOCH), 0)
+    assert sp.status is PartitionStatus.FENCED and sp.not_ready_error == Errors.NOT_LEADER_OR_FOLLOWER
+    sp.recover(ReadShareGroupStateResponse(KEY, state_epoch=1, start_offset=0), 0)
+    assert not sp.ready and sp.take_writes() == []
+
+
+# -- SP-14 compaction gaps --------------------------------------------------------------------
+
+
+def test_sp14_gaps_are_archived_durably_and_never_delivered() -> None:
+    log = PartitionLog()
+    log.append(10)
+    log.advance_high_watermark()
+    log.compact([0, 1, 5])
+    sp = make(log=log)
+    assert sp.acquire("m1", 10, 0) == [AcquiredRecords(2, 4, 1), AcquiredRecords(6, 9, 1)]
+    [w] = sp.take_writes()
+    assert w.reason is WriteReason.ARCHIVE
+    # 0-1 let the SPSO move to 2, but 5 will be durably archived above it: so the
+    # batches are written (StartOffset -1) and a recovering leader skips 0-1.
+    assert w.request.start_offset == UNKNOWN_OFFSET
+    assert w.request.state_batches == (StateBatch(0, 1, ARC, 0), StateBatch(5, 5, ARC, 0))
+    assert sp.spso == 0 and sp.state_of(0) == (AV, 0, None, True)
+    sp.complete_write(w.write_id, OK, 0)
+    assert sp.spso == 2 and sp.state_of(5) == (ARC, 0, None, False)
+
+
+def test_sp14_record_compacted_while_in_flight_is_archived_when_next_fetched() -> None:
+    log = PartitionLog()
+    log.append(5)
+    log.advance_high_watermark()
+    sp = make(log=log)
+    sp.acquire("m1", 5, 0)
+    ack(sp, "m1", 0, 4, RELEASE)
+    settle(sp)
+    log.compact([2])
+    assert sp.acquire("m2", 5, 0) == [AcquiredRecords(0, 1, 2), AcquiredRecords(3, 4, 2)]
+    [w] = sp.take_writes()
+    assert w.request.state_batches == (StateBatch(2, 2, ARC, 1),)
+
+
+def test_sp14_gap_only_window_still_writes_the_start_offset() -> None:
+    log = PartitionLog()
+    log.append(3)
+    log.advance_high_watermark()
+    log.compact([0, 1, 2])
+    sp = make(log=log)
+    assert sp.acquire("m1", 10, 0) == []
+    [w] = sp.take_writes()
+    assert (w.request.start_offset, w.request.state_batches) == (3, ())
+    sp.complete_write(w.write_id, OK, 0)
+    assert (sp.spso, sp.speo) == (3, 3)
+
+
+# -- SP-15 session release --------------------------------------------------------------------
+
+
+def test_sp15_release_member_returns_only_its_acquired_records() -> None:
+    sp = make(10)
+    sp.acquire("m1", 3, 0)
+    sp.acquire("m2", 3, 0)
+    ack(sp, "m1", 2, 2, ACCEPT)  # 2 in transition: left to its write
+    write_id = sp.release_member("m1", 0)
+    assert write_id is not None
+    ws = sp.take_writes()
+    assert [w.reason for w in ws] == [WriteReason.ACKNOWLEDGE, WriteReason.RELEASE]
+    assert ws[1].request.state_batches == (StateBatch(0, 1, AV, 1),)
+    settle_writes = ws
+    for w in settle_writes:
+        sp.complete_write(w.write_id, OK, 0)
+    assert states(sp, 0, 5) == [(AV, 1), (AV, 1), (ACK, 1), (AQ, 1), (AQ, 1), (AQ, 1)]
+    assert sp.release_member("m1", 0) is None
+
+
+# -- log start offset -------------------------------------------------------------------------
+
+
+def test_log_start_move_jumps_the_spso_durably() -> None:
+    log = PartitionLog()
+    log.append(20)
+    log.advance_high_watermark()
+    sp = make(log=log)
+    sp.acquire("m1", 10, 0)
+    ack(sp, "m1", 0, 1, ACCEPT)
+    [pending] = sp.take_writes()
+    log.delete_records(5)
+    write_id = sp.advance_log_start(0)
+    [w] = sp.take_writes()
+    assert w.write_id == write_id and w.reason is WriteReason.LOG_START
+    assert (w.request.start_offset, w.request.state_batches) == (5, ())
+    assert sp.spso == 5 and sp.state_of(3) is None
+    assert ack(sp, "m1", 3, 6, ACCEPT) == Errors.INVALID_RECORD_STATE  # 3-4 are gone
+    # The acknowledgement in flight for 0-1 completes as a no-op on the window.
+    done = sp.complete_write(pending.write_id, OK, 0)
+    assert done.error_code == Errors.NONE and sp.spso == 5
+    sp.complete_write(w.write_id, OK, 0)
+    log.delete_records(15)
+    assert sp.acquire("m2", 3, 0) == [AcquiredRecords(15, 17, 1)]
+    [w2] = sp.take_writes()
+    assert w2.request.start_offset == 15
+
+
+def test_in_flight_ranges_split_only_where_records_differ() -> None:
+    sp = make(1000, broker=BrokerConfig(partition_max_record_locks=1000))
+    sp.acquire("m1", 500, 0)
+    assert len(list(sp.batches())) == 1
+    sp.acknowledge("m1", [AcknowledgementBatch(0, 9, (ACCEPT, RELEASE) * 5)], 0)
+    assert len(list(sp.batches())) == 11  # 10 single offsets + the rest
+    settle(sp)
+    sp.acquire("m2", 5, 0)  # the 5 released ones, each between acknowledged offsets
+    assert len(list(sp.batches())) == 10
+    ack(sp, "m2", 1, 1, ACCEPT)
+    ack(sp, "m2", 3, 3, ACCEPT)
+    ack(sp, "m2", 5, 5, ACCEPT)
+    ack(sp, "m2", 7, 7, ACCEPT)
+    ack(sp, "m2", 9, 9, ACCEPT)
+    settle(sp)
+    assert sp.spso == 10 and len(list(sp.batches())) == 1

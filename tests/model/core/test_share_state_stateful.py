@@ -1,0 +1,482 @@
+"""Stateful property test: SharePartition leaders + ShareCoordinatorShard + PartitionLog.
+
+Hypothesis drives produce (plain and transactional), acquire, accept / release /
+reject / gap, lock timeouts, write answers (success, failure, applied-but-lost,
+in any order), leader failover with zombie leaders, coordinator failover, log
+start moves, compaction and admin resets. After every step it checks:
+
+* SP-1 legal transitions only (within one leader's state);
+* SP-5 delivery counts ≤ limit, and deliveries per offset ≤ limit per leader
+  tenure (≤ limit + failovers overall, SP-11 / E-4);
+* SP-6 offsets that leave the window below the SPSO were terminal, and the SPSO
+  never decreases within a state epoch, across failovers too;
+* SP-7 SPSO ≤ SPEO ≤ HWM (LSO for read_committed); SP-8 window ≤ max locks;
+* SP-11 in-memory counts never below the durable ones;
+* E-2 a record whose acceptance was confirmed is never acquired again;
+* E-3 never two live acquisitions of one offset;
+* zombie leaders' late writes are fenced.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from hypothesis import HealthCheck, event, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
+
+from model.core.config import BrokerConfig, GroupConfig
+from model.core.errors import ApiError, Errors
+from model.core.log import PartitionLog, SpanKind
+from model.core.share_coordinator import ShareCoordinatorShard
+from model.core.share_partition import (
+    AcknowledgementBatch,
+    PartitionStatus,
+    PendingWrite,
+    SharePartition,
+    WriteReason,
+)
+from model.core.share_state import (
+    UNKNOWN_OFFSET,
+    InitializeShareGroupStateRequest,
+    ReadShareGroupStateSummaryRequest,
+    RecordState,
+    SharePartitionKey,
+    WriteShareGroupStateResponse,
+)
+
+KEY = SharePartitionKey("g", "t", 0)
+LIMIT = 3
+MAX_LOCKS = 8  # below the config's minimum on purpose: a small window reaches its bound
+LOCK_MS = 1_000
+MEMBERS = ("m1", "m2", "m3")
+AV, AQ, ACK, ARC = RecordState.AVAILABLE, RecordState.ACQUIRED, RecordState.ACKNOWLEDGED, RecordState.ARCHIVED
+TERMINAL = (ACK, ARC)
+ACCEPT = 1
+
+
+@dataclass
+class InFlight:
+    leader: SharePartition
+    write: PendingWrite
+
+
+@dataclass
+class Snapshot:
+    generation: int
+    spso: int
+    speo: int
+    offsets: dict[int, tuple[RecordState, int, RecordState, bool]] = field(default_factory=dict)
+
+
+class ShareStateMachine(RuleBasedStateMachine):
+    # -- set-up --------------------------------------------------------------------------
+
+    @initialize(earliest=st.booleans(), read_committed=st.booleans(), preload=st.integers(0, 6))
+    def setup(self, earliest: bool, read_committed: bool, preload: int) -> None:
+        self.log = PartitionLog()
+        if preload:
+            self.log.append(preload)
+            self.log.advance_high_watermark()
+        self.broker = BrokerConfig(delivery_count_limit=LIMIT, partition_max_record_locks=MAX_LOCKS,
+                                   record_lock_duration_ms=LOCK_MS)
+        self.group = GroupConfig(auto_offset_reset="earliest" if earliest else "latest",
+                                 isolation_level="read_committed" if read_committed else "read_uncommitted")
+        self.coordinator = ShareCoordinatorShard(snapshot_update_records_per_snapshot=3)
+        self.state_epoch = 1
+        resp, _ = self.coordinator.initialize(InitializeShareGroupStateRequest(KEY, self.state_epoch))
+        assert resp.error_code == Errors.NONE
+        self.now = 0
+        self.leader_epoch = 0
+        self.zombies: list[SharePartition] = []
+        self.in_flight: list[InFlight] = []
+        self.accepts: dict[tuple[int, int], frozenset[int]] = {}  # (leader epoch, write id) -> accepted offsets
+        self.acked: dict[tuple[int, int], frozenset[int]] = {}  # (leader epoch, write id) -> offsets it ends
+        self.live: dict[int, tuple[str, int]] = {}  # offset -> (member, lock deadline), as the test saw it
+        self.confirmed: set[int] = set()  # E-2
+        self.deliveries_tenure: dict[int, int] = {}
+        self.deliveries_total: dict[int, int] = {}
+        self.failovers = 0
+        self.max_spso: dict[int, int] = {}  # state epoch -> highest SPSO seen
+        self.generation = 0
+        self.previous: Snapshot | None = None
+        self.leader: SharePartition = self._new_leader()
+        # Start with the auto.offset.reset write answered (the INITIALIZING phase is also
+        # reached by an admin reset to -1).
+        while self.in_flight:
+            self.answer_write(0, "ok")
+
+    def _new_leader(self) -> SharePartition:
+        self.leader_epoch += 1
+        sp = SharePartition(KEY, self.log, leader_epoch=self.leader_epoch, broker=self.broker, group=self.group)
+        self.leader = sp
+        self._read(sp)
+        return sp
+
+    def _read(self, sp: SharePartition) -> None:
+        resp, _ = self.coordinator.read(sp.read_request())
+        sp.recover(resp, self.now)
+        self.generation += 1
+        self._drain(sp)
+
+    def _drain(self, sp: SharePartition) -> None:
+        for w in sp.take_writes():
+            self.in_flight.append(InFlight(sp, w))
+
+    def _forget_acquisitions(self) -> None:
+        self.live.clear()
+        self.deliveries_tenure.clear()
+
+    # -- the log -------------------------------------------------------------------------
+
+    @precondition(lambda self: self.log.log_end_offset < 60)
+    @rule(n=st.integers(1, 4), producer=st.sampled_from([None, None, 1, 2]), replicated=st.booleans())
+    def produce(self, n: int, producer: int | None, replicated: bool) -> None:
+        self.log.append(n, producer_id=producer, transactional=producer is not None)
+        self.log.advance_high_watermark(None if replicated else self.log.high_watermark)
+
+    @precondition(lambda self: self.log.open_transactions())
+    @rule(pick=st.integers(0, 1), commit=st.booleans())
+    def end_transaction(self, pick: int, commit: bool) -> None:
+        producers = self.log.open_transactions()
+        self.log.end_transaction(producers[pick % len(producers)], commit=commit)
+
+    # -- consumers -----------------------------------------------------------------------
+
+    @rule(member=st.sampled_from(MEMBERS), max_records=st.integers(1, 6))
+    def acquire(self, member: str, max_records: int) -> None:
+        self._acquire(member, max_records)
+
+    def _acquire(self, member: str, max_records: int) -> list[int]:
+        """A ShareFetch. Returns the offsets acquired."""
+        sp = self.leader
+        if not sp.ready:
+            try:
+                sp.acquire(member, max_records, self.now)
+            except ApiError as e:
+                assert e.error == sp.not_ready_error != Errors.NONE
+            else:
+                raise AssertionError("a fetch before the partition is ready must be refused")
+            return []
+        got = sp.acquire(member, max_records, self.now)
+        self._drain(sp)
+        if got:
+            event("acquired records" + (" after a failover" if self.failovers else ""))
+            if any(a.delivery_count > 1 for a in got):
+                event("redelivered records")
+        assert sum(a.last_offset - a.first_offset + 1 for a in got) <= max_records
+        deadline = self.now + LOCK_MS
+        offsets = []
+        for a in got:
+            for o in range(a.first_offset, a.last_offset + 1):
+                assert o not in self.confirmed, f"E-2: offset {o} was accepted and confirmed, yet delivered again"
+                held = self.live.get(o)
+                assert held is None or held[1] <= self.now, f"E-3: offset {o} is still acquired by {held}"
+                assert self.log.kind_of(o, read_committed=self.group.read_committed) == SpanKind.RECORD
+                self.live[o] = (member, deadline)
+                self.deliveries_tenure[o] = self.deliveries_tenure.get(o, 0) + 1
+                self.deliveries_total[o] = self.deliveries_total.get(o, 0) + 1
+                assert self.deliveries_tenure[o] <= LIMIT, f"SP-5: offset {o} delivered > {LIMIT} times by one leader"
+                assert self.deliveries_total[o] <= LIMIT + self.failovers, f"SP-11: offset {o} over-delivered"
+                assert a.delivery_count >= self.deliveries_tenure[o]
+                offsets.append(o)
+        return offsets
+
+    @rule(member=st.sampled_from(MEMBERS), max_records=st.integers(1, 6), pick=st.integers(0, 5),
+          types=st.lists(st.sampled_from([0, 1, 1, 1, 2, 3]), min_size=1, max_size=4))
+    def poll_and_acknowledge(self, member: str, max_records: int, pick: int, types: list[int]) -> None:
+        """A consumer's poll: fetch, then acknowledge some of what it got (CL-2)."""
+        offsets = self._acquire(member, max_records)
+        if offsets:
+            self._acknowledge(member, offsets[pick % len(offsets)], types)
+
+    def _acknowledgeable(self, member: str) -> list[int]:
+        pending = {o for offsets in self.acked.values() for o in offsets}
+        return sorted(o for o, (m, d) in self.live.items() if m == member and d > self.now and o not in pending)
+
+    @rule(pick_member=st.integers(0, 2), pick=st.integers(0, 50),
+          types=st.lists(st.sampled_from([0, 1, 1, 1, 2, 3]), min_size=1, max_size=4))
+    def acknowledge(self, pick_member: int, pick: int, types: list[int]) -> None:
+        holders = [m for m in MEMBERS if self._acknowledgeable(m)]
+        if not self.leader.ready or not holders:
+            return
+        member = holders[pick_member % len(holders)]
+        mine = self._acknowledgeable(member)
+        self._acknowledge(member, mine[pick % len(mine)], types)
+
+    def _acknowledge(self, member: str, first: int, types: list[int]) -> None:
+        """Acknowledge the run of the member's offsets from ``first`` with ``types``."""
+        sp = self.leader
+        mine = self._acknowledgeable(member)
+        if first not in mine:
+            return
+        last = first
+        while last + 1 in mine and last - first + 1 < len(types):
+            last += 1
+        size = last - first + 1
+        ack_types = (types[0],) if len(types) == 1 else tuple(types[:size])
+        if len(ack_types) != 1 and len(ack_types) != size:
+            ack_types = (types[0],)
+        result = sp.acknowledge(member, [AcknowledgementBatch(first, last, ack_types)], self.now)
+        # The test's own record says these offsets are the member's, under a live lock (SP-3).
+        assert result.error_code == Errors.NONE, result
+        assert result.write_id is not None
+        offsets = range(first, last + 1)
+        per = ack_types * size if len(ack_types) == 1 else ack_types
+        self.accepts[(sp.leader_epoch, result.write_id)] = frozenset(
+            o for o, t in zip(offsets, per) if t == ACCEPT)
+        self.acked[(sp.leader_epoch, result.write_id)] = frozenset(offsets)
+        self._drain(sp)
+
+    @rule(member=st.sampled_from(MEMBERS), pick=st.integers(0, 50))
+    def acknowledge_someone_elses(self, member: str, pick: int) -> None:
+        sp = self.leader
+        others = sorted(o for o, (m, d) in self.live.items() if m != member and d > self.now)
+        if not sp.ready or not others:
+            return
+        o = others[pick % len(others)]
+        result = sp.acknowledge(member, [AcknowledgementBatch(o, o, (ACCEPT,))], self.now)
+        assert result.error_code == Errors.INVALID_RECORD_STATE, "E-3: an ack from another member is rejected"
+
+    # -- time ----------------------------------------------------------------------------
+
+    @rule(ms=st.integers(1, 600))
+    def advance_time(self, ms: int) -> None:
+        self.now += ms
+
+    @rule()
+    def lock_timer_fires(self) -> None:
+        """The simulator's one timer, armed at next_lock_deadline_ms (SP-4)."""
+        deadline = self.leader.next_lock_deadline_ms()
+        if deadline is None:
+            return
+        self.now = max(self.now, deadline)
+        self.leader.expire_locks(self.now)
+        self._drain(self.leader)
+        later = self.leader.next_lock_deadline_ms()
+        assert later is None or later > self.now
+
+    # -- the share coordinator -----------------------------------------------------------
+
+    @precondition(lambda self: self.in_flight)
+    @rule(pick=st.integers(0, 50), outcome=st.sampled_from(["ok", "ok", "ok", "error", "lost"]))
+    def answer_write(self, pick: int, outcome: str) -> None:
+        """Any write in flight (reordering allowed) gets an answer: success, an error, or
+        success whose answer is lost (the coordinator applied it; the leader sees an error)."""
+        entry = self.in_flight.pop(pick % len(self.in_flight))
+        sp, w = entry.leader, entry.write
+        if outcome == "error":
+            resp = WriteShareGroupStateResponse(KEY, Errors.COORDINATOR_NOT_AVAILABLE)
+        else:
+            resp, _ = self.coordinator.write(w.request)
+            if outcome == "lost" and resp.error_code == Errors.NONE:
+                resp = WriteShareGroupStateResponse(KEY, Errors.REQUEST_TIMED_OUT)
+        done = sp.complete_write(w.write_id, resp, self.now)
+        if sp is not self.leader:
+            assert done.error_code != Errors.NONE, "a zombie leader's late write must be fenced"
+            event(f"zombie write answered {done.error_code.name}")
+        ack_key = (sp.leader_epoch, w.write_id)
+        accepted = self.accepts.pop(ack_key, frozenset())
+        ended = self.acked.pop(ack_key, frozenset())
+        if done.reason is WriteReason.ACKNOWLEDGE and done.error_code == Errors.NONE:
+            self.confirmed |= accepted
+            if accepted:
+                event("acceptance confirmed")
+            for o in ended:
+                self.live.pop(o, None)
+        if sp is self.leader and sp.status in (PartitionStatus.STALE_STATE, PartitionStatus.FENCED):
+            self._forget_acquisitions()
+            self.generation += 1
+        self._drain(sp)
+
+    @precondition(lambda self: self.in_flight)
+    @rule()
+    def answer_writes_in_order(self) -> None:
+        """The common case: every write in flight succeeds, oldest first."""
+        while self.in_flight:
+            self.answer_write(0, "ok")
+
+    @precondition(lambda self: self.leader.status in (PartitionStatus.STALE_STATE, PartitionStatus.FAILED))
+    @rule()
+    def read_again(self) -> None:
+        self._read(self.leader)
+
+    # -- disruptions (one rule, so that they stay rarer than the steady work) -------------
+
+    @rule(kind=st.sampled_from(["replicate", "replicate", "compact", "log start", "release", "release",
+                                "leader failover", "leader failover", "zombie ack", "coordinator failover",
+                                "admin reset", "first session"]),
+          a=st.integers(-1, 60), b=st.integers(0, 60))
+    def disruption(self, kind: str, a: int, b: int) -> None:
+        event(f"disruption: {kind}")
+        if kind == "replicate":
+            self.log.advance_high_watermark()
+        elif kind == "compact":
+            self.log.compact([a, b])
+        elif kind == "log start":
+            self.move_log_start(1 + b % 4)
+        elif kind == "release":
+            self.release_member(MEMBERS[b % len(MEMBERS)])
+        elif kind == "leader failover":
+            self.leader_failover()
+        elif kind == "zombie ack":
+            self.zombie_acknowledges(b)
+        elif kind == "coordinator failover":
+            self.coordinator_failover()
+        elif kind == "admin reset":
+            self.admin_reset(a)
+        else:
+            self.first_session_opens()
+
+    def move_log_start(self, k: int) -> None:
+        """Retention or DeleteRecords moves the log start offset."""
+        self.log.delete_records(min(self.log.high_watermark, self.log.log_start_offset + k))
+        start = self.log.log_start_offset
+        for o in [o for o in self.live if o < start]:
+            del self.live[o]
+        self.leader.advance_log_start(self.now)
+        self._drain(self.leader)
+
+    def release_member(self, member: str) -> None:
+        """SP-15: the member's share session closed."""
+        self.leader.release_member(member, self.now)
+        self._drain(self.leader)
+        for o in [o for o, (m, _) in self.live.items() if m == member]:
+            del self.live[o]
+
+    def leader_failover(self) -> None:
+        """A new share-partition leader with a higher leader epoch; the old one lives on as a zombie."""
+        self.zombies.append(self.leader)
+        self.failovers += 1
+        self._forget_acquisitions()
+        self._new_leader()
+
+    def zombie_acknowledges(self, pick: int) -> None:
+        if not self.zombies:
+            return
+        zombie = self.zombies[pick % len(self.zombies)]
+        for b in zombie.batches():
+            if b.state == AQ and not b.in_transition and b.owner is not None:
+                zombie.acknowledge(b.owner, [AcknowledgementBatch(b.first_offset, b.first_offset, (ACCEPT,))],
+                                   self.now)
+                self._drain(zombie)
+                return
+
+    def coordinator_failover(self) -> None:
+        """SC-6: a new coordinator replays the log; the state must be the same."""
+        before = self.coordinator.state(KEY)
+        self.coordinator = ShareCoordinatorShard.replay(
+            self.coordinator.records, 3, log_start_offset=self.coordinator.log_start_offset)
+        assert self.coordinator.state(KEY) == before
+
+    def admin_reset(self, start: int) -> None:
+        """SP-12: AlterShareGroupOffsets on an empty group: every member leaves, then the
+        state is re-initialized with a higher state epoch."""
+        for member in MEMBERS:
+            self.leader.release_member(member, self.now)
+        self._drain(self.leader)
+        if start != UNKNOWN_OFFSET:
+            start = min(max(start, self.log.log_start_offset), self.log.high_watermark)
+        self.state_epoch += 1
+        resp, _ = self.coordinator.initialize(InitializeShareGroupStateRequest(KEY, self.state_epoch, start))
+        assert resp.error_code == Errors.NONE
+        self.confirmed.clear()  # the administrator asked for these to be delivered again
+        self._forget_acquisitions()
+        self.deliveries_total.clear()
+        self.failovers = 0
+
+    def first_session_opens(self) -> None:
+        """002: when the first share session opens the leader checks the state epoch."""
+        summary, _ = self.coordinator.read_summary(ReadShareGroupStateSummaryRequest(KEY, self.leader.leader_epoch))
+        if self.leader.check_state_epoch(summary):
+            self._forget_acquisitions()
+            self.generation += 1
+
+    # -- the invariants ------------------------------------------------------------------
+
+    @invariant()
+    def window_is_sound(self) -> None:
+        sp = self.leader
+        if not sp.ready:
+            self.previous = None
+            return
+        bound = self.log.bound(self.group.read_committed)
+        # An admin reset may put the SPSO above the LSO (an open transaction); then the
+        # window stays empty until the bound passes it.
+        assert sp.spso <= sp.speo <= max(bound, sp.spso), f"SP-7: SPSO {sp.spso} SPEO {sp.speo} bound {bound}"
+        assert sp.speo - sp.spso <= MAX_LOCKS, "SP-8"
+        snap = Snapshot(self.generation, sp.spso, sp.speo)
+        cursor = sp.spso
+        for b in sp.batches():
+            assert b.first_offset == cursor, "the ranges tile the window"
+            cursor = b.last_offset + 1
+            assert b.delivery_count <= LIMIT, f"SP-5: count {b.delivery_count}"
+            assert 0 <= b.durable_count <= b.delivery_count, "SP-11"
+            assert (b.owner is not None) == (b.state == AQ)
+            for o in range(b.first_offset, b.last_offset + 1):
+                snap.offsets[o] = (b.state, b.delivery_count, b.target_state, b.in_transition)
+        assert cursor == sp.speo
+        self._check_durable_counts(sp)
+        self._check_spso(sp)
+        self._check_transitions(snap)
+        self.previous = snap
+
+    def _check_durable_counts(self, sp: SharePartition) -> None:
+        """SP-11: a leader's count is never below the count the coordinator holds."""
+        stored = self.coordinator.state(KEY)
+        if stored is None or stored.state_epoch != sp.state_epoch:
+            return
+        for batch in stored.state_batches:
+            for o in range(max(batch.first_offset, stored.start_offset, sp.spso),
+                           min(batch.last_offset + 1, sp.speo)):
+                state = sp.state_of(o)
+                assert state is not None
+                assert state.delivery_count >= batch.delivery_count, (
+                    f"SP-11: offset {o} count {state.delivery_count} < durable {batch.delivery_count}")
+
+    def _check_spso(self, sp: SharePartition) -> None:
+        """SP-6: never back within a state epoch (across leader failovers too)."""
+        highest = self.max_spso.get(sp.state_epoch, -1)
+        if sp.spso > highest >= 0:
+            event("SPSO moved" + (" after a failover" if self.failovers else ""))
+        assert sp.spso >= highest, f"SP-6: SPSO went back from {highest} to {sp.spso}"
+        self.max_spso[sp.state_epoch] = sp.spso
+
+    def _check_transitions(self, snap: Snapshot) -> None:
+        """SP-1 between two observations of the same leader state."""
+        prev = self.previous
+        if prev is None or prev.generation != snap.generation:
+            return
+        log_start = self.log.log_start_offset
+        for o, (state, count, target, in_transition) in prev.offsets.items():
+            now = snap.offsets.get(o)
+            if now is None:
+                # Left the window: below the SPSO, and terminal (or on its way there) or gone from the log.
+                assert o < snap.spso
+                assert o < log_start or state in TERMINAL or (in_transition and target in TERMINAL), (
+                    f"SP-6: offset {o} passed by the SPSO while {state.name}")
+                continue
+            new_state, new_count = now[0], now[1]
+            if new_state == state:
+                assert new_count == count, f"offset {o}: count changed without a transition"
+            elif (state, new_state) == (AV, AQ):
+                assert new_count == count + 1, "SP-2: acquiring increments the count"
+            elif state == AQ and new_state in (AV, ACK, ARC):
+                assert new_count == count
+            elif (state, new_state) == (AV, ARC):
+                kind = self.log.kind_of(o, read_committed=self.group.read_committed)
+                assert kind != SpanKind.RECORD or count >= LIMIT, f"SP-1: offset {o} archived while available"
+            else:
+                raise AssertionError(f"SP-1: offset {o} went {state.name} -> {new_state.name}")
+        for o in snap.offsets:
+            if o not in prev.offsets:
+                assert o >= prev.speo, f"offset {o} appeared inside the old window"
+
+
+ShareStateMachine.TestCase.settings = settings(
+    max_examples=200,
+    stateful_step_count=100,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+TestShareState = ShareStateMachine.TestCase

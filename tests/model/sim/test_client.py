@@ -1,0 +1,203 @@
+"""The shared client plumbing: correlation ids, request timeouts, retries, metadata, pause, crash."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import networkx as nx
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from model.core.errors import Errors
+from model.sim.client import Client, ClientConfig, ClientMetrics, broker_node
+from model.sim.network import Message, Network
+from model.sim.protocol import CONSUMER_OFFSETS_TOPIC, ClusterMetadata, Envelope, PartitionInfo
+from model.sim.rng import Distribution, RandomStreams
+from model.sim.timers import Scheduler
+
+
+def metadata(leader: int, version: int = 1) -> ClusterMetadata:
+    parts = {
+        ("t", 0): PartitionInfo("t", 0, leader, version, (1, 2), (1, 2)),
+        (CONSUMER_OFFSETS_TOPIC, 0): PartitionInfo(CONSUMER_OFFSETS_TOPIC, 0, leader, version, (1, 2), (1, 2)),
+    }
+    return ClusterMetadata(version, parts, {"t": "tid"}, (1, 2))
+
+
+class Echo:
+    """A fake broker: answers ("Ping", n) with n, or an error from a script, or nothing."""
+
+    def __init__(self, network: Network, broker: int) -> None:
+        self.network = network
+        self.broker = broker
+        self.script: list[Errors | None] = []  # per request: an error to answer, or None = drop it
+        self.seen: list[tuple[int, Any]] = []
+        network.register(broker_node(broker), self.handle)
+
+    def handle(self, message: Message) -> None:
+        env: Envelope = message.payload
+        self.seen.append((env.correlation_id, env.body))
+        if self.script:
+            step = self.script.pop(0)
+            if step is None:
+                return
+            answer: Any = step
+        else:
+            answer = Errors.NONE
+        self.network.send(message.dst, message.src, message.kind + "Response",
+                          Envelope(env.correlation_id, (answer, env.body)))
+
+
+class Setup:
+    def __init__(self, latency: int = 2, **config: int) -> None:
+        self.scheduler = Scheduler()
+        self.network = Network(self.scheduler, nx.Graph(), RandomStreams(1),
+                               default_latency=Distribution.constant(latency))
+        self.meta = metadata(1)
+        self.brokers = {b: Echo(self.network, b) for b in (1, 2)}
+        self.client = Client("c1", self.scheduler, self.network, lambda: self.meta, config=ClientConfig(**config))
+        self.client.start()
+        self.events: list[tuple[int, str, Any]] = []
+
+    def send(self, broker: int, body: Any) -> int:
+        return self.client.send_request(
+            broker, "Ping", body,
+            lambda r: self.events.append((self.scheduler.now_ms, "response", r)),
+            lambda: self.events.append((self.scheduler.now_ms, "timeout", body)),
+        )
+
+
+def test_response_matched_by_correlation_id() -> None:
+    s = Setup()
+    first = s.send(1, "a")
+    second = s.send(2, "b")
+    assert second == first + 1
+    s.scheduler.run(until=100)
+    assert s.events == [(4, "response", (Errors.NONE, "a")), (4, "response", (Errors.NONE, "b"))]
+    assert s.client.requests_in_flight == 0
+
+
+def test_lost_response_times_out_and_a_late_one_is_ignored() -> None:
+    s = Setup(request_timeout_ms=50)
+    s.brokers[1].script = [None]
+    s.send(1, "lost")
+    s.scheduler.run(until=100)
+    assert s.events == [(50, "timeout", "lost")]
+    # A response for a forgotten correlation id (e.g. a duplicate) is dropped.
+    s.network.send("b1", "c1", "PingResponse", Envelope(1, (Errors.NONE, "late")))
+    s.scheduler.run(until=200)
+    assert len(s.events) == 1 and s.client.metrics.requests_timed_out == 1
+
+
+def test_call_retries_retriable_errors_then_follows_the_new_leader() -> None:
+    s = Setup(retry_backoff_ms=10, retry_backoff_max_ms=40, metadata_refresh_ms=30)
+    s.brokers[1].script = [Errors.COORDINATOR_LOAD_IN_PROGRESS, Errors.NOT_COORDINATOR, Errors.NOT_COORDINATOR,
+                           Errors.NOT_COORDINATOR]
+    done: list[tuple[int, Any]] = []
+
+    def target() -> int | None:
+        return s.client.group_coordinator("g")
+
+    s.client.call(target, "Ping", "x", lambda r: done.append((s.scheduler.now_ms, r)), error_of=lambda r: r[0])
+    s.scheduler.run(until=30)
+    s.meta = metadata(2, version=2)  # the coordinator moved; the client sees it on its next refresh
+    s.scheduler.run(until=1_000)
+    assert done and done[0][1] == (Errors.NONE, "x")
+    assert [cid for cid, _ in s.brokers[2].seen]  # it ended at broker 2
+    assert s.client.metrics.retries == len(s.brokers[1].seen)
+    # Back-offs double: 10, 20, 40 (capped) …
+    assert [s.client.backoff_ms(a) for a in (1, 2, 3, 4)] == [10, 20, 40, 40]
+
+
+def test_call_gives_up_after_max_attempts() -> None:
+    s = Setup(request_timeout_ms=20, retry_backoff_ms=5)
+    s.brokers[1].script = [None, None, None]
+    done: list[Any] = []
+    s.client.call(lambda: 1, "Ping", "x", done.append, error_of=lambda r: r[0], max_attempts=3)
+    s.scheduler.run(until=1_000)
+    assert done == [None]
+    assert len(s.brokers[1].seen) == 3
+
+
+def test_metadata_refresh_is_delayed_and_coalesced() -> None:
+    s = Setup(metadata_refresh_ms=100, metadata_max_age_ms=10_000)
+    s.meta = metadata(2, version=2)
+    s.client.request_metadata_refresh()
+    s.scheduler.run(until=50)
+    s.client.request_metadata_refresh()
+    assert s.client.leader_of("t", 0).leader == 1  # type: ignore[union-attr]  # still stale
+    s.scheduler.run(until=101)
+    assert s.client.leader_of("t", 0).leader == 2  # type: ignore[union-attr]
+    assert s.client.metrics.metadata_refreshes == 1
+    s.scheduler.run(until=10_001)
+    assert s.client.metrics.metadata_refreshes == 2  # the periodic one
+
+
+def test_pause_holds_messages_and_timers_then_replays_them_in_order() -> None:
+    s = Setup(request_timeout_ms=30)
+    order: list[str] = []
+    s.client.send_request(1, "Ping", "a", lambda r: order.append("response a"), lambda: order.append("timeout a"))
+    s.brokers[2].script = [None]
+    s.client.send_request(2, "Ping", "b", lambda r: order.append("response b"), lambda: order.append("timeout b"))
+    s.client.call_later(10, order.append, "timer")
+    s.client.pause(100)
+    s.scheduler.run(until=99)
+    assert order == [] and s.client.paused
+    s.scheduler.run(until=200)
+    # The response that arrived during the pause first, then the timers in due order.
+    assert order == ["response a", "timer", "timeout b"]
+
+
+def test_crash_drops_everything_and_restart_starts_fresh() -> None:
+    s = Setup()
+    fired: list[str] = []
+    s.send(1, "a")
+    s.client.call_later(10, fired.append, "old timer")
+    s.client.crash()
+    s.scheduler.run(until=100)
+    assert s.events == [] and fired == [] and s.client.requests_in_flight == 0
+    s.client.start()
+    s.send(1, "b")
+    s.scheduler.run(until=200)
+    assert s.events == [(104, "response", (Errors.NONE, "b"))]
+
+
+def test_metrics_merge_adds_counters_and_latencies() -> None:
+    a = ClientMetrics(records_accepted=2, end_to_end_latencies_ms=[1, 2])
+    b = ClientMetrics(records_accepted=3, ack_errors=1, end_to_end_latencies_ms=[5])
+    a.merge(b)
+    assert (a.records_accepted, a.ack_errors, a.end_to_end_latencies_ms) == (5, 1, [1, 2, 5])
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    steps=st.lists(st.sampled_from(["ok", "drop", "error", "late"]), min_size=1, max_size=20),
+    pause_at=st.one_of(st.none(), st.integers(0, 200)),
+)
+def test_exactly_one_outcome_per_request(steps: list[str], pause_at: int | None) -> None:
+    """Whatever happens on the wire (and a pause), each request gets exactly one callback."""
+    s = Setup(request_timeout_ms=40)
+    script: list[Errors | None] = []
+    for step in steps:
+        script.append(None if step in ("drop", "late") else Errors.NONE if step == "ok" else Errors.NOT_COORDINATOR)
+    s.brokers[1].script = script
+    outcomes: dict[int, list[str]] = {}
+    ids = []
+    for i, step in enumerate(steps):
+        cid = s.client.send_request(1, "Ping", i, lambda r, i=i: outcomes.setdefault(i, []).append("r"),
+                                    lambda i=i: outcomes.setdefault(i, []).append("t"))
+        ids.append(cid)
+        if step == "late":  # an answer after the timeout
+            s.scheduler.post(60, s.network.send, "b1", "c1", "PingResponse", Envelope(cid, (Errors.NONE, i)))
+    if pause_at is not None:
+        s.scheduler.post(pause_at, s.client.pause, 50)
+    s.scheduler.run(until=1_000)
+    assert sorted(outcomes) == list(range(len(steps)))
+    for i, step in enumerate(steps):
+        assert len(outcomes[i]) == 1
+        if step == "drop" or (step == "late" and pause_at is None):
+            assert outcomes[i] == ["t"]
+        elif step in ("ok", "error"):
+            assert outcomes[i] == ["r"]
+        # "late" under a pause: if both the timeout and the answer fell in the pause, the
+        # answer wins (held messages are handled before held timers, as Kafka's NetworkClient does).

@@ -1,0 +1,306 @@
+"""The simulated KIP-848 consumer against a fake broker: the real ``ConsumerGroupManager`` as the
+group coordinator, and ``PartitionLog``s as the partitions it fetches."""
+
+from __future__ import annotations
+
+import itertools
+
+import networkx as nx
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from model.core.config import BrokerConfig
+from model.core.errors import Errors
+from model.core.group.consumer_group import ConsumerGroupManager
+from model.core.group.consumer_messages import (
+    ConsumerGroupHeartbeatRequest,
+    OffsetCommitRequest,
+    OffsetCommitResponse,
+    OffsetCommitResponsePartition,
+)
+from model.core.log import PartitionLog, SpanKind
+from model.core.metadata import MetadataImage, TopicPartition
+from model.core.produce_fetch import (
+    FetchRequest,
+    FetchResponse,
+    OffsetFetchRequest,
+    OffsetFetchResponse,
+    OffsetFetchResponsePartition,
+)
+from model.sim.client import ClientConfig
+from model.sim.consumer import Consumer, ConsumerSettings
+from model.sim.network import Message, Network
+from model.sim.protocol import CONSUMER_OFFSETS_TOPIC, ClusterMetadata, Envelope, PartitionInfo
+from model.sim.rng import Distribution, RandomStreams
+from model.sim.timers import Scheduler, Timer
+from model.sim.trace import Trace
+
+GROUP = "g"
+TOPIC = "t"
+
+
+def cluster_metadata(partitions: int) -> ClusterMetadata:
+    parts = {(TOPIC, p): PartitionInfo(TOPIC, p, 1, 1, (1,), (1,)) for p in range(partitions)}
+    parts[(CONSUMER_OFFSETS_TOPIC, 0)] = PartitionInfo(CONSUMER_OFFSETS_TOPIC, 0, 1, 1, (1,), (1,))
+    return ClusterMetadata(1, parts, {TOPIC: "tid"}, (1,))
+
+
+class FakeBroker:
+    def __init__(self, partitions: int = 4, records: int = 100, seed: int = 5,
+                 session_timeout_ms: int = 45_000) -> None:
+        self.scheduler = Scheduler()
+        self.streams = RandomStreams(seed)
+        self.trace = Trace()
+        self.network = Network(self.scheduler, nx.Graph(), self.streams, self.trace,
+                               default_latency=Distribution.uniform(1, 3))
+        self.metadata = cluster_metadata(partitions)
+        ids = itertools.count(1)
+        self.manager = ConsumerGroupManager(
+            BrokerConfig(consumer_session_timeout_ms=session_timeout_ms, consumer_min_session_timeout_ms=1_000),
+            MetadataImage().with_topic(TOPIC, partitions, "tid"),
+            lambda: f"m{next(ids)}",
+        )
+        self.logs = {p: PartitionLog() for p in range(partitions)}
+        self.times: dict[int, list[int]] = {p: [] for p in range(partitions)}
+        for p in range(partitions):
+            if records:
+                self.append(p, records)
+        self.timer: Timer | None = None
+        self.received: list[tuple[int, str, object]] = []  # (time, kind, body)
+        self.consumers: list[Consumer] = []
+        self.stale_commits = 0  # answer this many OffsetCommits with STALE_MEMBER_EPOCH
+        self.network.register("b1", self.handle)
+
+    def append(self, p: int, count: int, producer_id: int | None = None, transactional: bool = False) -> None:
+        self.logs[p].append(count, producer_id=producer_id, transactional=transactional)
+        self.times[p].extend([self.scheduler.now_ms] * count)
+        self.logs[p].advance_high_watermark()
+
+    def end_transaction(self, p: int, producer_id: int, commit: bool) -> None:
+        self.logs[p].end_transaction(producer_id, commit=commit)
+        self.times[p].append(-1)
+        self.logs[p].advance_high_watermark()
+
+    def handle(self, message: Message) -> None:
+        env: Envelope = message.payload
+        body = env.body
+        now = self.scheduler.now_ms
+        self.received.append((now, message.kind, body))
+        if isinstance(body, ConsumerGroupHeartbeatRequest):
+            response: object = self.manager.heartbeat(body, now).response
+        elif isinstance(body, OffsetCommitRequest) and self.stale_commits:
+            self.stale_commits -= 1
+            response = OffsetCommitResponse(tuple(
+                OffsetCommitResponsePartition(p.topic, p.partition_index, Errors.STALE_MEMBER_EPOCH)
+                for p in body.partitions))
+        elif isinstance(body, OffsetCommitRequest):
+            response = self.manager.commit_offsets(body, now).response
+        elif isinstance(body, OffsetFetchRequest):
+            response = OffsetFetchResponse(tuple(
+                OffsetFetchResponsePartition(t, p, self.committed(p) if self.committed(p) is not None else -1)
+                for t, p in body.partitions))
+        elif isinstance(body, FetchRequest):
+            response = self.fetch(body)
+        else:
+            raise AssertionError(body)
+        self.arm()
+        self.network.send("b1", message.src, message.kind + "Response", Envelope(env.correlation_id, response))
+
+    def committed(self, p: int) -> int | None:
+        return self.manager.committed_offset(GROUP, TopicPartition(TOPIC, p))
+
+    def arm(self) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+        deadline = self.manager.next_deadline_ms()
+        if deadline is not None:
+            self.timer = self.scheduler.timer_at(max(deadline, self.scheduler.now_ms), self.expire)
+
+    def expire(self) -> None:
+        self.timer = None
+        self.manager.expire(self.scheduler.now_ms)
+        self.arm()
+
+    def fetch(self, req: FetchRequest) -> FetchResponse:
+        log = self.logs[req.partition]
+        offsets = dict(high_watermark=log.high_watermark, last_stable_offset=log.last_stable_offset,
+                       log_start_offset=log.log_start_offset)
+        if not log.log_start_offset <= req.fetch_offset <= log.high_watermark:
+            return FetchResponse(req.topic, req.partition, Errors.OFFSET_OUT_OF_RANGE, **offsets)
+        spans = log.read(req.fetch_offset, req.fetch_offset + req.max_records, read_committed=req.read_committed)
+        ranges = tuple((s.first, s.last) for s in spans if s.kind == SpanKind.RECORD)
+        times = tuple(self.times[req.partition][o] for first, last in ranges for o in range(first, last + 1))
+        next_offset = spans[-1].last + 1 if spans else req.fetch_offset
+        return FetchResponse(req.topic, req.partition, records=ranges, next_fetch_offset=next_offset,
+                             produce_times=times, **offsets)
+
+    def consumer(self, name: str, settings_: ConsumerSettings | None = None) -> Consumer:
+        c = Consumer(name, GROUP, [TOPIC], self.scheduler, self.network, lambda: self.metadata, self.streams,
+                     settings=settings_, config=ClientConfig(), trace=self.trace)
+        c.start()
+        self.consumers.append(c)
+        return c
+
+    def run(self, until: int) -> None:
+        self.scheduler.run(until=until)
+
+    def kinds(self, kind: str) -> list[tuple[int, object]]:
+        return [(t, b) for t, k, b in self.received if k == kind]
+
+
+def test_one_consumer_reads_everything_and_commits() -> None:
+    broker = FakeBroker(partitions=3, records=120)
+    c = broker.consumer("c1", ConsumerSettings(max_poll_records=50))
+    broker.run(20_000)
+    assert c.owned == {TopicPartition(TOPIC, p) for p in range(3)}
+    assert c.metrics.records_delivered == 360
+    assert [c.position(TopicPartition(TOPIC, p)) for p in range(3)] == [120, 120, 120]
+    assert [broker.committed(p) for p in range(3)] == [120, 120, 120]  # auto-commit
+    assert len(c.metrics.end_to_end_latencies_ms) == 360
+    assert all(isinstance(b, FetchRequest) and b.max_records == 50 for _, b in broker.kinds("Fetch"))
+
+
+def test_commit_before_revoke_and_no_record_read_twice() -> None:
+    broker = FakeBroker(partitions=4, records=400)
+    slow = ConsumerSettings(processing=Distribution.constant(5), max_poll_records=20)
+    c1 = broker.consumer("c1", slow)
+    broker.run(3_000)
+    c2 = broker.consumer("c2", slow)
+    broker.run(60_000)
+    assert c1.owned and c2.owned and c1.owned.isdisjoint(c2.owned)
+    # Every record processed exactly once: the new owner resumed where the old one committed.
+    assert c1.metrics.records_delivered + c2.metrics.records_delivered == 1_600
+    assert c1.metrics.rebalances >= 2
+    # CG-2: for every partition c1 gave up, its OffsetCommit reached the coordinator
+    # before the heartbeat that no longer listed it.
+    member = c1.member.member_id
+    heartbeats = [(t, b) for t, b in broker.kinds("ConsumerGroupHeartbeat")
+                  if isinstance(b, ConsumerGroupHeartbeatRequest) and b.member_id == member]
+    for tp in sorted(c2.owned):
+        ack_time = min(t for t, b in heartbeats
+                       if b.topic_partitions is not None and tp not in b.topic_partitions and t > 3_000)
+        commits = [t for t, b in broker.kinds("OffsetCommit")
+                   if isinstance(b, OffsetCommitRequest) and b.member_id == member
+                   and any(p.topic_partition == tp for p in b.partitions)]
+        assert commits and min(commits) < ack_time
+
+
+def test_read_committed_skips_aborted_records_and_markers() -> None:
+    broker = FakeBroker(partitions=1, records=10)
+    broker.append(0, 5, producer_id=7, transactional=True)
+    broker.end_transaction(0, 7, commit=False)  # offsets 10-14 aborted, 15 a marker
+    broker.append(0, 5, producer_id=7, transactional=True)
+    broker.end_transaction(0, 7, commit=True)  # 16-20 committed, 21 a marker
+    broker.append(0, 3)
+    c = broker.consumer("c1", ConsumerSettings(read_committed=True, max_poll_records=4))
+    broker.run(10_000)
+    assert c.metrics.records_delivered == 10 + 5 + 3
+    assert c.position(TopicPartition(TOPIC, 0)) == 25
+    uncommitted = FakeBroker(partitions=1, records=10)
+    uncommitted.append(0, 5, producer_id=7, transactional=True)
+    uncommitted.end_transaction(0, 7, commit=False)
+    c2 = uncommitted.consumer("c2", ConsumerSettings(read_committed=False))
+    uncommitted.run(10_000)
+    assert c2.metrics.records_delivered == 15  # aborted records included, the marker not
+
+
+def test_close_commits_then_leaves() -> None:
+    broker = FakeBroker(partitions=2, records=1_000)
+    c = broker.consumer("c1", ConsumerSettings(processing=Distribution.constant(2), max_poll_records=10))
+    broker.run(2_000)
+    c.close()
+    broker.run(5_000)
+    assert c.closed and not c.alive
+    last_commit = max(t for t, _ in broker.kinds("OffsetCommit"))
+    leave_time, leave = broker.kinds("ConsumerGroupHeartbeat")[-1]
+    assert isinstance(leave, ConsumerGroupHeartbeatRequest) and leave.member_epoch == -1
+    assert last_commit < leave_time
+    group = broker.manager.group(GROUP)
+    assert group is not None and not group.members
+    processed = c.metrics.records_delivered
+    assert sum(broker.committed(p) or 0 for p in range(2)) == processed
+
+
+def test_static_member_rejoins_with_its_assignment() -> None:
+    broker = FakeBroker(partitions=4, records=50)
+    static = ConsumerSettings(instance_id="i1")
+    c1 = broker.consumer("c1", static)
+    c2 = broker.consumer("c2", ConsumerSettings(instance_id="i2"))
+    broker.run(20_000)
+    before = c1.owned
+    assert before and c2.owned
+    c1.close(temporary=True)
+    broker.run(21_000)
+    leave = [b for _, b in broker.kinds("ConsumerGroupHeartbeat")
+             if isinstance(b, ConsumerGroupHeartbeatRequest) and b.instance_id == "i1"][-1]
+    assert leave.member_epoch == -2
+    c1.start()
+    broker.run(40_000)
+    assert c1.owned == before
+    assert c1.metrics.records_delivered + c2.metrics.records_delivered == 200
+
+
+def test_paused_past_session_timeout_is_fenced_and_rejoins() -> None:
+    broker = FakeBroker(partitions=2, records=50, session_timeout_ms=10_000)
+    c = broker.consumer("c1")
+    broker.run(6_000)
+    assert c.owned
+    c.pause(30_000)
+    broker.run(36_500)
+    broker.run(60_000)
+    assert c.metrics.fenced == 1
+    assert c.owned == {TopicPartition(TOPIC, 0), TopicPartition(TOPIC, 1)}
+    assert [broker.committed(p) for p in range(2)] == [50, 50]
+
+
+def test_lost_offset_fetch_answers_fall_back_to_auto_offset_reset() -> None:
+    broker = FakeBroker(partitions=1, records=30)
+    broker.network.unregister("b1")
+    broker.network.register("b1", lambda m: broker.handle(m) if m.kind != "OffsetFetch" else None)
+    c = broker.consumer("c1", ConsumerSettings(offset_fetch_attempts=2, auto_offset_reset="latest"))
+    broker.run(200_000)
+    assert c.metrics.requests_timed_out == 2
+    assert c.position(TopicPartition(TOPIC, 0)) == 30 and c.metrics.records_delivered == 0
+
+
+@settings(max_examples=15, deadline=None)
+@given(consumers=st.integers(1, 4), partitions=st.integers(1, 6), records=st.integers(0, 80),
+       seed=st.integers(0, 1_000), stagger=st.integers(0, 4_000))
+def test_every_record_processed_once_without_faults(consumers: int, partitions: int, records: int, seed: int,
+                                                     stagger: int) -> None:
+    broker = FakeBroker(partitions=partitions, records=records, seed=seed)
+    for i in range(consumers):
+        # Slow enough that rebalances happen while partitions still have records to read.
+        broker.consumer(f"c{i + 1}", ConsumerSettings(processing=Distribution.uniform(10, 60), max_poll_records=7))
+        broker.run(broker.scheduler.now_ms + 1 + stagger)
+    broker.run(broker.scheduler.now_ms + 200_000)
+    owned = [c.owned for c in broker.consumers]
+    assert frozenset().union(*owned) == {TopicPartition(TOPIC, p) for p in range(partitions)}
+    assert sum(len(o) for o in owned) == partitions  # E-5: disjoint
+    assert sum(c.metrics.records_delivered for c in broker.consumers) == partitions * records
+    assert all((broker.committed(p) or 0) == records for p in range(partitions))
+
+
+def test_same_seed_same_trace() -> None:
+    def once() -> str:
+        broker = FakeBroker(partitions=3, records=60, seed=9)
+        broker.consumer("c1", ConsumerSettings(processing=Distribution.exponential(4)))
+        broker.run(1_000)
+        broker.consumer("c2", ConsumerSettings(processing=Distribution.exponential(4)))
+        broker.run(30_000)
+        return broker.trace.trace_hash
+
+    assert once() == once()
+
+
+def test_stale_member_epoch_commit_heartbeats_at_once_and_commits_later() -> None:
+    broker = FakeBroker(partitions=1, records=30)
+    broker.stale_commits = 1
+    c = broker.consumer("c1", ConsumerSettings(auto_commit_interval_ms=3_000))
+    broker.run(3_100)
+    assert c.metrics.commit_errors == 1
+    commit_time = max(t for t, _ in broker.kinds("OffsetCommit"))
+    beats = [t for t, _ in broker.kinds("ConsumerGroupHeartbeat") if t > commit_time]
+    assert beats and beats[0] - commit_time < 100  # not the 5 s interval
+    broker.run(10_000)
+    assert broker.committed(0) == 30 and c.metrics.offsets_committed == 1

@@ -1,0 +1,175 @@
+"""ReplicatedLog (commit after the replication round trip, min.insync.replicas, a leader change
+drops the uncommitted tail) and DataLog (committed = high-water mark, produce times)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
+
+from model.core.errors import Errors
+from model.core.produce_fetch import UNKNOWN_PRODUCE_TIME
+from model.sim.replication import REJECTED, DataLog, ProduceBatch, ReplicatedLog, TxnMarker
+from model.sim.rng import Distribution, RandomStreams
+from model.sim.timers import Scheduler
+
+FIVE_MS = Distribution.constant(5)
+
+
+def make_log(latency: Distribution = FIVE_MS, min_isr: int = 2, isr: tuple[int, ...] = (1, 2, 3),
+             reachable: Any = None, **kwargs: Any) -> tuple[Scheduler, ReplicatedLog]:
+    sched = Scheduler()
+    log = ReplicatedLog("t", 0, sched, RandomStreams(7), latency, min_insync_replicas=min_isr, reachable=reachable,
+                        **kwargs)
+    log.set_leader(1, 1, isr)
+    return sched, log
+
+
+class Done:
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, Errors, int, int]] = []
+
+    def cb(self, name: str, sched: Scheduler) -> Any:
+        return lambda error, offset: self.calls.append((name, error, offset, sched.now_ms))
+
+
+def test_commit_after_the_round_trip_to_the_slowest_follower() -> None:
+    sched, log = make_log(Distribution.uniform(1, 20))
+    done = Done()
+    assert log.append(["a"], done.cb("a", sched)) == Errors.NONE
+    assert log.committed == [] and log.pending_count == 1 and log.end_offset == 1
+    sched.run(until=100)
+    ((_, error, offset, at),) = done.calls
+    assert error == Errors.NONE and offset == 0 and log.committed == ["a"]
+    assert 2 <= at <= 40  # two followers, each a round trip of two draws in [1, 20]
+
+
+def test_a_single_replica_commits_at_once() -> None:
+    sched, log = make_log(min_isr=1, isr=(1,))
+    done = Done()
+    log.append(["a", "b"], done.cb("ab", sched))
+    sched.run(until=1)
+    assert done.calls == [("ab", Errors.NONE, 0, 0)]
+    assert log.committed_count == 2
+
+
+def test_not_enough_replicas_when_the_isr_or_the_network_falls_short() -> None:
+    _, log = make_log(min_isr=2, isr=(1,))
+    assert log.writable() == Errors.NOT_ENOUGH_REPLICAS
+    assert log.append(["a"], lambda e, o: None) == Errors.NOT_ENOUGH_REPLICAS
+    assert log.pending_count == 0
+    _, cut = make_log(min_isr=2, reachable=lambda leader, follower: False)
+    assert cut.append(["a"], lambda e, o: None) == Errors.NOT_ENOUGH_REPLICAS
+    _, one_way = make_log(min_isr=2, reachable=lambda leader, follower: follower == 3)
+    assert one_way.writable() == Errors.NONE
+    _, leaderless = make_log()
+    leaderless.set_leader(-1, 1, (2,))
+    assert leaderless.append(["a"], lambda e, o: None) == Errors.NOT_LEADER_OR_FOLLOWER
+
+
+def test_a_leader_change_drops_the_uncommitted_tail() -> None:
+    sched, log = make_log()
+    done = Done()
+    log.append(["a"], done.cb("a", sched))
+    sched.run(until=20)
+    log.append(["b"], done.cb("b", sched))
+    log.append(["c"], done.cb("c", sched))
+    log.set_leader(2, 2, (2, 3))
+    assert [(n, e) for n, e, _, _ in done.calls] == [
+        ("a", Errors.NONE), ("b", Errors.NOT_LEADER_OR_FOLLOWER), ("c", Errors.NOT_LEADER_OR_FOLLOWER)]
+    sched.run(until=100)
+    assert log.committed == ["a"] and len(done.calls) == 3  # the old timers do nothing
+    # An ISR change alone keeps the tail.
+    log.append(["d"], done.cb("d", sched))
+    log.set_leader(2, 2, (2,))
+    sched.run(until=200)
+    assert log.committed == ["a", "d"]
+
+
+def test_commits_keep_append_order() -> None:
+    sched, log = make_log(Distribution.uniform(1, 30))
+    done = Done()
+    for name in "abcdefgh":
+        log.append([name], done.cb(name, sched))
+        sched.run(until=sched.now_ms + 1)
+    sched.run(until=500)
+    assert [c[0] for c in done.calls] == list("abcdefgh")
+    assert [c[3] for c in done.calls] == sorted(c[3] for c in done.calls)
+    assert log.committed == list("abcdefgh")
+
+
+def test_data_log_committed_is_the_high_water_mark() -> None:
+    data = DataLog()
+    assert data.apply([ProduceBatch(3, None, False, 100)]) == 0
+    assert data.log.high_watermark == data.log.log_end_offset == 3
+    assert data.apply([ProduceBatch(2, 9, True, 200)]) == 3
+    assert data.log.last_stable_offset == 3
+    assert data.apply([TxnMarker(9, True)]) == 5
+    assert data.log.last_stable_offset == 6
+    assert list(data.produce_times) == [100, 100, 100, 200, 200, UNKNOWN_PRODUCE_TIME]
+    assert data.produce_times_of([(1, 1), (3, 4)]) == (100, 200, 200)
+    assert data.apply([TxnMarker(9, False)]) == REJECTED  # no open transaction
+    assert data.log.log_end_offset == 6
+
+
+class ReplicationMachine(RuleBasedStateMachine):
+    """Whatever the appends, delays, ISR and leader changes: every append is answered at most
+    once; NONE exactly for the records now committed, in append order; a leader change fails
+    every append still pending."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sched, self.log = make_log(Distribution.uniform(0, 15), min_isr=2)
+        self.epoch = 1
+        self.appended: list[str] = []
+        self.answers: dict[str, list[Errors]] = {}
+        self.next = 0
+
+    @rule(size=st.integers(1, 3))
+    def append(self, size: int) -> None:
+        names = [f"r{self.next + k}" for k in range(size)]
+        self.next += size
+        for n in names:
+            self.answers[n] = []
+
+        def answered(error: Errors, offset: int) -> None:
+            for n in names:
+                self.answers[n].append(error)
+
+        if self.log.append(names, answered) == Errors.NONE:
+            self.appended.extend(names)
+        else:
+            for n in names:
+                self.answers[n].append(Errors.NOT_ENOUGH_REPLICAS)
+
+    @rule(ms=st.integers(0, 20))
+    def time_passes(self, ms: int) -> None:
+        self.sched.run(until=self.sched.now_ms + ms + 1)
+
+    @rule(leader=st.sampled_from([1, 2, 3]))
+    def new_leader(self, leader: int) -> None:
+        self.epoch += 1
+        self.log.set_leader(leader, self.epoch, tuple(sorted({leader, 1, 2, 3})))
+        unanswered = [n for n in self.appended if not self.answers[n]]
+        assert not unanswered, f"{unanswered} still unanswered after a leader change"
+
+    @rule(isr=st.sampled_from([(1,), (1, 2), (1, 2, 3)]))
+    def isr_changes(self, isr: tuple[int, ...]) -> None:
+        leader = self.log.leader
+        self.log.set_leader(leader, self.epoch, tuple(sorted({leader, *isr})))
+
+    @invariant()
+    def answered_once_and_committed_in_order(self) -> None:
+        assert all(len(a) <= 1 for a in self.answers.values())
+        succeeded = [n for n, a in sorted(self.answers.items(), key=lambda kv: int(kv[0][1:])) if a == [Errors.NONE]]
+        assert self.log.committed == succeeded
+        assert self.log.committed == [n for n in self.appended if n in set(succeeded)]
+        assert self.log.committed_count == len(self.log.committed)
+        pending = self.log.uncommitted()
+        assert all(not self.answers[str(n)] for n in pending)
+
+
+ReplicationMachine.TestCase.settings = settings(max_examples=60, stateful_step_count=40, deadline=None)
+TestReplicationProperties = ReplicationMachine.TestCase

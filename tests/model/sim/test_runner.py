@@ -1,0 +1,89 @@
+"""The runner: RunResult and its JSON, stopping at the first violation or not, quiescence, traces."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from invariants.monitors import Monitor, ViolationSink
+from model.core.share_partition import AcquiredRecords
+from model.core.share_state import SharePartitionKey
+from model.sim.runner import RunResult, run, run_cluster
+from model.sim.trace import read_ndjson
+from scenarios import library
+
+
+class _AlwaysUpset(Monitor):
+    """Reports a violation at every acquisition (to drive the runner's violation paths)."""
+
+    def __init__(self) -> None:
+        super().__init__(ViolationSink(0))
+
+    def on_acquire(self, key: SharePartitionKey, member_id: str, acquired: list[AcquiredRecords],
+                   leader_epoch: int, now_ms: int) -> None:
+        self.sink.report("E-3", now_ms, f"{key}: test violation", key=str(key))
+
+
+def test_run_result_json_is_plain_data_and_complete() -> None:
+    result = run(library.get("small"), 4)
+    assert isinstance(result, RunResult) and result.ok and result.verdict == "ok"
+    data = json.loads(json.dumps(result.to_json()))
+    assert data["scenario"] == "small" and data["seed"] == 4
+    assert data["events"] == result.events > 0 and data["sim_time_ms"] == result.sim_time_ms
+    assert len(data["trace_hash"]) == 32
+    metrics = data["metrics"]
+    for key in ("records_produced", "records_delivered", "records_accepted", "records_released",
+                "records_rejected", "records_archived", "redeliveries", "latency_p50_ms", "latency_p99_ms",
+                "rebalances", "failovers", "events", "sim_time_ms"):
+        assert key in metrics
+    assert metrics["records_produced"] == metrics["records_accepted"] == 400
+    assert result.trace is None  # not kept unless asked
+
+
+def test_the_scenario_seed_is_the_default_seed() -> None:
+    scenario = library.get("small")
+    assert run(scenario).trace_hash == run(scenario, scenario.seed).trace_hash
+
+
+def test_a_quiescent_run_stops_at_the_end_of_the_fault_phase() -> None:
+    result = run(library.get("small"), 1)
+    assert result.metrics["quiescent_at_ms"] == result.sim_time_ms == library.get("small").duration_ms
+
+
+def test_stop_on_first_violation_stops_the_run_there() -> None:
+    first, cluster = run_cluster(library.get("small"), 1, extra_monitors=[_AlwaysUpset()])
+    assert first.verdict == "violated" and len(first.violations) == 1
+    assert first.violations[0].invariant == "E-3" and first.violations[0].seed == 1
+    assert first.sim_time_ms == first.violations[0].time_ms < 1_000
+    every, _ = run_cluster(library.get("small"), 1, stop_on_first_violation=False, extra_monitors=[_AlwaysUpset()])
+    assert len(every.violations) > 1 and every.sim_time_ms == library.get("small").duration_ms
+    assert cluster.sink is cluster.observer.sink  # type: ignore[attr-defined]
+
+
+def test_trace_keeps_every_event_and_writes_ndjson(tmp_path: Path) -> None:
+    path = tmp_path / "run.ndjson"
+    kept = run(library.get("leadership_move"), 2, trace_path=path)
+    plain = run(library.get("leadership_move"), 2)
+    assert kept.trace_hash == plain.trace_hash  # keeping the events does not change them
+    assert kept.trace is not None and len(kept.trace.events) == kept.trace.count
+    events = read_ndjson(path)
+    assert len(events) == kept.trace.count
+    assert [e.kind for e in events if e.kind == "fault_start"] == ["fault_start"]
+    assert events[-1].kind == "run.end"
+
+
+def test_liveness_deadline_reports_e1_when_records_stay_unresolved() -> None:
+    # Every message is lost for a second: the requests then in flight wait out their 30 s timeouts,
+    # far past a 1 s healing phase, so records are still unresolved at the deadline.
+    from dataclasses import replace
+
+    from model.sim.faults import FaultEvent
+    from scenarios.spec import FaultsSpec
+
+    base = library.small("stuck", consumers=1, duration_ms=2_000)
+    stuck = replace(base, heal_ms=1_000,
+                    faults=FaultsSpec(plan=(FaultEvent(100, "message_loss", duration_ms=1_000, probability=1.0),)))
+    result = run(stuck, 1, stop_on_first_violation=False)
+    assert result.verdict == "violated"
+    assert [v.invariant for v in result.violations][:1] == ["E-1"]
+    assert result.sim_time_ms == 3_000
