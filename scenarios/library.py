@@ -180,6 +180,22 @@ def small_happy() -> Scenario:
     return small("small", "the small cluster without faults")
 
 
+def consumer_group() -> Scenario:
+    """KIP-848: the standard cluster consumed by a consumer group of 6 static members, with failovers."""
+    base = _standard_base("consumer_group", "KIP-848 consumer group of 6 static members on orders x6, failovers")
+    return replace(
+        base,
+        groups=(GroupSpec("order-readers", "consumer", ("orders",)),),
+        consumers=(ConsumerSpec("order-readers", count=6, processing=Distribution.lognormal(2, 0.5, max_ms=50),
+                                max_poll_records=200, static=True),),
+        faults=FaultsSpec(plan=(
+            FaultEvent(5_000, "leadership_move", "orders-0"),
+            FaultEvent(12_000, "group_coordinator_failover", "order-readers"),
+            FaultEvent(20_000, "consumer_pause", "c2", duration_ms=2_000),
+        )),
+    )
+
+
 # -- the library ----------------------------------------------------------------------------------
 
 LIBRARY: Final[dict[str, Callable[[], Scenario]]] = {
@@ -188,6 +204,7 @@ LIBRARY: Final[dict[str, Callable[[], Scenario]]] = {
     "happy": happy,
     "small": small_happy,
     "poison": poison,
+    "consumer_group": consumer_group,
     **_fault_scenarios(),
 }
 

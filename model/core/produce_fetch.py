@@ -102,8 +102,9 @@ class OffsetFetchRequest:
     """Kafka's OffsetFetch (version 9 carries the member id and epoch), to the group coordinator."""
 
     group_id: str
-    partitions: tuple[tuple[str, int], ...]  # (topic, partition)
-    member_id: str = ""
+    # (topic, partition) pairs; None asks for every committed offset of the group.
+    partitions: tuple[tuple[str, int], ...] | None = None
+    member_id: str = ""  # "" (or epoch -1): fetch outside group management
     member_epoch: int = -1  # -1: outside group management (admin), not checked
     require_stable: bool = True  # wait for pending transactional offset commits (none are modelled)
 
@@ -122,6 +123,7 @@ class OffsetFetchResponse:
     partitions: tuple[OffsetFetchResponsePartition, ...] = ()
     # NOT_COORDINATOR / COORDINATOR_LOAD_IN_PROGRESS / STALE_MEMBER_EPOCH / UNKNOWN_MEMBER_ID ...
     error_code: Errors = Errors.NONE
+    error_message: str | None = None
 
 
 def record_count(ranges: tuple[tuple[int, int], ...]) -> int:

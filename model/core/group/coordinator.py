@@ -86,6 +86,7 @@ from model.core.group.share_messages import (
 )
 from model.core.group.share_records import is_share_group_record
 from model.core.metadata import MetadataImage, TopicPartition
+from model.core.produce_fetch import OffsetFetchRequest, OffsetFetchResponse, OffsetFetchResponsePartition
 from model.core.share_state import (
     DeleteShareGroupStateResponse,
     InitializeShareGroupStateResponse,
@@ -93,35 +94,6 @@ from model.core.share_state import (
     ReadShareGroupStateSummaryResponse,
     SharePartitionKey,
 )
-
-# --- OffsetFetch (KIP-848 version 9: member id and epoch) ----------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class OffsetFetchRequest:
-    group_id: str
-    # None asks for every committed offset of the group.
-    partitions: tuple[TopicPartition, ...] | None = None
-    member_id: str | None = None  # None (or epoch -1): fetch outside group management
-    member_epoch: int = -1
-
-
-@dataclass(frozen=True, slots=True)
-class OffsetFetchResponsePartition:
-    topic: str
-    partition_index: int
-    committed_offset: int = -1
-    committed_leader_epoch: int = -1
-    error_code: Errors = Errors.NONE
-
-
-@dataclass(frozen=True, slots=True)
-class OffsetFetchResponse:
-    group_id: str
-    partitions: tuple[OffsetFetchResponsePartition, ...] = ()
-    error_code: Errors = Errors.NONE
-    error_message: str | None = None
-
 
 # --- what every call returns -----------------------------------------------------------------
 
@@ -259,17 +231,17 @@ class GroupCoordinatorShard:
 
     def _offset_fetch(self, req: OffsetFetchRequest) -> OffsetFetchResponse:
         if self.share.group(req.group_id) is not None:
-            return OffsetFetchResponse(req.group_id, error_code=Errors.GROUP_ID_NOT_FOUND,
+            return OffsetFetchResponse(error_code=Errors.GROUP_ID_NOT_FOUND,
                                        error_message=f"group {req.group_id} is not a consumer group")
         group = self.consumer.group(req.group_id)
-        if group is not None and req.member_id is not None and req.member_epoch >= 0:
+        if group is not None and req.member_id and req.member_epoch >= 0:
             member = group.members.get(req.member_id)
             if member is None:
-                return OffsetFetchResponse(req.group_id, error_code=Errors.UNKNOWN_MEMBER_ID)
+                return OffsetFetchResponse(error_code=Errors.UNKNOWN_MEMBER_ID)
             if member.member_epoch != req.member_epoch:
-                return OffsetFetchResponse(req.group_id, error_code=Errors.STALE_MEMBER_EPOCH)
+                return OffsetFetchResponse(error_code=Errors.STALE_MEMBER_EPOCH)
         offsets = group.offsets if group is not None else {}
-        wanted = sorted(offsets) if req.partitions is None else list(req.partitions)
+        wanted = sorted(offsets) if req.partitions is None else [TopicPartition(t, p) for t, p in req.partitions]
         out = []
         for tp in wanted:
             committed = offsets.get(tp)
@@ -278,7 +250,7 @@ class GroupCoordinatorShard:
             else:
                 out.append(OffsetFetchResponsePartition(tp.topic, tp.partition, committed.offset,
                                                         committed.leader_epoch))
-        return OffsetFetchResponse(req.group_id, tuple(out))
+        return OffsetFetchResponse(tuple(out))
 
     def _describe_offsets(self, req: DescribeShareGroupOffsetsRequest, now_ms: int, token: int) -> ShardResult:
         result = self.share.describe_offsets(req, now_ms)
@@ -412,7 +384,7 @@ def error_response(request: object, error: Errors, message: str | None = None) -
             error_message=message,
         )
     if isinstance(request, OffsetFetchRequest):
-        return OffsetFetchResponse(request.group_id, error_code=error, error_message=message)
+        return OffsetFetchResponse(error_code=error, error_message=message)
     if isinstance(request, AlterShareGroupOffsetsRequest):
         return AlterShareGroupOffsetsResponse((), error, message)
     if isinstance(request, DeleteShareGroupOffsetsRequest):

@@ -174,9 +174,9 @@ def test_offset_fetch_reads_commits_and_checks_the_member_epoch() -> None:
     assert member_id is not None
     commit = h.handle(OffsetCommitRequest("cg", epoch, member_id, (OffsetCommitRequestPartition("T2", 0, 42, 3),)))
     assert isinstance(commit, OffsetCommitResponse) and commit.error_codes == {Errors.NONE}
-    fetched = h.handle(OffsetFetchRequest("cg", (TopicPartition("T2", 0), TopicPartition("T2", 1)), member_id, epoch))
+    fetched = h.handle(OffsetFetchRequest("cg", (("T2", 0), ("T2", 1)), member_id, epoch))
     assert isinstance(fetched, OffsetFetchResponse) and fetched.error_code == Errors.NONE
-    assert [(p.partition_index, p.committed_offset, p.committed_leader_epoch) for p in fetched.partitions] == [
+    assert [(p.partition, p.committed_offset, p.committed_leader_epoch) for p in fetched.partitions] == [
         (0, 42, 3), (1, -1, -1)]
     stale = h.handle(OffsetFetchRequest("cg", None, member_id, epoch + 1))
     assert isinstance(stale, OffsetFetchResponse) and stale.error_code == Errors.STALE_MEMBER_EPOCH
