@@ -4,7 +4,9 @@ What it serves, by network kind (answers go back as kind + "Response", same
 correlation id):
 
 * data partitions it leads: "Produce" (answered when the batch commits,
-  acks=all), "Fetch" (up to the high-water mark or LSO; waits up to
+  acks=all; idempotent: a batch whose (producer id, base sequence) is already
+  in the log, or still being replicated, is not appended again but answered
+  with the first append's base offset), "Fetch" (up to the high-water mark or LSO; waits up to
   ``fetch_max_wait_ms`` for new data), "EndTxnMarker" (a transaction's commit
   or abort marker);
 * share-partition leaders of the data partitions it leads: "ShareFetch",
@@ -134,6 +136,9 @@ class Broker:
         self._inflight: dict[int, tuple[StateCallback, Timer]] = {}
         self._correlation = itertools.count(1)
         self._parked: dict[tuple[str, int], list[_ParkedFetch]] = {}
+        # Idempotent batches being replicated, (topic, partition, producer id, base sequence) -> the
+        # retries that arrived meanwhile: they get the original's answer.
+        self._producing: dict[tuple[str, int, int, int], list[Message]] = {}
         handlers: dict[str, Callable[[Message, Any], None]] = {
             "Produce": self._produce,
             "Fetch": self._fetch,
@@ -259,6 +264,7 @@ class Broker:
             for fetch in parked:
                 fetch.timer.cancel()
         self._parked.clear()
+        self._producing.clear()
         if self.trace is not None:
             self.trace.record(self.scheduler.now_ms, self.node, "broker.crash")
 
@@ -287,17 +293,41 @@ class Broker:
         if error != Errors.NONE:
             self.reply(message, ProduceResponse(req.topic, req.partition, error, leader_epoch=epoch))
             return
-        batch = ProduceBatch(req.records, req.producer_id, req.transactional, req.produce_time_ms)
+        idempotent = req.producer_id is not None and req.base_sequence >= 0
+        if idempotent:
+            # A retry after a lost response (or a late duplicate): the batch is in already.
+            assert req.producer_id is not None
+            base_offset = self.controller.data(req.topic, req.partition).committed_base_offset(
+                req.producer_id, req.base_sequence)
+            if base_offset is not None:
+                if self.trace is not None:
+                    self.trace.record(self.scheduler.now_ms, self.node, "produce.duplicate", base_offset=base_offset,
+                                      partition=req.partition, producer_id=req.producer_id,
+                                      sequence=req.base_sequence, topic=req.topic)
+                self.reply(message, ProduceResponse(req.topic, req.partition, Errors.NONE, base_offset, epoch))
+                return
+            waiting = self._producing.get((req.topic, req.partition, req.producer_id, req.base_sequence))
+            if waiting is not None:
+                waiting.append(message)
+                return
+        batch = ProduceBatch(req.records, req.producer_id, req.transactional, req.produce_time_ms,
+                             req.base_sequence)
         log = self.controller.log(req.topic, req.partition)
         error = log.append((batch,), lambda err, offset: self._produced(message, req, epoch, err, offset))
         if error != Errors.NONE:
             self.reply(message, ProduceResponse(req.topic, req.partition, error, leader_epoch=epoch))
+        elif idempotent:
+            assert req.producer_id is not None
+            self._producing[(req.topic, req.partition, req.producer_id, req.base_sequence)] = []
 
     def _produced(self, message: Message, req: ProduceRequest, epoch: int, error: Errors, offset: int) -> None:
         if error == Errors.NONE and offset == REJECTED:
             error = Errors.INVALID_REQUEST
-        self.reply(message, ProduceResponse(req.topic, req.partition, error,
-                                            offset if error == Errors.NONE else -1, epoch))
+        response = ProduceResponse(req.topic, req.partition, error, offset if error == Errors.NONE else -1, epoch)
+        self.reply(message, response)
+        if req.producer_id is not None and req.base_sequence >= 0:
+            for retry in self._producing.pop((req.topic, req.partition, req.producer_id, req.base_sequence), ()):
+                self.reply(retry, response)
         if error == Errors.NONE:
             self._committed(req.topic, req.partition)
 

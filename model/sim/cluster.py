@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import networkx as nx
 
+from invariants.intervals import IntervalSet
 from invariants.monitors import Monitor, Monitors, ViolationSink, standard_monitors
 from invariants.violation import Violation
 from model.core.config import (
@@ -51,7 +52,7 @@ from model.core.config import (
     load_group_config,
 )
 from model.core.group.share_member import MemberState
-from model.core.share_state import SharePartitionKey
+from model.core.share_state import AcknowledgeType, SharePartitionKey
 from model.sim.admin import AdminClient
 from model.sim.client import ClientConfig, ClientMetrics
 from model.sim.controller import Controller, broker_node, topic_id_for
@@ -73,10 +74,11 @@ from model.sim.timers import Scheduler, Timer
 from model.sim.trace import Trace
 
 if TYPE_CHECKING:
-    from model.core.share_partition import SharePartition
+    from model.core.share_partition import AcknowledgementBatch, SharePartition
     from model.sim.broker import Broker
     from scenarios.spec import Scenario
 
+_ACCEPT: Final = int(AcknowledgeType.ACCEPT)
 QUIESCENCE_CHECK_MS: Final = 250  # how often the healing phase looks for quiescence
 ADMIN_NODE: Final = "admin"
 CLUSTER_NODE: Final = "cluster"
@@ -84,7 +86,9 @@ CLUSTER_NODE: Final = "cluster"
 
 class ClusterTracker(Monitor):
     """What the runner itself watches: the latest share-partition leader per key (for
-    quiescence and the archived count), leader starts and elections (failovers)."""
+    quiescence and the archived count), the offsets whose ACCEPT a leader confirmed after its
+    state write (a consumer may never hear of one: its answer was lost), leader starts and
+    elections (failovers)."""
 
     def __init__(self, sink: ViolationSink) -> None:
         super().__init__(sink)
@@ -94,6 +98,29 @@ class ClusterTracker(Monitor):
         self.leader_starts: list[tuple[int, SharePartitionKey, int, int]] = []
         self.elections: dict[str, int] = {}  # topic -> leader elections after the start
         self.events: dict[str, int] = {}
+        self.accepted: dict[SharePartitionKey, IntervalSet] = {}
+
+    def on_ack_confirmed(self, key: SharePartitionKey, member_id: str, batches: tuple[AcknowledgementBatch, ...],
+                         now_ms: int) -> None:
+        accepted = self.accepted.get(key)
+        if accepted is None:
+            accepted = self.accepted[key] = IntervalSet()
+        for batch in batches:
+            types = batch.acknowledge_types
+            if len(types) == 1:
+                if types[0] == _ACCEPT:
+                    accepted.add(batch.first_offset, batch.last_offset)
+                continue
+            for index, ack_type in enumerate(types):
+                if ack_type == _ACCEPT:
+                    accepted.add(batch.first_offset + index, batch.first_offset + index)
+
+    def accepted_between(self, key: SharePartitionKey, first: int, end: int) -> int:
+        """How many offsets in [first, end) a leader confirmed as accepted."""
+        accepted = self.accepted.get(key)
+        if accepted is None:
+            return 0
+        return sum(max(0, min(hi, end - 1) - max(lo, first) + 1) for lo, hi in accepted)
 
     def on_share_partition_step(self, partition: SharePartition, bound: int, now_ms: int) -> None:
         key = partition.key
@@ -510,10 +537,12 @@ class Cluster:
         for name in sorted(self.producers):
             total.merge(self.producers[name].metrics)
         total.merge(self.admin.metrics)
-        resolved = 0
+        resolved = accepted_by_leader = 0
         for key in sorted(self.tracker.latest):
             partition = self.tracker.latest[key]
-            resolved += max(0, partition.spso - self.tracker.first_spso.get(key, partition.spso))
+            first = self.tracker.first_spso.get(key, partition.spso)
+            resolved += max(0, partition.spso - first)
+            accepted_by_leader += self.tracker.accepted_between(key, first, partition.spso)
         latencies = total.end_to_end_latencies_ms
         elections = self.tracker.elections
         data_failovers = sum(n for topic, n in elections.items() if topic not in (SHARE_STATE_TOPIC,
@@ -525,12 +554,16 @@ class Cluster:
             "records_aborted": total.records_aborted,
             "records_delivered": total.records_delivered,
             "redeliveries": total.redeliveries,
+            # Acknowledgements as the consumers saw them confirmed (a lost answer is an ack error) ...
             "records_accepted": total.records_accepted,
             "records_released": total.records_released,
             "records_rejected": total.records_rejected,
+            # ... and the resolved offsets whose ACCEPT a leader confirmed (after its state write),
+            # whether or not the consumer heard of it.
+            "records_accepted_by_leader": accepted_by_leader,
             # Resolved by the group (SPSO moved past them) and not accepted: archived, by
             # rejection, the delivery limit, or as non-records (markers, aborted data).
-            "records_archived": max(0, resolved - total.records_accepted),
+            "records_archived": max(0, resolved - accepted_by_leader),
             "records_unresolved": unresolved,
             "ack_errors": total.ack_errors,
             "latency_p50_ms": _percentile(latencies, 0.50),

@@ -19,7 +19,10 @@ One timer per append, no SimPy process: a commit is a heap entry.
 
 For data partitions ``DataLog`` is the committed state: a ``PartitionLog``
 whose log end offset IS the high-water mark (batches enter it only when they
-commit, so a lost tail never shows up in it) and each offset's produce time.
+commit, so a lost tail never shows up in it), each offset's produce time, and
+the producer state of idempotence: the base offset of each committed batch by
+(producer id, base sequence). Kafka rebuilds that state from the batch headers
+in the log, so it survives a crash and every new leader has it.
 """
 
 from __future__ import annotations
@@ -187,6 +190,7 @@ class ProduceBatch(NamedTuple):
     producer_id: int | None
     transactional: bool
     produce_time_ms: int
+    base_sequence: int = -1  # -1: not idempotent
 
 
 class TxnMarker(NamedTuple):
@@ -202,12 +206,20 @@ REJECTED = -2
 class DataLog:
     """The committed data of one topic partition: offsets (``PartitionLog``) and produce times."""
 
-    __slots__ = ("log", "produce_times")
+    __slots__ = ("log", "produce_times", "sequences")
 
     def __init__(self) -> None:
         self.log = PartitionLog()
         # One int per offset (markers: UNKNOWN_PRODUCE_TIME), for end-to-end latency.
         self.produce_times = array("q")
+        # (producer id, base sequence) -> base offset of every committed idempotent batch.
+        self.sequences: dict[tuple[int, int], int] = {}
+
+    def committed_base_offset(self, producer_id: int | None, base_sequence: int) -> int | None:
+        """The base offset of the committed batch (producer_id, base_sequence), if there is one."""
+        if producer_id is None or base_sequence < 0:
+            return None
+        return self.sequences.get((producer_id, base_sequence))
 
     def apply(self, entries: Sequence[object]) -> int:
         """Commit batches and markers: append them and move the high-water mark (committed
@@ -217,6 +229,8 @@ class DataLog:
         try:
             for entry in entries:
                 if isinstance(entry, ProduceBatch):
+                    if entry.producer_id is not None and entry.base_sequence >= 0:
+                        self.sequences[(entry.producer_id, entry.base_sequence)] = log.log_end_offset
                     log.append(entry.records, producer_id=entry.producer_id, transactional=entry.transactional)
                     self.produce_times.extend([entry.produce_time_ms] * entry.records)
                 elif isinstance(entry, TxnMarker):

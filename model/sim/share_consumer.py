@@ -19,7 +19,10 @@
   ``idle_fetch_backoff_ms`` before the next fetch.
 * **The application** processes one batch at a time (one poll thread): each
   record takes a draw of the processing distribution plus the slow_processing
-  extra, summed over the batch. Then per record: a poison record fails and is
+  extra in force when that record starts; one timer covers the batch. A change
+  of the extra (the fault starts or ends) re-times the records not yet started,
+  so a slow spell ends with its fault instead of lasting as long as the batch
+  it began in. Then per record: a poison record fails and is
   RELEASED every time (so it ends ARCHIVED at the delivery limit); otherwise
   implicit mode ACCEPTs, explicit mode draws accept / release / reject from
   the AckPolicy probabilities. ``commit_sync`` sends the acks at once in a
@@ -138,6 +141,19 @@ class _Delivery:
     session: _Session
     generation: int
     records: list[tuple[TopicPartition, AcquiredRecords, tuple[int, ...]]]  # (tp, range, produce times)
+    # Processing: each record's draw of the distribution, and the current stretch of the batch —
+    # records from ``stretch_index`` on, the first starting at ``stretch_start_ms``, each taking
+    # its draw plus ``stretch_extra_ms`` (the slow_processing extra when the stretch began).
+    durations: list[int] = field(default_factory=list)
+    stretch_index: int = 0
+    stretch_start_ms: int = 0
+    stretch_extra_ms: int = 0
+    timer: Timer | None = None
+
+    def end_ms(self) -> int:
+        """When the last record is processed, if the extra stays as it is."""
+        rest = self.durations[self.stretch_index :]
+        return self.stretch_start_ms + sum(rest) + len(rest) * self.stretch_extra_ms
 
 
 class ShareConsumer(Client):
@@ -195,9 +211,29 @@ class ShareConsumer(Client):
         self._heartbeat_request = None
 
     def slow_processing(self, extra_ms: int) -> None:
-        """Each record takes ``extra_ms`` more to process (0 ends the fault)."""
+        """Each record takes ``extra_ms`` more to process (0 ends the fault).
+
+        The record being processed keeps its time; the records after it in the batch take the new extra.
+        """
         self.extra_processing_ms = extra_ms
         self.record("consumer.slow", extra_ms=extra_ms)
+        delivery = self._processing
+        if delivery is None or delivery.stretch_extra_ms == extra_ms:
+            return
+        now = self.scheduler.now_ms
+        durations, extra = delivery.durations, delivery.stretch_extra_ms
+        index, start = delivery.stretch_index, delivery.stretch_start_ms
+        while index < len(durations) and start + durations[index] + extra <= now:
+            start += durations[index] + extra
+            index += 1
+        if index >= len(durations) - 1:
+            return  # the last record is under way (or done, its timer held by a pause): nothing to re-time
+        delivery.stretch_index = index + 1
+        delivery.stretch_start_ms = start + durations[index] + extra  # the current record ends as begun
+        delivery.stretch_extra_ms = extra_ms
+        if delivery.timer is not None:
+            delivery.timer.cancel()
+        delivery.timer = self.call_later(delivery.end_ms() - now, self._processed, delivery)
 
     @property
     def assignment(self) -> frozenset[TopicPartition]:
@@ -438,15 +474,20 @@ class ShareConsumer(Client):
         delivery = self._queue.popleft()
         self._processing = delivery
         sample, rng = self._sample_processing, self._processing_rng
-        extra = self.extra_processing_ms
-        total = 0
+        durations = delivery.durations
         for _, acquired, _ in delivery.records:
             for _ in range(acquired.last_offset - acquired.first_offset + 1):
-                total += sample(rng) + extra
-        self.call_later(total, self._processed, delivery)
+                durations.append(sample(rng))
+        now = self.scheduler.now_ms
+        delivery.stretch_start_ms = now
+        delivery.stretch_extra_ms = self.extra_processing_ms
+        delivery.timer = self.call_later(delivery.end_ms() - now, self._processed, delivery)
 
     def _processed(self, delivery: _Delivery) -> None:
+        if self._processing is not delivery:
+            return  # a re-timed batch's old timer, already held by a pause when it was cancelled
         self._processing = None
+        delivery.timer = None
         session = delivery.session
         session.outstanding -= 1
         count = 0

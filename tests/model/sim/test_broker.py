@@ -15,7 +15,6 @@ from model.core.group.consumer_messages import (
     OffsetCommitRequestPartition,
     OffsetCommitResponse,
 )
-from model.core.group.coordinator import OffsetFetchRequest, OffsetFetchResponse
 from model.core.group.share_messages import ShareGroupHeartbeatRequest, ShareGroupHeartbeatResponse
 from model.core.metadata import TopicPartition
 from model.core.produce_fetch import (
@@ -23,6 +22,8 @@ from model.core.produce_fetch import (
     EndTxnMarkerResponse,
     FetchRequest,
     FetchResponse,
+    OffsetFetchRequest,
+    OffsetFetchResponse,
     ProduceRequest,
     ProduceResponse,
 )
@@ -256,6 +257,50 @@ def test_a_crash_loses_the_uncommitted_produce() -> None:
     assert c.ctl.data("T", 0).log.high_watermark == 2
 
 
+def test_an_idempotent_retry_is_answered_with_the_first_base_offset_not_appended_again() -> None:
+    # The broker_crash scenario resolved 401 records for 400 produced: a batch committed, its
+    # answer was lost with the crashed leader, and the producer's retry was appended a second time.
+    c = Cluster()
+    loaded(c)
+    client = c.client()
+    leader = c.leader("T")
+    first = client.ask(leader, "Produce", ProduceRequest("T", 0, 3, producer_id=7, base_sequence=0))
+    second = client.ask(leader, "Produce", ProduceRequest("T", 0, 2, producer_id=7, base_sequence=3))
+    assert (first.base_offset, second.base_offset) == (0, 3)
+    retry = client.ask(leader, "Produce", ProduceRequest("T", 0, 3, producer_id=7, base_sequence=0))
+    assert isinstance(retry, ProduceResponse) and retry.error_code == Errors.NONE and retry.base_offset == 0
+    assert c.ctl.data("T", 0).log.high_watermark == 5
+    # The producer state is part of the committed log: a new leader knows it too.
+    c.ctl.crash_broker(leader)
+    new = c.leader("T")
+    assert new != leader
+    retry = client.ask(new, "Produce", ProduceRequest("T", 0, 2, producer_id=7, base_sequence=3))
+    assert retry.error_code == Errors.NONE and retry.base_offset == 3
+    assert c.ctl.data("T", 0).log.high_watermark == 5
+    # Another sequence, another producer, or no producer id: appended.
+    assert client.ask(new, "Produce", ProduceRequest("T", 0, 1, producer_id=7, base_sequence=5)).base_offset == 5
+    assert client.ask(new, "Produce", ProduceRequest("T", 0, 1, producer_id=8, base_sequence=0)).base_offset == 6
+    assert client.ask(new, "Produce", ProduceRequest("T", 0, 1)).base_offset == 7
+    assert client.ask(new, "Produce", ProduceRequest("T", 0, 1)).base_offset == 8
+    assert [e.kind for e in c.trace.events].count("produce.duplicate") == 2
+
+
+def test_a_retry_that_arrives_while_the_original_replicates_gets_its_answer() -> None:
+    c = Cluster()
+    loaded(c)
+    client = c.client()
+    leader = c.leader("T")
+    request = ProduceRequest("T", 0, 4, producer_id=7, base_sequence=0)
+    original = client.send(leader, "Produce", request)
+    c.run(LATENCY + 1)
+    assert c.ctl.log("T", 0).pending_count == 1
+    retry = client.send(leader, "Produce", request)
+    for cid in (original, retry):
+        answer = client.wait(cid)
+        assert answer.error_code == Errors.NONE and answer.base_offset == 0
+    assert c.ctl.data("T", 0).log.high_watermark == 4
+
+
 # --- the share coordinator (SC-6, SC-7) ------------------------------------------------------------
 
 
@@ -401,9 +446,9 @@ def test_offset_commit_and_fetch_through_the_group_coordinator() -> None:
     c.ctl.move_leadership(CONSUMER_OFFSETS_TOPIC, 0)
     loaded(c)
     fetched = client.ask(c.leader(CONSUMER_OFFSETS_TOPIC), "OffsetFetch",
-                         OffsetFetchRequest("cg", (TopicPartition("T", 0),)))
+                         OffsetFetchRequest("cg", (("T", 0),)))
     assert isinstance(fetched, OffsetFetchResponse)
-    assert [(p.partition_index, p.committed_offset) for p in fetched.partitions] == [(0, 17)]
+    assert [(p.partition, p.committed_offset) for p in fetched.partitions] == [(0, 17)]
 
 
 # --- controller + brokers ----------------------------------------------------------------------------------

@@ -484,6 +484,35 @@ def test_slow_processing_past_the_lock_duration_redelivers_with_higher_count() -
     assert c.metrics.records_accepted == 20
 
 
+def test_slow_processing_ends_with_its_fault_not_with_the_batch() -> None:
+    # Swarm seeds 5, 7, 17: an extra of about the lock duration per record on a 200-record batch used to
+    # fix the batch's time at 200 x extra (about 50 min) when it started, so the slow spell outlasted its
+    # fault by far and the partition stayed unresolved past the liveness deadline (E-1).
+    cluster = FakeCluster(partitions=1, records=200)
+    c = cluster.consumer("c1", ShareConsumerSettings(max_poll_records=200, processing=Distribution.constant(1)))
+    c.slow_processing(LOCK_MS)
+    cluster.run(5_000)
+    assert c._processing is not None  # the first record is under way: it keeps its 15 s
+    c.slow_processing(0)
+    cluster.run(14_000)
+    assert c.metrics.records_accepted == 0
+    cluster.run(60_000)
+    assert cluster.all_done()
+    assert c.metrics.records_accepted == 200
+
+
+def test_slow_processing_starting_mid_batch_slows_the_records_not_yet_started() -> None:
+    cluster = FakeCluster(partitions=1, records=100)
+    c = cluster.consumer("c1", ShareConsumerSettings(max_poll_records=100, processing=Distribution.constant(100)))
+    cluster.run(1_050)  # the batch arrived within a few ms: about ten records done
+    c.slow_processing(1_000)
+    cluster.run(20_000)  # unchanged, the batch would have ended at about 10 s
+    assert c.metrics.records_accepted == 0
+    c.slow_processing(0)
+    cluster.run(40_000)
+    assert c.metrics.records_accepted > 0
+
+
 # -- lost messages, stale leaders ---------------------------------------------------------------------
 
 
