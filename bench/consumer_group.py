@@ -10,34 +10,24 @@ alone) and per second of the whole loop (clients included).
 
 from __future__ import annotations
 
-import itertools
 import random
 import time
 
+from bench._group_churn import CHURN_PER_ROUND, GROUP, MEMBERS, ROUNDS, TOPICS, member_ids, topics_metadata
 from model.core.config import BrokerConfig
 from model.core.group.consumer_group import ConsumerGroupManager
 from model.core.group.consumer_member import ConsumerMember
 from model.core.group.consumer_messages import ConsumerGroupHeartbeatResponse
-from model.core.metadata import MetadataImage
 
-GROUP = "bench"
-MEMBERS = 200
 WARMUP_ROUNDS = 5  # the 200 joins and their reconciliation, not measured
-ROUNDS = 60
-CHURN_PER_ROUND = 2
-TOPICS = {"orders": 400, "events": 200}
 
 
 def run(
     members: int = MEMBERS, rounds: int = ROUNDS, churn: int = CHURN_PER_ROUND, seed: int = 7
 ) -> dict[str, float]:
     rnd = random.Random(seed)
-    metadata = MetadataImage()
-    for topic, partitions in TOPICS.items():
-        metadata = metadata.with_topic(topic, partitions)
-    ids = itertools.count()
     config = BrokerConfig()
-    mgr = ConsumerGroupManager(config, metadata, lambda: f"member-{next(ids)}")
+    mgr = ConsumerGroupManager(config, topics_metadata(), member_ids())
     clients = [ConsumerMember(GROUP, sorted(TOPICS), rebalance_timeout_ms=60_000) for _ in range(members)]
     now = 0
     heartbeats = 0

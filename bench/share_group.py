@@ -10,33 +10,22 @@ alone) and per second of the whole loop (clients included).
 
 from __future__ import annotations
 
-import itertools
 import random
 import time
 
+from bench._group_churn import CHURN_PER_ROUND, GROUP, MEMBERS, ROUNDS, TOPICS, member_ids, topics_metadata
 from model.core.config import BrokerConfig
 from model.core.group.result import CoordinatorResult
 from model.core.group.share_group import ShareGroupManager
 from model.core.group.share_member import ShareMember
 from model.core.group.share_messages import ShareGroupHeartbeatResponse
-from model.core.metadata import MetadataImage
 from model.core.share_state import InitializeShareGroupStateRequest, InitializeShareGroupStateResponse
-
-GROUP = "bench"
-MEMBERS = 200
-ROUNDS = 60
-CHURN_PER_ROUND = 2
-TOPICS = {"orders": 400, "events": 200}
 
 
 def run(members: int = MEMBERS, rounds: int = ROUNDS, churn: int = CHURN_PER_ROUND, seed: int = 7) -> dict[str, float]:
     rnd = random.Random(seed)
-    metadata = MetadataImage()
-    for topic, partitions in TOPICS.items():
-        metadata = metadata.with_topic(topic, partitions)
-    ids = itertools.count()
     config = BrokerConfig()
-    mgr = ShareGroupManager(config, metadata, lambda: f"member-{next(ids)}")
+    mgr = ShareGroupManager(config, topics_metadata(), member_ids())
     clients = [ShareMember(GROUP, sorted(TOPICS)) for _ in range(members)]
     now = 0
     heartbeats = 0

@@ -1,6 +1,7 @@
 """The share coordinator for one partition of ``__share_group_state`` (SC-1..SC-9).
 
-``ShareCoordinatorShard`` serves the five share-state RPCs for the
+``ShareCoordinatorShard`` serves the five share-state RPCs (``handle`` any of
+them; ``share_state_error`` answers one that is not served) for the
 share-partitions whose key hashes to its partition, keeps their durable state
 in memory, and turns every change into records of the partition's log
 (ShareSnapshot, ShareUpdate, tombstone; ``model.core.share_records``).
@@ -313,6 +314,20 @@ class ShareCoordinatorShard:
         )
         return summary, []
 
+    def handle(self, request: object) -> tuple[object, list[ShareStateRecord]]:
+        """Serve any of the five share-state RPCs (the method for its type)."""
+        if isinstance(request, WriteShareGroupStateRequest):
+            return self.write(request)
+        if isinstance(request, ReadShareGroupStateRequest):
+            return self.read(request)
+        if isinstance(request, InitializeShareGroupStateRequest):
+            return self.initialize(request)
+        if isinstance(request, DeleteShareGroupStateRequest):
+            return self.delete(request)
+        if isinstance(request, ReadShareGroupStateSummaryRequest):
+            return self.read_summary(request)
+        raise TypeError(f"not a share-state request: {request!r}")
+
     def _load_error(self) -> tuple[Errors, str] | None:
         return (Errors.COORDINATOR_LOAD_IN_PROGRESS, "share coordinator is loading") if self.loading else None
 
@@ -420,6 +435,21 @@ class ShareCoordinatorShard:
                 self.apply(record)
                 records.append(record)
         return records
+
+
+def share_state_error(request: object, error: Errors) -> object:
+    """The answer to a share-state request that is not served (NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE …)."""
+    if isinstance(request, WriteShareGroupStateRequest):
+        return WriteShareGroupStateResponse(request.key, error)
+    if isinstance(request, ReadShareGroupStateRequest):
+        return ReadShareGroupStateResponse(request.key, error)
+    if isinstance(request, InitializeShareGroupStateRequest):
+        return InitializeShareGroupStateResponse(request.key, error)
+    if isinstance(request, DeleteShareGroupStateRequest):
+        return DeleteShareGroupStateResponse(request.key, error)
+    if isinstance(request, ReadShareGroupStateSummaryRequest):
+        return ReadShareGroupStateSummaryResponse(request.key, error)
+    raise TypeError(f"not a share-state request: {request!r}")
 
 
 def _invalid_key(key: SharePartitionKey) -> tuple[Errors, str] | None:

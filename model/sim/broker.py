@@ -57,9 +57,10 @@ from model.core.produce_fetch import (
     ProduceRequest,
     ProduceResponse,
 )
+from model.core.share_coordinator import share_state_error
 from model.core.share_fetch import ShareAcknowledgeRequest, ShareFetchRequest
 from model.sim.controller import INTERNAL_TOPICS, Controller, broker_node
-from model.sim.coordinator_host import GroupCoordinatorHost, ShareCoordinatorHost, share_state_error
+from model.sim.coordinator_host import GroupCoordinatorHost, ShareCoordinatorHost
 from model.sim.network import Message, Network
 from model.sim.protocol import CONSUMER_OFFSETS_TOPIC, SHARE_STATE_TOPIC, ClusterMetadata, Envelope, Observer
 from model.sim.replication import REJECTED, ProduceBatch, TxnMarker

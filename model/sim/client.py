@@ -24,6 +24,12 @@ deliveries (its registered handler) and to its own ``Scheduler`` timers.
   dropped, every timer set before becomes a no-op (an incarnation check), and
   the client answers nothing until ``restart``.
 
+``GroupConsumer`` is the part both consumers (KIP-848 ``Consumer`` and
+``ShareConsumer``) share: the group and its subscription, one heartbeat in
+flight at a time to the group coordinator, the retry of a heartbeat that
+failed, and the end of a close (as Kafka's heartbeat request managers share
+one base).
+
 ``ClientMetrics`` is one plain dataclass for every kind of client; each
 client fills in the counters that mean something for it and the runner sums
 them.
@@ -394,6 +400,64 @@ class Client:
     def record(self, kind: str, **fields: Any) -> None:
         if self.trace is not None:
             self.trace.record(self.scheduler.now_ms, self.name, kind, **fields)
+
+
+class GroupConsumer(Client):
+    """A consumer in a group: the heartbeat plumbing ``Consumer`` and ``ShareConsumer`` share."""
+
+    def __init__(
+        self,
+        name: str,
+        group_id: str,
+        topics: tuple[str, ...] | list[str],
+        scheduler: Scheduler,
+        network: Network,
+        metadata_source: MetadataSource,
+        *,
+        config: ClientConfig | None = None,
+        trace: Trace | None = None,
+    ) -> None:
+        super().__init__(name, scheduler, network, metadata_source, config=config, trace=trace)
+        self.group_id = group_id
+        self.topics = tuple(sorted(set(topics)))
+        self.closing = False
+        self.closed = False
+        self._heartbeat_timer: Timer | None = None
+        self._heartbeat_request: int | None = None  # correlation id of the heartbeat in flight
+
+    def _heartbeat(self) -> None:
+        """Send the next heartbeat if one is due (the member builds it)."""
+        raise NotImplementedError
+
+    def _schedule_heartbeat(self, delay_ms: int) -> None:
+        if self._heartbeat_timer is not None:
+            self._heartbeat_timer.cancel()
+        self._heartbeat_timer = self.call_later(delay_ms, self._heartbeat)
+
+    def _heartbeat_coordinator(self) -> int | None:
+        """The group coordinator to heartbeat; None (and a retry) while our metadata does not know it."""
+        coordinator = self.group_coordinator(self.group_id)
+        if coordinator is None:
+            self._retry_heartbeat(Errors.COORDINATOR_NOT_AVAILABLE)
+        return coordinator
+
+    def _retry_heartbeat(self, error: Errors) -> None:
+        """Heartbeat again after the retry back-off; a retriable ``error`` (the coordinator moved, is
+        not known, did not answer) first asks for fresh metadata."""
+        if error in STALE_METADATA_ERRORS or error in RETRIABLE_ERRORS:
+            self.request_metadata_refresh()
+        self._schedule_heartbeat(self.config.retry_backoff_ms)
+
+    def _forget_heartbeat(self) -> None:
+        """Stop waiting for the heartbeat in flight (the leave heartbeat replaces it)."""
+        if self._heartbeat_request is not None:
+            self.forget_request(self._heartbeat_request)
+            self._heartbeat_request = None
+
+    def _finish_close(self) -> None:
+        self.closed = True
+        self.record("consumer.closed")
+        self.halt()
 
 
 class _Call:

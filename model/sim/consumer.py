@@ -40,7 +40,7 @@ from model.core.group.consumer_member import FENCING_ERRORS, ConsumerMember, Rec
 from model.core.group.consumer_messages import ConsumerGroupHeartbeatResponse, OffsetCommitResponse
 from model.core.metadata import TopicPartition
 from model.core.produce_fetch import FetchRequest, FetchResponse, OffsetFetchRequest, OffsetFetchResponse
-from model.sim.client import RETRIABLE_ERRORS, STALE_METADATA_ERRORS, Client, ClientConfig, MetadataSource
+from model.sim.client import STALE_METADATA_ERRORS, ClientConfig, GroupConsumer, MetadataSource
 from model.sim.network import Network
 from model.sim.rng import Distribution, RandomStreams
 from model.sim.timers import Scheduler, Timer
@@ -89,7 +89,7 @@ class _Delivery:
     produce_times: tuple[int, ...]
 
 
-class Consumer(Client):
+class Consumer(GroupConsumer):
     def __init__(
         self,
         name: str,
@@ -104,22 +104,16 @@ class Consumer(Client):
         config: ClientConfig | None = None,
         trace: Trace | None = None,
     ) -> None:
-        super().__init__(name, scheduler, network, metadata_source, config=config, trace=trace)
-        self.group_id = group_id
-        self.topics = tuple(sorted(set(topics)))
+        super().__init__(name, group_id, topics, scheduler, network, metadata_source, config=config, trace=trace)
         self.settings = settings or ConsumerSettings()
         self._rng: random.Random = streams.get("consumer", name, "processing")
         self._sample = self.settings.processing.sampler()
         self.extra_processing_ms = 0
         self.member = self._new_member()
-        self.closing = False
-        self.closed = False
         self._parts: dict[TopicPartition, _Partition] = {}
         self._revoking: list[_Partition] | None = None
         self._queue: deque[_Delivery] = deque()
         self._processing: _Delivery | None = None
-        self._heartbeat_timer: Timer | None = None
-        self._heartbeat_request: int | None = None
         self._temporary_leave = False
         self._close_committing = False  # the final commit is on its way
         self._left = False  # the member has built its leave heartbeat
@@ -165,20 +159,13 @@ class Consumer(Client):
 
     # -- heartbeats and reconciliation --------------------------------------------------------
 
-    def _schedule_heartbeat(self, delay_ms: int) -> None:
-        if self._heartbeat_timer is not None:
-            self._heartbeat_timer.cancel()
-        self._heartbeat_timer = self.call_later(delay_ms, self._heartbeat)
-
     def _heartbeat(self) -> None:
         if self._heartbeat_request is not None or self._revoking is not None or not self.member.active:
             return
         if self.closing and not self._leave_ready():
             return
-        coordinator = self.group_coordinator(self.group_id)
+        coordinator = self._heartbeat_coordinator()
         if coordinator is None:
-            self.request_metadata_refresh()
-            self._schedule_heartbeat(self.config.retry_backoff_ms)
             return
         request = self.member.build_heartbeat()
         if request is None:
@@ -207,9 +194,7 @@ class Consumer(Client):
             self.record("consumer.failed", error=int(error))
             return
         if error != Errors.NONE and error not in FENCING_ERRORS:
-            if error in STALE_METADATA_ERRORS or error in RETRIABLE_ERRORS:
-                self.request_metadata_refresh()
-            self._schedule_heartbeat(self.config.retry_backoff_ms)
+            self._retry_heartbeat(error)
         elif self.member.heartbeat_now:
             self._schedule_heartbeat(0)
         else:
@@ -221,8 +206,7 @@ class Consumer(Client):
             self._finish_close()
             return
         self.member.on_response_lost()
-        self.request_metadata_refresh()
-        self._schedule_heartbeat(self.config.retry_backoff_ms)
+        self._retry_heartbeat(Errors.REQUEST_TIMED_OUT)
 
     def _apply(self, step: ReconcileStep) -> None:
         if not (step.revoked or step.assigned or step.lost):
@@ -512,19 +496,15 @@ class Consumer(Client):
             self._finish_close()
             return
         self.member.leave(static=self._temporary_leave)
-        if self._heartbeat_request is not None:
-            self.forget_request(self._heartbeat_request)
-            self._heartbeat_request = None
+        self._forget_heartbeat()
         self._heartbeat()
         if self._heartbeat_request is None:
             self._finish_close()
 
     def _finish_close(self) -> None:
-        self.closed = True
         self._close_committing = False
         self._left = False
-        self.record("consumer.closed")
-        self.halt()
+        super()._finish_close()
 
 
 def _commit_error(response: OffsetCommitResponse) -> Errors:

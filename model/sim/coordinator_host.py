@@ -34,19 +34,8 @@ from typing import TYPE_CHECKING, Any
 from model.core.errors import Errors
 from model.core.group.coordinator import GroupCoordinatorShard, ShardResult, error_response
 from model.core.metadata import MetadataImage
-from model.core.share_coordinator import ShareCoordinatorShard
-from model.core.share_state import (
-    DeleteShareGroupStateRequest,
-    DeleteShareGroupStateResponse,
-    InitializeShareGroupStateRequest,
-    InitializeShareGroupStateResponse,
-    ReadShareGroupStateRequest,
-    ReadShareGroupStateResponse,
-    ReadShareGroupStateSummaryRequest,
-    ReadShareGroupStateSummaryResponse,
-    WriteShareGroupStateRequest,
-    WriteShareGroupStateResponse,
-)
+from model.core.share_coordinator import ShareCoordinatorShard, share_state_error
+from model.core.share_state import WriteShareGroupStateRequest
 from model.sim.network import Message
 from model.sim.protocol import CONSUMER_OFFSETS_TOPIC, SHARE_STATE_TOPIC
 from model.sim.replication import ReplicatedLog
@@ -144,19 +133,7 @@ class ShareCoordinatorHost(_Host):
         if not self.active:
             broker.reply(message, share_state_error(body, Errors.NOT_COORDINATOR))
             return
-        shard = self.shard
-        if isinstance(body, WriteShareGroupStateRequest):
-            response, records = shard.write(body)
-        elif isinstance(body, ReadShareGroupStateRequest):
-            response, records = shard.read(body)  # type: ignore[assignment]
-        elif isinstance(body, InitializeShareGroupStateRequest):
-            response, records = shard.initialize(body)  # type: ignore[assignment]
-        elif isinstance(body, DeleteShareGroupStateRequest):
-            response, records = shard.delete(body)  # type: ignore[assignment]
-        elif isinstance(body, ReadShareGroupStateSummaryRequest):
-            response, records = shard.read_summary(body)  # type: ignore[assignment]
-        else:
-            raise TypeError(f"not a share-state request: {body!r}")
+        response, records = self.shard.handle(body)
         if not records:
             broker.reply(message, response)
             return
@@ -183,22 +160,6 @@ class ShareCoordinatorHost(_Host):
                 broker.trace.record(now, broker.node, "coordinator.write", batches=len(body.state_batches),
                                     key=str(body.key), leader_epoch=body.leader_epoch,
                                     start_offset=body.start_offset, state_epoch=body.state_epoch)
-
-
-def share_state_error(body: Any, error: Errors) -> object:
-    """The answer to a share-state request that is not served."""
-    key = body.key
-    if isinstance(body, WriteShareGroupStateRequest):
-        return WriteShareGroupStateResponse(key, error)
-    if isinstance(body, ReadShareGroupStateRequest):
-        return ReadShareGroupStateResponse(key, error)
-    if isinstance(body, InitializeShareGroupStateRequest):
-        return InitializeShareGroupStateResponse(key, error)
-    if isinstance(body, DeleteShareGroupStateRequest):
-        return DeleteShareGroupStateResponse(key, error)
-    if isinstance(body, ReadShareGroupStateSummaryRequest):
-        return ReadShareGroupStateSummaryResponse(key, error)
-    raise TypeError(f"not a share-state request: {body!r}")
 
 
 # --- group coordinator (GC-*, CG-*) -----------------------------------------------------------

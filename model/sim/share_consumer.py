@@ -59,7 +59,7 @@ from model.core.share_fetch import (
 from model.core.share_partition import AcknowledgementBatch, AcquiredRecords
 from model.core.share_session import FINAL_EPOCH, INITIAL_EPOCH, next_epoch
 from model.core.share_state import AcknowledgeType
-from model.sim.client import RETRIABLE_ERRORS, STALE_METADATA_ERRORS, Client, ClientConfig, MetadataSource
+from model.sim.client import STALE_METADATA_ERRORS, ClientConfig, GroupConsumer, MetadataSource
 from model.sim.network import Network
 from model.sim.rng import Distribution, RandomStreams, derive_seed
 from model.sim.timers import Scheduler, Timer
@@ -156,7 +156,7 @@ class _Delivery:
         return self.stretch_start_ms + sum(rest) + len(rest) * self.stretch_extra_ms
 
 
-class ShareConsumer(Client):
+class ShareConsumer(GroupConsumer):
     def __init__(
         self,
         name: str,
@@ -171,23 +171,17 @@ class ShareConsumer(Client):
         config: ClientConfig | None = None,
         trace: Trace | None = None,
     ) -> None:
-        super().__init__(name, scheduler, network, metadata_source, config=config, trace=trace)
-        self.group_id = group_id
-        self.topics = tuple(sorted(set(topics)))
+        super().__init__(name, group_id, topics, scheduler, network, metadata_source, config=config, trace=trace)
         self.settings = settings or ShareConsumerSettings()
         self._processing_rng: random.Random = streams.get("consumer", name, "processing")
         self._ack_rng: random.Random = streams.get("consumer", name, "ack")
         self._sample_processing = self.settings.processing.sampler()
         self.extra_processing_ms = 0  # slow_processing fault
         self.member = ShareMember(group_id, self.topics, client_id=name)
-        self.closing = False
-        self.closed = False
         self._sessions: dict[int, _Session] = {}
         self._routes: dict[TopicPartition, int] = {}  # assigned partition -> leader we fetch it from
         self._queue: deque[_Delivery] = deque()
         self._processing: _Delivery | None = None
-        self._heartbeat_timer: Timer | None = None
-        self._heartbeat_request: int | None = None
         self._leave_sent = False
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -241,18 +235,11 @@ class ShareConsumer(Client):
 
     # -- heartbeats --------------------------------------------------------------------------
 
-    def _schedule_heartbeat(self, delay_ms: int) -> None:
-        if self._heartbeat_timer is not None:
-            self._heartbeat_timer.cancel()
-        self._heartbeat_timer = self.call_later(delay_ms, self._heartbeat)
-
     def _heartbeat(self) -> None:
         if self.closing or self._heartbeat_request is not None or not self.member.active:
             return
-        coordinator = self.group_coordinator(self.group_id)
+        coordinator = self._heartbeat_coordinator()
         if coordinator is None:
-            self.request_metadata_refresh()
-            self._schedule_heartbeat(self.config.retry_backoff_ms)
             return
         request = self.member.heartbeat()
         self._heartbeat_request = self.send_request(
@@ -281,17 +268,14 @@ class ShareConsumer(Client):
         if error in REJOIN_ERRORS:
             self._schedule_heartbeat(0)
         elif error != Errors.NONE:
-            if error in STALE_METADATA_ERRORS or error in RETRIABLE_ERRORS:
-                self.request_metadata_refresh()
-            self._schedule_heartbeat(self.config.retry_backoff_ms)
+            self._retry_heartbeat(error)
         else:
             self._schedule_heartbeat(self.member.heartbeat_interval_ms or self.settings.heartbeat_interval_ms)
 
     def _on_heartbeat_timeout(self) -> None:
         self._heartbeat_request = None
         self.member.on_request_lost()
-        self.request_metadata_refresh()
-        self._schedule_heartbeat(self.config.retry_backoff_ms)
+        self._retry_heartbeat(Errors.REQUEST_TIMED_OUT)
 
     # -- routing assigned partitions to leaders ------------------------------------------------
 
@@ -636,9 +620,7 @@ class ShareConsumer(Client):
         if not all(s.closed for s in self._sessions.values()):
             return
         self._leave_sent = True
-        if self._heartbeat_request is not None:
-            self.forget_request(self._heartbeat_request)
-            self._heartbeat_request = None
+        self._forget_heartbeat()
         coordinator = self.group_coordinator(self.group_id)
         if coordinator is None or not self.member.member_id:
             self._finish_close()
@@ -657,8 +639,3 @@ class ShareConsumer(Client):
         else:
             self.member.on_response(response)
         self._finish_close()
-
-    def _finish_close(self) -> None:
-        self.closed = True
-        self.record("consumer.closed")
-        self.halt()
