@@ -127,6 +127,7 @@ def best_of(run: Callable[[], int], repeat: int = 3) -> tuple[float, int]:
 
 def main() -> None:
     seconds, count = best_of(run_batch)
+    assert count == RECORDS, count
     print(f"batch: {RECORDS:,} records acquired + accepted in fetches of {FETCH}: "
           f"{RECORDS / seconds:,.0f} records/s ({seconds * 1000:.0f} ms, best of 3)")
     seconds, delivered = best_of(run_messy)

@@ -201,7 +201,9 @@ class SharePartition:
         self._pending: dict[int, _WriteInfo] = {}
         self._outbox: list[PendingWrite] = []
         self._next_write_id = 1
-        self._start_writes = 0  # pending writes that carry a StartOffset
+        self._start_writes = 0  # pending writes that carry a StartOffset (at most one, see _payload)
+        self._log_start_unwritten = False  # a log start move waits for that write
+        self._start_sent = UNKNOWN_OFFSET  # the highest StartOffset ever sent for this state
         self._archive_id = NO_WRITE  # the ARCHIVE write being built by acquire
         self._archive_first = self._archive_last = 0
 
@@ -321,7 +323,7 @@ class SharePartition:
             return
         self._drop_state()
         self._state_epoch = resp.state_epoch
-        start = resp.start_offset
+        start = self._start_sent = resp.start_offset
         unknown = start == UNKNOWN_OFFSET
         if unknown:
             earliest = self.group.auto_offset_reset == "earliest"
@@ -363,6 +365,7 @@ class SharePartition:
         for info in self._pending.values():
             info.orphaned = True
         self._start_writes = 0
+        self._log_start_unwritten = False
         self._speo = self._spso
 
     # -- acquire (SP-2, SP-5, SP-7, SP-8, SP-13, SP-14) ---------------------------------------
@@ -409,16 +412,16 @@ class SharePartition:
             # compacted away since it entered the window is found now, SP-14), and the
             # rest, still AVAILABLE.
             pieces: list[InFlightRange] = []
-            rest = r
+            rest: InFlightRange | None = r
             for span in self.log.read(r.first, r.last + 1, read_committed=read_committed):
-                if remaining <= 0:
+                if remaining <= 0 or rest is None:
                     break
                 last = span.last
                 if span.kind == SpanKind.RECORD:
                     last = min(last, span.first + remaining - 1)
                     remaining -= last - span.first + 1
                 piece = rest
-                rest = piece.split_off(last + 1) if last < piece.last else None  # type: ignore[assignment]
+                rest = piece.split_off(last + 1) if last < piece.last else None
                 if span.kind == SpanKind.RECORD:
                     piece.state = piece.target = ACQUIRED
                     piece.delivery_count += 1
@@ -428,8 +431,6 @@ class SharePartition:
                 else:
                     self._tag_archived(piece)
                 pieces.append(piece)
-                if rest is None:
-                    break
             if rest is not None:
                 pieces.append(rest)
             ranges[k:k + 1] = pieces
@@ -586,7 +587,8 @@ class SharePartition:
     # -- log start offset (retention, DeleteRecords) ------------------------------------------
 
     def advance_log_start(self, now_ms: int) -> int | None:
-        """The log start offset moved: the SPSO jumps to it, durably. Returns the write id."""
+        """The log start offset moved: the SPSO jumps to it, durably. Returns the write id
+        (None if nothing moved, or if the write waits for a pending start-offset write)."""
         if self._status is not PartitionStatus.ACTIVE:
             return None
         return self._follow_log_start(now_ms)
@@ -601,7 +603,12 @@ class SharePartition:
         self._spso = log_start
         self._speo = max(self._speo, log_start)
         self._advance_spso()
-        if not write:
+        if not write or self._spso <= self._start_sent:
+            return None  # a start offset at least this high was already sent
+        if self._start_writes:
+            # Never two start offsets in flight: a lower one arriving after a higher one
+            # would move the durable start back. Write it once the other is answered.
+            self._log_start_unwritten = True
             return None
         return self._issue(WriteReason.LOG_START, None, [], start_offset=self._spso)
 
@@ -631,6 +638,10 @@ class SharePartition:
             self._status = PartitionStatus.FENCED
         else:
             self._write_failed(write_id, info, now_ms)
+        if self._log_start_unwritten and not self._start_writes and self._status is PartitionStatus.ACTIVE:
+            self._log_start_unwritten = False
+            if self._spso > self._start_sent:
+                self._issue(WriteReason.LOG_START, None, [], start_offset=self._spso)
         return done
 
     def _write_succeeded(self, write_id: int, info: _WriteInfo) -> None:
@@ -660,7 +671,7 @@ class SharePartition:
                     r.write_id = new_id
                     changes.append((r.first, r.last, r.target, r.delivery_count))
                 self._issue(info.reason, info.member_id, changes, write_id=new_id)
-            elif info.reason in (WriteReason.INITIALIZE, WriteReason.LOG_START):
+            elif info.reason is WriteReason.INITIALIZE or self._spso >= self._start_sent:
                 # The SPSO now (never below the one that failed): everything under it is durable.
                 self._issue(info.reason, None, [], start_offset=self._spso)
             return
@@ -721,6 +732,7 @@ class SharePartition:
                                               start_offset, batches)
         if start_offset != UNKNOWN_OFFSET:
             self._start_writes += 1
+            self._start_sent = max(self._start_sent, start_offset)
         self._pending[write_id] = _WriteInfo(reason, member_id, first, last, request)
         self._outbox.append(PendingWrite(write_id, reason, member_id, request))
         return write_id
@@ -743,10 +755,13 @@ class SharePartition:
         writes are StartOffset 110 and 120 with no batches. Available batches
         above S do not count: they stay as they are.
 
-        While another write carrying a StartOffset is pending, this one carries
-        -1 and all its changes, so two start offsets are never in flight at once
-        and cannot reach the coordinator out of order (LOG_START and INITIALIZE
-        writes always carry theirs; recovery clamps to the log start anyway).
+        The durable start offset must never move back, even though writes may
+        be answered in any order and a write answered with an error may still
+        have been applied (its answer lost). So at most one write carrying a
+        start offset is in flight (while one is, this one carries -1 and all its
+        changes, and a log start move waits, ``_follow_log_start``), and no
+        write carries a start offset at or below one sent before: the batches
+        say the same thing to a recovering leader.
         """
         if self._start_writes:
             return UNKNOWN_OFFSET, changes
@@ -764,7 +779,7 @@ class SharePartition:
                 break
             new_spso = r.last + 1
             k += 1
-        if new_spso == self._spso:
+        if new_spso == self._spso or new_spso <= self._start_sent:
             return UNKNOWN_OFFSET, changes
         for r in ranges[k:]:
             if r.write_id == NO_WRITE:

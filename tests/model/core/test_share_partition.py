@@ -583,8 +583,9 @@ def test_log_start_move_jumps_the_spso_durably() -> None:
     log.advance_high_watermark()
     sp = make(log=log)
     sp.acquire("m1", 10, 0)
-    ack(sp, "m1", 0, 1, ACCEPT)
+    ack(sp, "m1", 1, 2, ACCEPT)  # 0 stays acquired: this write carries no start offset
     [pending] = sp.take_writes()
+    assert pending.request.start_offset == UNKNOWN_OFFSET
     log.delete_records(5)
     write_id = sp.advance_log_start(0)
     [w] = sp.take_writes()
@@ -592,7 +593,7 @@ def test_log_start_move_jumps_the_spso_durably() -> None:
     assert (w.request.start_offset, w.request.state_batches) == (5, ())
     assert sp.spso == 5 and sp.state_of(3) is None
     assert ack(sp, "m1", 3, 6, ACCEPT) == Errors.INVALID_RECORD_STATE  # 3-4 are gone
-    # The acknowledgement in flight for 0-1 completes as a no-op on the window.
+    # The acknowledgement in flight for 1-2 completes as a no-op on the window.
     done = sp.complete_write(pending.write_id, OK, 0)
     assert done.error_code == Errors.NONE and sp.spso == 5
     sp.complete_write(w.write_id, OK, 0)
@@ -618,3 +619,51 @@ def test_in_flight_ranges_split_only_where_records_differ() -> None:
     ack(sp, "m2", 9, 9, ACCEPT)
     settle(sp)
     assert sp.spso == 10 and len(list(sp.batches())) == 1
+
+
+def test_the_durable_start_offset_never_moves_back() -> None:
+    """Found by the stateful test. (1) A lock-timeout write carrying StartOffset 4 is in
+    flight when the log start moves to 3: a LOG_START write of 3 answered after it would
+    move the durable start back and re-expose the archived records; none is sent. (2) The
+    log start moves to 6 while it is still in flight: that write waits for the answer."""
+    sp = make(10, broker=BrokerConfig(delivery_count_limit=2))
+    sp.acquire("m1", 4, 0)
+    ack(sp, "m1", 0, 3, RELEASE)
+    settle(sp)
+    sp.acquire("m1", 4, 0)  # count 2 = limit: a timeout archives them
+    timeout = sp.expire_locks(LOCK)
+    [w] = sp.take_writes()
+    assert (w.request.start_offset, w.request.state_batches) == (4, ())
+    sp.log.delete_records(3)
+    assert sp.advance_log_start(LOCK) is None and sp.spso == 3 and sp.take_writes() == []
+    sp.log.delete_records(6)
+    assert sp.advance_log_start(LOCK) is None and sp.spso == 6 and sp.take_writes() == []
+    assert timeout is not None
+    sp.complete_write(timeout, OK, LOCK)
+    [later] = sp.take_writes()
+    assert later.reason is WriteReason.LOG_START and later.request.start_offset == 6 == sp.spso
+
+
+def test_a_start_offset_sent_once_is_not_sent_lower_even_if_its_answer_was_an_error() -> None:
+    """Found by the stateful test: a write may be applied although its answer is an error
+    (lost). After a failed StartOffset 5, moves up to 5 are written as batches only."""
+    sp = make(10)
+    sp.acquire("m1", 5, 0)
+    ack(sp, "m1", 0, 4, ACCEPT)
+    [w] = sp.take_writes()
+    assert w.request.start_offset == 5
+    sp.complete_write(w.write_id, WriteShareGroupStateResponse(KEY, Errors.REQUEST_TIMED_OUT), 0)
+    ack(sp, "m1", 0, 2, ACCEPT)
+    [again] = sp.take_writes()
+    assert again.request.start_offset == UNKNOWN_OFFSET
+    assert again.request.state_batches == (StateBatch(0, 2, ACK, 1),)
+    sp.complete_write(again.write_id, OK, 0)
+    assert sp.spso == 3
+    ack(sp, "m1", 3, 4, ACCEPT)
+    sp.acquire("m1", 1, 0)  # 5: the next move past 5 writes a start offset again
+    [last] = sp.take_writes()
+    assert last.request.start_offset == UNKNOWN_OFFSET
+    sp.complete_write(last.write_id, OK, 0)
+    ack(sp, "m1", 5, 5, ACCEPT)
+    [beyond] = sp.take_writes()
+    assert (beyond.request.start_offset, beyond.request.state_batches) == (6, ())

@@ -14,6 +14,8 @@ start moves, compaction and admin resets. After every step it checks:
 * SP-11 in-memory counts never below the durable ones;
 * E-2 a record whose acceptance was confirmed is never acquired again;
 * E-3 never two live acquisitions of one offset;
+* SP-6 the durable start offset never moves back within a state epoch;
+* SP-12 a leader whose write is fenced by the state epoch stops serving;
 * zombie leaders' late writes are fenced.
 """
 
@@ -84,6 +86,7 @@ class ShareStateMachine(RuleBasedStateMachine):
                                  isolation_level="read_committed" if read_committed else "read_uncommitted")
         self.coordinator = ShareCoordinatorShard(snapshot_update_records_per_snapshot=3)
         self.state_epoch = 1
+        self.adopted_state_epoch = 1
         resp, _ = self.coordinator.initialize(InitializeShareGroupStateRequest(KEY, self.state_epoch))
         assert resp.error_code == Errors.NONE
         self.now = 0
@@ -98,6 +101,7 @@ class ShareStateMachine(RuleBasedStateMachine):
         self.deliveries_total: dict[int, int] = {}
         self.failovers = 0
         self.max_spso: dict[int, int] = {}  # state epoch -> highest SPSO seen
+        self.max_durable_start: dict[int, int] = {}  # state epoch -> highest stored start offset
         self.generation = 0
         self.previous: Snapshot | None = None
         self.leader: SharePartition = self._new_leader()
@@ -118,6 +122,13 @@ class ShareStateMachine(RuleBasedStateMachine):
         sp.recover(resp, self.now)
         self.generation += 1
         self._drain(sp)
+        if resp.error_code == Errors.NONE and resp.state_epoch != self.adopted_state_epoch:
+            # The leader adopts the state an admin reset made: from here on the reset's
+            # start offset rules, so earlier confirmations and delivery counts no longer bind.
+            self.adopted_state_epoch = resp.state_epoch
+            self.confirmed.clear()
+            self.deliveries_total.clear()
+            self.failovers = 0
 
     def _drain(self, sp: SharePartition) -> None:
         for w in sp.take_writes():
@@ -172,7 +183,8 @@ class ShareStateMachine(RuleBasedStateMachine):
                 assert o not in self.confirmed, f"E-2: offset {o} was accepted and confirmed, yet delivered again"
                 held = self.live.get(o)
                 assert held is None or held[1] <= self.now, f"E-3: offset {o} is still acquired by {held}"
-                assert self.log.kind_of(o, read_committed=self.group.read_committed) == SpanKind.RECORD
+                kind = self.log.kind_of(o, read_committed=self.group.read_committed)
+                assert kind == SpanKind.RECORD, f"SP-7/SP-13/SP-14: offset {o} delivered but it is {kind}"
                 self.live[o] = (member, deadline)
                 self.deliveries_tenure[o] = self.deliveries_tenure.get(o, 0) + 1
                 self.deliveries_total[o] = self.deliveries_total.get(o, 0) + 1
@@ -271,6 +283,7 @@ class ShareStateMachine(RuleBasedStateMachine):
             resp, _ = self.coordinator.write(w.request)
             if outcome == "lost" and resp.error_code == Errors.NONE:
                 resp = WriteShareGroupStateResponse(KEY, Errors.REQUEST_TIMED_OUT)
+        current = sp.ready and w.request.state_epoch == sp.state_epoch  # not an orphan of an older state
         done = sp.complete_write(w.write_id, resp, self.now)
         if sp is not self.leader:
             assert done.error_code != Errors.NONE, "a zombie leader's late write must be fenced"
@@ -284,6 +297,8 @@ class ShareStateMachine(RuleBasedStateMachine):
                 event("acceptance confirmed")
             for o in ended:
                 self.live.pop(o, None)
+        if sp is self.leader and current and done.error_code == Errors.FENCED_STATE_EPOCH:
+            assert not sp.ready, "SP-12: a leader fenced by the state epoch must drop its state and read again"
         if sp is self.leader and sp.status in (PartitionStatus.STALE_STATE, PartitionStatus.FENCED):
             self._forget_acquisitions()
             self.generation += 1
@@ -293,8 +308,11 @@ class ShareStateMachine(RuleBasedStateMachine):
     @rule()
     def answer_writes_in_order(self) -> None:
         """The common case: every write in flight succeeds, oldest first."""
-        while self.in_flight:
+        for _ in range(100):  # bounded: retried writes must not loop for ever
+            if not self.in_flight:
+                return
             self.answer_write(0, "ok")
+        raise AssertionError("writes keep coming back: a retry loop")
 
     @precondition(lambda self: self.leader.status in (PartitionStatus.STALE_STATE, PartitionStatus.FAILED))
     @rule()
@@ -373,17 +391,13 @@ class ShareStateMachine(RuleBasedStateMachine):
         """SP-12: AlterShareGroupOffsets on an empty group: every member leaves, then the
         state is re-initialized with a higher state epoch."""
         for member in MEMBERS:
-            self.leader.release_member(member, self.now)
-        self._drain(self.leader)
+            self.release_member(member)
         if start != UNKNOWN_OFFSET:
             start = min(max(start, self.log.log_start_offset), self.log.high_watermark)
         self.state_epoch += 1
         resp, _ = self.coordinator.initialize(InitializeShareGroupStateRequest(KEY, self.state_epoch, start))
         assert resp.error_code == Errors.NONE
-        self.confirmed.clear()  # the administrator asked for these to be delivered again
-        self._forget_acquisitions()
-        self.deliveries_total.clear()
-        self.failovers = 0
+        # The leader learns of the reset from a fenced write or the next session's check.
 
     def first_session_opens(self) -> None:
         """002: when the first share session opens the leader checks the state epoch."""
@@ -393,6 +407,17 @@ class ShareStateMachine(RuleBasedStateMachine):
             self.generation += 1
 
     # -- the invariants ------------------------------------------------------------------
+
+    @invariant()
+    def durable_start_never_moves_back(self) -> None:
+        """SP-6 on the coordinator: within a state epoch the stored start offset only grows,
+        whatever order writes are answered in and even when an applied write's answer is lost."""
+        stored = self.coordinator.state(KEY)
+        if stored is None:
+            return
+        highest = self.max_durable_start.get(stored.state_epoch, UNKNOWN_OFFSET)
+        assert stored.start_offset >= highest, f"SP-6: durable start went back from {highest} to {stored.start_offset}"
+        self.max_durable_start[stored.state_epoch] = stored.start_offset
 
     @invariant()
     def window_is_sound(self) -> None:

@@ -1,0 +1,611 @@
+----------------------------- MODULE ShareGroup -----------------------------
+(***************************************************************************)
+(* One share-partition of a share group (KIP-932): its share-partition     *)
+(* leaders, the consumers that fetch from it, and the durable state kept   *)
+(* by the share coordinator.  Rule ids (SP-n, SC-n, E-n) are those of      *)
+(* shared/SPEC.md.                                                         *)
+(*                                                                         *)
+(* What is modelled                                                        *)
+(*  - A log of LogSize offsets produced one at a time up to the high-water *)
+(*    mark hwm (read_uncommitted; transactions, SP-13, are not modelled).  *)
+(*    Offsets in Gaps have no record (compaction, SP-14): they are         *)
+(*    acknowledged with the Gap type.                                      *)
+(*  - A leader per leader epoch e in Epochs.  A leader LOADS its state     *)
+(*    from the coordinator (ReadShareGroupState, SP-10), is ACTIVE, and on *)
+(*    failover becomes a ZOMBIE: it keeps its memory, its lock timers and  *)
+(*    its queued and late WriteShareGroupState requests, and it still      *)
+(*    takes acknowledgements from consumers that have not noticed the      *)
+(*    failover; it no longer serves fetches (the replica manager refuses   *)
+(*    fetches once the broker has stepped down).  At the next failover the *)
+(*    zombie is DEAD: its memory is gone but its queued writes may still   *)
+(*    arrive.                                                              *)
+(*  - The share coordinator's durable state for the key, abstracted as the *)
+(*    state the ShareSnapshot/ShareUpdate records encode (SC-2): durable   *)
+(*    SPSO dSpso (-1 = not yet known), one batch per offset dBatch[o]      *)
+(*    (state and delivery count, or no batch), the stored state epoch dSE  *)
+(*    and the stored leader epoch dLE.  Snapshots, updates, pruning and    *)
+(*    coordinator failover (SC-3, SC-6..8) are below this abstraction: by  *)
+(*    SC-6/SC-7 replay yields exactly this state.                          *)
+(*  - Writes travel from a leader to the coordinator over a FIFO channel   *)
+(*    per leader (one connection).  The coordinator applies a write and    *)
+(*    the response reaches the sender in one step; a lost or failed write  *)
+(*    (WriteError) is a bounded fault.                                     *)
+(*  - Time is abstract: an acquisition lock expires by the ExpireLock      *)
+(*    action at any moment (SP-4).                                         *)
+(*  - Consumers crash (bounded) and restart; a down member's records are   *)
+(*    released by lock expiry or by session release (SP-15).               *)
+(*  - An administrator may reset the state of an empty group to any start  *)
+(*    offset (AlterShareGroupOffsets, SP-12): InitializeShareGroupState    *)
+(*    with a higher state epoch.                                           *)
+(*                                                                         *)
+(* Abstraction choices                                                     *)
+(*  - One offset per acquisition and acknowledgement (batching is an      *)
+(*    optimisation of the same transitions); a write carries the offsets   *)
+(*    whose state changed.  Once the SPSO has passed a terminal record,    *)
+(*    its delivery count is forgotten (it can never matter again).          *)
+(*  - A record whose acknowledgement is being written keeps state ACQUIRED *)
+(*    with pend = the target state; it cannot be acquired or acknowledged  *)
+(*    again until the write answers (as Kafka's ongoing state transition). *)
+(*  - A lock expiry or session release changes memory at once and writes   *)
+(*    the new state without waiting (its failure is not rolled back).      *)
+(*  - Every write carries the leader's current SPSO; the SPSO in memory    *)
+(*    advances eagerly over settled terminal records (SP-6).               *)
+(*  - share.auto.offset.reset = earliest: a start offset of -1 reads as 0. *)
+(*  - ZombieActs = FALSE (the small models): a deposed leader contributes  *)
+(*    only the writes it had queued, which arrive late; its memory is gone. *)
+(*    ZombieActs = TRUE (nightly): it also keeps taking acknowledgements   *)
+(*    and expiring locks, and those writes arrive late too.  Either way    *)
+(*    the coordinator must fence every write sent under an old epoch.      *)
+(*  - Members and epochs are small model values; the Mutant constant turns *)
+(*    on one deliberate bug so that TLC must find a counterexample.        *)
+(***************************************************************************)
+EXTENDS Integers, Sequences, FiniteSets, TLC
+
+CONSTANTS
+    Members,         \* consumer member ids (a symmetry set in safety models)
+    NoMember,        \* model value: "no owner"
+    LogSize,         \* offsets 0..LogSize-1 are ever produced
+    Gaps,            \* offsets with no record (compacted, SP-14)
+    DeliveryLimit,   \* group.share.delivery.count.limit (SP-5)
+    MaxInFlight,     \* group.share.partition.max.record.locks (SP-8)
+    MaxFailovers,    \* leader failovers allowed in a behaviour
+    MaxCrashes,      \* consumer crashes allowed in a behaviour
+    MaxResets,       \* admin resets (SP-12) allowed in a behaviour
+    MaxWriteErrors,  \* WriteShareGroupState failures allowed in a behaviour
+    ZombieActs,      \* TRUE: a deposed leader still takes acks and expires locks
+    Mutant           \* "none" or the name of one deliberate bug (see MutantNames)
+
+MutantNames == {"none",
+                "no_leader_fence",    \* coordinator skips the leader-epoch check on write (SC-5)
+                "no_state_fence",     \* coordinator skips the state-epoch check on write (SC-5)
+                "spso_skip",          \* SPSO jumps past the highest terminal offset (SP-6)
+                "no_delivery_limit",  \* release / expiry ignore the delivery limit (SP-5)
+                "ack_any_state",      \* leader accepts an ack without checking state/owner/lock (SP-3)
+                "no_inflight_bound",  \* leader acquires new offsets past the in-flight bound (SP-8)
+                "no_rollback"}        \* a failed ack write leaves the record ACQUIRED with no lock (SP-9, E-1)
+
+ASSUME /\ LogSize \in Nat \ {0}
+       /\ Gaps \subseteq 0..(LogSize - 1)
+       /\ DeliveryLimit \in Nat \ {0}
+       /\ MaxInFlight \in Nat \ {0}
+       /\ {MaxFailovers, MaxCrashes, MaxResets, MaxWriteErrors} \subseteq Nat
+       /\ ZombieActs \in BOOLEAN
+       /\ NoMember \notin Members
+       /\ Mutant \in MutantNames
+
+Offsets == 0..(LogSize - 1)
+Epochs  == 1..(MaxFailovers + 1)          \* leader epochs; leader e has epoch e
+
+(* SP-1 record states; Code is the persisted DeliveryState. *)
+AVAILABLE    == "AVAILABLE"
+ACQUIRED     == "ACQUIRED"
+ACKNOWLEDGED == "ACKNOWLEDGED"
+ARCHIVED     == "ARCHIVED"
+States    == {AVAILABLE, ACQUIRED, ACKNOWLEDGED, ARCHIVED}
+Terminal  == {ACKNOWLEDGED, ARCHIVED}
+Code(s)   == CASE s = AVAILABLE -> 0 [] s = ACQUIRED -> 1
+               [] s = ACKNOWLEDGED -> 2 [] s = ARCHIVED -> 4
+NONE      == "NONE"                       \* no durable batch / no pending transition
+
+(* SP-3 acknowledge types. *)
+AckTypes(o) == IF o \in Gaps THEN {"GAP"} ELSE {"ACCEPT", "RELEASE", "REJECT"}
+
+LeaderStatuses == {"future", "loading", "active", "zombie", "dead"}
+
+Max(S) == CHOOSE x \in S : \A y \in S : y <= x
+
+VARIABLES
+    hwm,        \* high-water mark of the partition
+    \* -- the share coordinator's durable state (SC-2) --
+    dSpso,      \* durable SPSO (-1: not yet known, SP-10)
+    dBatch,     \* dBatch[o] = [st, cnt]; st = NONE: no batch for o
+    dSE,        \* stored state epoch
+    dLE,        \* stored leader epoch
+    \* -- share-partition leaders, one per leader epoch --
+    lep,        \* the current leader epoch
+    status,     \* status[e] \in LeaderStatuses
+    lse,        \* lse[e]: the state epoch leader e loaded
+    lspso,      \* lspso[e]: SPSO in leader e's memory
+    lspeo,      \* lspeo[e]: SPEO in leader e's memory
+    rec,        \* rec[e][o] = [st, cnt, own, live, pend, by]
+    wq,         \* wq[e]: leader e's WriteShareGroupState requests in flight (FIFO)
+    \* -- consumers --
+    up,         \* up[m]: member m is running
+    held,       \* held[m]: set of <<offset, leader epoch>> m was delivered and has not acknowledged
+    \* -- fault budgets --
+    failovers, crashes, resets, writeErrors,
+    \* -- history variables, read only by the properties --
+    confirmed,      \* offsets whose Accept/Reject/Gap acknowledgement was confirmed (E-2)
+    zombieApplied   \* TRUE once a write from a fenced leader or state epoch was applied (SC-5)
+
+durableVars  == <<dSpso, dBatch, dSE, dLE>>
+leaderVars   == <<lep, status, lse, lspso, lspeo, rec, wq>>
+consumerVars == <<up, held>>
+budgetVars   == <<failovers, crashes, resets, writeErrors>>
+ghostVars    == <<confirmed, zombieApplied>>
+vars == <<hwm, durableVars, leaderVars, consumerVars, budgetVars, ghostVars>>
+
+(* A record outside the window [SPSO, SPEO): AVAILABLE with no deliveries. *)
+NoRec == [st |-> AVAILABLE, cnt |-> 0, own |-> NoMember, live |-> FALSE, pend |-> NONE, by |-> NoMember]
+(* A record below the durable SPSO when a leader loads: terminal by SP-6. *)
+PassedRec == [NoRec EXCEPT !.st = ARCHIVED]
+NoBatch == [st |-> NONE, cnt |-> 0]
+EmptyMemory == [o \in Offsets |-> NoRec]
+
+(* A WriteShareGroupState request (SP-9): the changed batches b (a function *)
+(* from offsets to [st, cnt]), the sender's SPSO, state epoch and leader     *)
+(* epoch; off is the acknowledged offset of an "ack" write (-1 otherwise).  *)
+IsWrite(w) ==
+    /\ DOMAIN w = {"b", "spso", "se", "le", "kind", "off"}
+    /\ DOMAIN w.b \subseteq Offsets
+    /\ \A o \in DOMAIN w.b : w.b[o].st \in {AVAILABLE, ACKNOWLEDGED, ARCHIVED} /\ w.b[o].cnt \in Nat
+    /\ w.spso \in 0..LogSize /\ w.se \in Nat /\ w.le \in Epochs
+    /\ w.kind \in {"ack", "timeout"} /\ w.off \in -1..(LogSize - 1)
+
+TypeOK ==
+    /\ hwm \in 0..LogSize
+    /\ dSpso \in -1..LogSize
+    /\ dBatch \in [Offsets -> [st : {NONE, AVAILABLE, ACKNOWLEDGED, ARCHIVED}, cnt : Nat]]
+    /\ dSE \in Nat /\ dLE \in 0..Max(Epochs)
+    /\ lep \in Epochs
+    /\ status \in [Epochs -> LeaderStatuses]
+    /\ lse \in [Epochs -> Nat]
+    /\ lspso \in [Epochs -> 0..LogSize] /\ lspeo \in [Epochs -> 0..LogSize]
+    /\ rec \in [Epochs -> [Offsets -> [st : States, cnt : Nat, own : Members \cup {NoMember},
+                                       live : BOOLEAN, pend : {NONE} \cup States,
+                                       by : Members \cup {NoMember}]]]
+    /\ \A e \in Epochs : \A i \in 1..Len(wq[e]) : IsWrite(wq[e][i])
+    /\ up \in [Members -> BOOLEAN]
+    /\ held \in [Members -> SUBSET (Offsets \X Epochs)]
+    /\ failovers \in 0..MaxFailovers /\ crashes \in 0..MaxCrashes
+    /\ resets \in 0..MaxResets /\ writeErrors \in 0..MaxWriteErrors
+    /\ confirmed \subseteq Offsets /\ zombieApplied \in BOOLEAN
+
+-----------------------------------------------------------------------------
+(* Helpers *)
+
+(* Leader e has memory and acts on it.  Without ZombieActs a deposed      *)
+(* leader is only the source of its queued late writes.                    *)
+Serving(e) == status[e] = "active" \/ (status[e] = "zombie" /\ ZombieActs)
+
+(* SP-5: a move to AVAILABLE at the delivery limit archives instead. *)
+ReleasedState(cnt) ==
+    IF cnt >= DeliveryLimit /\ Mutant # "no_delivery_limit" THEN ARCHIVED ELSE AVAILABLE
+
+
+(* SP-6: the lowest offset >= s that is not terminal, or SPEO if there is   *)
+(* none.  Mutant spso_skip: one past the highest terminal offset instead.   *)
+NextSpso(r, s, speo) ==
+    LET honest == CHOOSE n \in s..speo :
+                      /\ \A o \in s..(n - 1) : r[o].st \in Terminal
+                      /\ (n = speo \/ r[n].st \notin Terminal)
+        term   == {o \in s..(speo - 1) : r[o].st \in Terminal}
+    IN IF Mutant = "spso_skip" /\ term # {} THEN Max({honest, Max(term) + 1}) ELSE honest
+
+(* Memory r with SPSO s: the delivery count of a terminal record the SPSO  *)
+(* has passed is forgotten (it can never matter again); only its terminal   *)
+(* state is kept.  Non-terminal ones are kept as they are, so that          *)
+(* SP6_SpsoBelowTerminal still sees an SPSO that skipped one.               *)
+Passed(r, s) == [o \in Offsets |-> IF o < s /\ r[o].st \in Terminal
+                                   THEN [NoRec EXCEPT !.st = r[o].st] ELSE r[o]]
+
+(* SP-4, SP-15: the lock of record r is gone.  With no write pending the    *)
+(* record is released at once (SP-5 applies); with an acknowledgement being *)
+(* written, the release waits for the answer (SP-9).                         *)
+Unlock(r) ==
+    IF r.pend = NONE THEN [NoRec EXCEPT !.st = ReleasedState(r.cnt), !.cnt = r.cnt]
+                     ELSE [r EXCEPT !.live = FALSE]
+
+(* The batches a write carries for offsets O of memory r. *)
+BatchesOf(r, O) == [o \in O |-> [st |-> r[o].st, cnt |-> r[o].cnt]]
+
+MkWrite(e, b, spso, kind, off) ==
+    [b |-> b, spso |-> spso, se |-> lse[e], le |-> e, kind |-> kind, off |-> off]
+
+(* SC-4: per offset, the higher delivery count wins, then the higher state. *)
+Merge(old, new) ==
+    IF \/ old.st = NONE
+       \/ new.cnt > old.cnt
+       \/ new.cnt = old.cnt /\ Code(new.st) >= Code(old.st)
+    THEN new ELSE old
+
+(* SC-4: the durable batch of o after write w: clipped to the new start     *)
+(* offset, merged where the write carries o.                                 *)
+Applied(o, w) ==
+    IF o < w.spso THEN NoBatch
+    ELSE IF o \in DOMAIN w.b THEN Merge(dBatch[o], w.b[o])
+    ELSE dBatch[o]
+
+(* SP-10: the memory a leader rebuilds from ReadShareGroupState: the       *)
+(* persisted batches with no owners, offsets in the window without a batch *)
+(* AVAILABLE with count 0, a start offset of -1 read as 0 (earliest).      *)
+Recovered ==
+    LET s    == IF dSpso = -1 THEN 0 ELSE dSpso
+        ends == {o + 1 : o \in {q \in Offsets : q >= s /\ dBatch[q].st # NONE}}
+        speo == Max(ends \cup {s})
+        r    == [o \in Offsets |->
+                    IF o < s THEN PassedRec
+                    ELSE IF dBatch[o].st # NONE
+                         THEN [NoRec EXCEPT !.st = dBatch[o].st, !.cnt = dBatch[o].cnt]
+                         ELSE NoRec]
+        s2   == NextSpso(r, s, speo)
+    IN [spso |-> s2, speo |-> speo, rec |-> Passed(r, s2)]
+
+(* Install the recovered memory at leader e. *)
+Install(e) ==
+    LET R == Recovered IN
+    /\ rec'   = [rec EXCEPT ![e] = R.rec]
+    /\ lspso' = [lspso EXCEPT ![e] = R.spso]
+    /\ lspeo' = [lspeo EXCEPT ![e] = R.speo]
+    /\ lse'   = [lse EXCEPT ![e] = dSE]
+
+(* SP-9 second phase, at the sender of write w: an acknowledgement whose    *)
+(* write succeeded (ok) takes its new state and is confirmed to the         *)
+(* consumer; one whose write failed returns to ACQUIRED, or, if its lock    *)
+(* expired meanwhile, to AVAILABLE / ARCHIVED (SP-5).  Lock-timeout writes  *)
+(* and answers to a leader that reloaded or died change nothing.            *)
+Answer(w, ok) ==
+    LET e == w.le
+        o == w.off
+    IN IF w.kind = "ack" /\ Serving(e) /\ lse[e] = w.se
+       THEN LET r  == rec[e][o]
+                s  == IF ok THEN [NoRec EXCEPT !.st = r.pend, !.cnt = r.cnt]
+                      ELSE IF Mutant = "no_rollback" THEN [r EXCEPT !.pend = NONE, !.by = NoMember, !.live = FALSE]
+                      ELSE IF r.live THEN [r EXCEPT !.pend = NONE, !.by = NoMember]
+                      ELSE [NoRec EXCEPT !.st = ReleasedState(r.cnt), !.cnt = r.cnt]
+                r2 == [rec[e] EXCEPT ![o] = s]
+                s2 == NextSpso(r2, lspso[e], lspeo[e])
+            IN /\ Assert(r.pend # NONE, "an ack write answered for a record with no pending transition")
+               /\ rec' = [rec EXCEPT ![e] = Passed(r2, s2)]
+               /\ lspso' = [lspso EXCEPT ![e] = s2]
+               /\ confirmed' = IF ok /\ r.pend \in Terminal THEN confirmed \cup {o} ELSE confirmed
+       ELSE UNCHANGED <<rec, lspso, confirmed>>
+
+-----------------------------------------------------------------------------
+(* Initial state: the group coordinator has initialized the state (GC-7)   *)
+(* with state epoch 1 and start offset -1; leader 1 is about to load it.   *)
+
+Init ==
+    /\ hwm = 0
+    /\ dSpso = -1 /\ dBatch = [o \in Offsets |-> NoBatch] /\ dSE = 1 /\ dLE = 0
+    /\ lep = 1
+    /\ status = [e \in Epochs |-> IF e = 1 THEN "loading" ELSE "future"]
+    /\ lse = [e \in Epochs |-> 0]
+    /\ lspso = [e \in Epochs |-> 0] /\ lspeo = [e \in Epochs |-> 0]
+    /\ rec = [e \in Epochs |-> EmptyMemory]
+    /\ wq = [e \in Epochs |-> <<>>]
+    /\ up = [m \in Members |-> TRUE] /\ held = [m \in Members |-> {}]
+    /\ failovers = 0 /\ crashes = 0 /\ resets = 0 /\ writeErrors = 0
+    /\ confirmed = {} /\ zombieApplied = FALSE
+
+-----------------------------------------------------------------------------
+(* Actions *)
+
+(* SP-7: a record is committed; the high-water mark moves. *)
+Produce ==
+    /\ hwm < LogSize
+    /\ hwm' = hwm + 1
+    /\ UNCHANGED <<durableVars, leaderVars, consumerVars, budgetVars, ghostVars>>
+
+(* SP-10, SC-5: the new leader reads the durable state with its leader      *)
+(* epoch; the read raises the stored leader epoch, which fences every later *)
+(* write of older leaders.  (A read with a lower epoch than stored would be *)
+(* fenced; leader epochs only grow here.)                                   *)
+LeaderLoad ==
+    /\ status[lep] = "loading"
+    /\ dLE <= lep
+    /\ dLE' = lep
+    /\ Install(lep)
+    /\ status' = [status EXCEPT ![lep] = "active"]
+    /\ UNCHANGED <<hwm, dSpso, dBatch, dSE, lep, wq, consumerVars, budgetVars, ghostVars>>
+
+(* SP-12: a leader holding an old state epoch (it was fenced on write with  *)
+(* FENCED_STATE_EPOCH, or found the new epoch when its share sessions went  *)
+(* from 0 to 1) re-reads the state.                                          *)
+LeaderReload(e) ==
+    /\ status[e] = "active" /\ lse[e] < dSE
+    /\ Install(e)
+    /\ held' = [m \in Members |-> {h \in held[m] : h[2] # e}]
+    /\ UNCHANGED <<hwm, durableVars, lep, status, wq, up, budgetVars, ghostVars>>
+
+(* SP-2, SP-8: member m's ShareFetch acquires offset o at the current       *)
+(* leader: an AVAILABLE record in the window, or the next new offset below  *)
+(* the high-water mark while the window is below the in-flight bound.       *)
+(* Acquiring increments the delivery count and starts the lock; nothing     *)
+(* durable is written.                                                       *)
+Acquire(m, o) ==
+    LET e == lep IN
+    /\ status[e] = "active" /\ lse[e] = dSE
+    /\ up[m]
+    /\ \/ /\ o >= lspso[e] /\ o < lspeo[e]
+          /\ rec[e][o].st = AVAILABLE
+          /\ UNCHANGED lspeo
+       \/ /\ o = lspeo[e] /\ o < hwm
+          /\ \/ lspeo[e] - lspso[e] < MaxInFlight
+             \/ Mutant = "no_inflight_bound"
+          /\ lspeo' = [lspeo EXCEPT ![e] = o + 1]
+    /\ rec' = [rec EXCEPT ![e][o] = [NoRec EXCEPT !.st = ACQUIRED, !.cnt = rec[e][o].cnt + 1,
+                                                  !.own = m, !.live = TRUE]]
+    /\ held' = [held EXCEPT ![m] = @ \cup {<<o, e>>}]
+    /\ UNCHANGED <<hwm, durableVars, lep, status, lse, lspso, wq, up, budgetVars, ghostVars>>
+
+(* SP-3, SP-9 first phase, SP-14: member m acknowledges offset o, delivered *)
+(* by leader e, with type t.  Valid only if o is ACQUIRED by m with a live  *)
+(* lock and no transition pending; the leader then writes the new state    *)
+(* and answers when the write does.  Otherwise INVALID_RECORD_STATE.       *)
+Ack(m, o, e, t) ==
+    /\ up[m] /\ <<o, e>> \in held[m] /\ t \in AckTypes(o)
+    /\ held' = [held EXCEPT ![m] = @ \ {<<o, e>>}]
+    /\ LET r      == rec[e][o]
+           valid  == IF Mutant = "ack_any_state"
+                     THEN r.pend = NONE /\ o >= lspso[e] /\ o < lspeo[e]
+                     ELSE r.st = ACQUIRED /\ r.own = m /\ r.live /\ r.pend = NONE
+           target == CASE t = "ACCEPT"  -> ACKNOWLEDGED
+                       [] t = "RELEASE" -> ReleasedState(r.cnt)
+                       [] OTHER         -> ARCHIVED              \* REJECT, GAP
+       IN IF Serving(e) /\ valid
+          THEN /\ rec' = [rec EXCEPT ![e][o].pend = target, ![e][o].by = m]
+               /\ wq' = [wq EXCEPT ![e] = Append(@, MkWrite(e, o :> [st |-> target, cnt |-> r.cnt],
+                                                           lspso[e], "ack", o))]
+          ELSE UNCHANGED <<rec, wq>>
+    /\ UNCHANGED <<hwm, durableVars, lep, status, lse, lspso, lspeo, up, budgetVars, ghostVars>>
+
+(* SP-4, SP-5: the acquisition lock of o at leader e expires.  The record  *)
+(* returns to AVAILABLE (ARCHIVED at the delivery limit) and the leader     *)
+(* writes its new state without waiting for the answer.                     *)
+ExpireLock(e, o) ==
+    /\ Serving(e)
+    /\ rec[e][o].st = ACQUIRED /\ rec[e][o].live
+    /\ LET r  == rec[e][o]
+           r2 == [rec[e] EXCEPT ![o] = Unlock(r)]
+           s2 == NextSpso(r2, lspso[e], lspeo[e])
+       IN /\ rec' = [rec EXCEPT ![e] = Passed(r2, s2)]
+          /\ lspso' = [lspso EXCEPT ![e] = s2]
+          /\ wq' = IF r.pend = NONE
+                   THEN [wq EXCEPT ![e] = Append(@, MkWrite(e, BatchesOf(r2, {o}), s2, "timeout", -1))]
+                   ELSE wq
+    /\ UNCHANGED <<hwm, durableVars, lep, status, lse, lspeo, consumerVars, budgetVars, ghostVars>>
+
+(* SP-15: the share session of a member that is down is closed; all its   *)
+(* live acquisitions are released in one write (count unchanged, SP-5).    *)
+ReleaseMember(e, m) ==
+    LET O  == {o \in Offsets : rec[e][o].st = ACQUIRED /\ rec[e][o].own = m /\ rec[e][o].live}
+        F  == {o \in O : rec[e][o].pend = NONE}          \* released now, hence written
+        r2 == [o \in Offsets |-> IF o \in O THEN Unlock(rec[e][o]) ELSE rec[e][o]]
+        s2 == NextSpso(r2, lspso[e], lspeo[e])
+    IN /\ status[e] = "active" /\ ~up[m]
+       /\ O # {}
+       /\ rec' = [rec EXCEPT ![e] = Passed(r2, s2)]
+       /\ lspso' = [lspso EXCEPT ![e] = s2]
+       /\ wq' = IF F = {} THEN wq
+                ELSE [wq EXCEPT ![e] = Append(@, MkWrite(e, BatchesOf(r2, F), s2, "timeout", -1))]
+       /\ UNCHANGED <<hwm, durableVars, lep, status, lse, lspeo, consumerVars, budgetVars, ghostVars>>
+
+(* SC-4, SC-5, SC-7: the share coordinator handles the oldest write of     *)
+(* leader e.  FENCED_LEADER_EPOCH if the stored leader epoch is greater,    *)
+(* FENCED_STATE_EPOCH if the stored state epoch is greater; otherwise the   *)
+(* state is merged and the start offset replaced.  A write never raises a   *)
+(* stored epoch.  The answer reaches the leader in the same step.           *)
+CoordWrite(e) ==
+    /\ wq[e] # <<>>
+    /\ LET w        == Head(wq[e])
+           leFenced == dLE > w.le /\ Mutant # "no_leader_fence"
+           seFenced == dSE > w.se /\ Mutant # "no_state_fence"
+           ok       == ~leFenced /\ ~seFenced
+       IN /\ wq' = [wq EXCEPT ![e] = Tail(@)]
+          /\ IF ok
+             THEN /\ dSpso' = w.spso
+                  /\ dBatch' = [o \in Offsets |-> Applied(o, w)]
+                  /\ zombieApplied' = (zombieApplied \/ dLE > w.le \/ dSE > w.se)
+             ELSE UNCHANGED <<dSpso, dBatch, zombieApplied>>
+          /\ Answer(w, ok)
+    /\ UNCHANGED <<hwm, dSE, dLE, lep, status, lse, lspeo, consumerVars, budgetVars>>
+
+(* Fault: a write fails without being applied (coordinator unavailable,    *)
+(* request lost); the leader sees the failure (SP-9).                      *)
+WriteError(e) ==
+    /\ writeErrors < MaxWriteErrors
+    /\ wq[e] # <<>>
+    /\ writeErrors' = writeErrors + 1
+    /\ wq' = [wq EXCEPT ![e] = Tail(@)]
+    /\ Answer(Head(wq[e]), FALSE)
+    /\ UNCHANGED <<hwm, durableVars, lep, status, lse, lspeo, consumerVars,
+                   failovers, crashes, resets, zombieApplied>>
+
+(* Fault: leadership of the partition moves to a new leader epoch.  The    *)
+(* old leader lives on as a zombie; an older zombie dies (its queued writes *)
+(* stay in the network).  Consumers forget deliveries of dead leaders.     *)
+Failover ==
+    /\ failovers < MaxFailovers
+    /\ status[lep] = "active"
+    /\ failovers' = failovers + 1
+    /\ lep' = lep + 1
+    /\ status' = [e \in Epochs |-> IF e = lep + 1 THEN "loading"
+                                   ELSE IF e = lep THEN "zombie"
+                                   ELSE IF status[e] = "zombie" THEN "dead"
+                                   ELSE status[e]]
+    /\ LET gone(e) == status'[e] = "dead" \/ (status'[e] = "zombie" /\ ~ZombieActs)
+       IN /\ rec'   = [e \in Epochs |-> IF gone(e) THEN EmptyMemory ELSE rec[e]]
+          /\ lspso' = [e \in Epochs |-> IF gone(e) THEN 0 ELSE lspso[e]]
+          /\ lspeo' = [e \in Epochs |-> IF gone(e) THEN 0 ELSE lspeo[e]]
+          /\ lse'   = [e \in Epochs |-> IF gone(e) THEN 0 ELSE lse[e]]
+          /\ held'  = [m \in Members |-> {h \in held[m] : ~gone(h[2])}]
+    /\ UNCHANGED <<hwm, durableVars, wq, up, crashes, resets, writeErrors, ghostVars>>
+
+(* Fault: a consumer crashes; it forgets what it was delivered.  Its       *)
+(* records stay ACQUIRED until their locks expire or its session is        *)
+(* released (SP-4, SP-15).                                                   *)
+ConsumerCrash(m) ==
+    /\ crashes < MaxCrashes /\ up[m]
+    /\ crashes' = crashes + 1
+    /\ up' = [up EXCEPT ![m] = FALSE]
+    /\ held' = [held EXCEPT ![m] = {}]
+    /\ UNCHANGED <<hwm, durableVars, leaderVars, failovers, resets, writeErrors, ghostVars>>
+
+ConsumerRestart(m) ==
+    /\ ~up[m]
+    /\ up' = [up EXCEPT ![m] = TRUE]
+    /\ UNCHANGED <<hwm, durableVars, leaderVars, held, budgetVars, ghostVars>>
+
+(* SP-12, GC-8: AlterShareGroupOffsets on an empty group re-initializes   *)
+(* the state at start offset s with a higher state epoch (an               *)
+(* InitializeShareGroupState: a snapshot with no batches).  Offsets at or  *)
+(* above s are to be delivered again on purpose.                            *)
+AdminReset(s) ==
+    /\ resets < MaxResets
+    /\ \A m \in Members : ~up[m]
+    /\ s \in 0..hwm
+    /\ resets' = resets + 1
+    /\ dSE' = dSE + 1
+    /\ dSpso' = s
+    /\ dBatch' = [o \in Offsets |-> NoBatch]
+    /\ confirmed' = {o \in confirmed : o < s}
+    /\ UNCHANGED <<hwm, dLE, leaderVars, consumerVars, failovers, crashes, writeErrors, zombieApplied>>
+
+Next ==
+    \/ Produce
+    \/ LeaderLoad
+    \/ \E e \in Epochs : LeaderReload(e) \/ CoordWrite(e) \/ WriteError(e)
+    \/ \E m \in Members, o \in Offsets : Acquire(m, o)
+    \/ \E m \in Members, o \in Offsets, e \in Epochs, t \in {"ACCEPT", "RELEASE", "REJECT", "GAP"} :
+           Ack(m, o, e, t)
+    \/ \E e \in Epochs, o \in Offsets : ExpireLock(e, o)
+    \/ \E e \in Epochs, m \in Members : ReleaseMember(e, m)
+    \/ Failover
+    \/ \E m \in Members : ConsumerCrash(m) \/ ConsumerRestart(m)
+    \/ \E s \in 0..LogSize : AdminReset(s)
+
+Spec == Init /\ [][Next]_vars
+
+(* E-1 needs progress once the bounded faults are spent: weak fairness on  *)
+(* every non-fault step.  Releases by the delivery limit and the fault     *)
+(* budgets bound every cycle, so no fair behaviour loops forever.          *)
+Fairness ==
+    /\ WF_vars(Produce)
+    /\ WF_vars(LeaderLoad)
+    /\ WF_vars(\E e \in Epochs : LeaderReload(e))
+    /\ \A e \in Epochs : WF_vars(CoordWrite(e))
+    /\ WF_vars(\E m \in Members, o \in Offsets : Acquire(m, o))
+    /\ WF_vars(\E m \in Members, o \in Offsets, e \in Epochs, t \in {"ACCEPT", "RELEASE", "REJECT", "GAP"} :
+                   Ack(m, o, e, t))
+    /\ WF_vars(\E o \in Offsets : ExpireLock(lep, o))
+    /\ WF_vars(\E m \in Members : ConsumerRestart(m))
+
+FairSpec == Spec /\ Fairness
+
+Symmetry == Permutations(Members)
+
+-----------------------------------------------------------------------------
+(* Invariants, named as in sharesim's invariant catalogue *)
+
+(* SP-1: ACQUIRED is never persisted. *)
+SP1_AcquiredNeverPersisted == \A o \in Offsets : dBatch[o].st # ACQUIRED
+
+(* SP-5: within a leader's tenure no record is delivered more than the     *)
+(* limit, and an AVAILABLE record can still be delivered.                   *)
+SP5_DeliveryLimit ==
+    \A e \in Epochs : Serving(e) =>
+        \A o \in Offsets : o >= lspso[e] /\ o < lspeo[e] =>
+            /\ rec[e][o].cnt <= DeliveryLimit
+            /\ rec[e][o].st = AVAILABLE => rec[e][o].cnt < DeliveryLimit
+
+(* SP-6: every offset below a leader's SPSO is terminal, and the SPSO is   *)
+(* the lowest one that is not.                                              *)
+SP6_SpsoBelowTerminal ==
+    \A e \in Epochs : Serving(e) =>
+        /\ \A o \in Offsets : o < lspso[e] => rec[e][o].st \in Terminal
+        /\ lspso[e] < lspeo[e] => rec[e][lspso[e]].st \notin Terminal
+
+(* SP-7: SPSO <= SPEO <= high-water mark, in memory and durably. *)
+SP7_SpsoLeSpeoLeBound ==
+    /\ \A e \in Epochs : Serving(e) => lspso[e] <= lspeo[e] /\ lspeo[e] <= hwm
+    /\ dSpso <= hwm
+
+(* SP-8: the in-flight window never exceeds max.record.locks. *)
+SP8_InFlightBound ==
+    \A e \in Epochs : Serving(e) => lspeo[e] - lspso[e] <= MaxInFlight
+
+(* SP-11: the current leader's counts never fall below the durable ones. *)
+SP11_CountNotBelowDurable ==
+    LET e == lep IN
+    status[e] = "active" /\ lse[e] = dSE =>
+        \A o \in Offsets : o >= lspso[e] /\ dBatch[o].st # NONE => rec[e][o].cnt >= dBatch[o].cnt
+
+(* SC-5: no write from a fenced leader epoch or state epoch is ever applied. *)
+SC5_ZombieFenced == ~zombieApplied
+
+(* E-2: an offset whose Accept/Reject/Gap was confirmed is durably terminal *)
+(* (or below the durable SPSO), and terminal at any loaded current leader, *)
+(* so it is never delivered again, across any failover.                     *)
+E2_NoRedeliveryAfterConfirmedAck ==
+    \A o \in confirmed :
+        /\ o < dSpso \/ dBatch[o].st \in Terminal
+        /\ \A e \in Epochs : status[e] = "active" /\ lse[e] = dSE => rec[e][o].st \in Terminal
+
+(* E-3: an acknowledgement is taken only from the member holding the live  *)
+(* acquisition: a record being acknowledged is ACQUIRED, by the acker.      *)
+E3_ExclusiveAcquisition ==
+    \A e \in Epochs, o \in Offsets :
+        /\ rec[e][o].pend # NONE => rec[e][o].st = ACQUIRED /\ rec[e][o].own = rec[e][o].by
+        /\ rec[e][o].st = ACQUIRED <=> rec[e][o].own \in Members
+
+-----------------------------------------------------------------------------
+(* Action properties *)
+
+Legal == {<<AVAILABLE, ACQUIRED>>, <<ACQUIRED, AVAILABLE>>,
+          <<ACQUIRED, ACKNOWLEDGED>>, <<ACQUIRED, ARCHIVED>>}
+
+(* SP-1: within one loaded memory, record states move only along SP-1. *)
+SP1_LegalTransitions ==
+    [][\A e \in Epochs :
+          (Serving(e) /\ Serving(e)' /\ lse'[e] = lse[e]) =>
+              \A o \in Offsets :
+                  rec'[e][o].st # rec[e][o].st => <<rec[e][o].st, rec'[e][o].st>> \in Legal]_vars
+
+(* SP-6: the SPSO only moves forward, in a leader's memory and durably,    *)
+(* except by an admin reset (a new state epoch).                            *)
+SP6_SpsoMonotonic ==
+    [][/\ \A e \in Epochs :
+              (Serving(e) /\ Serving(e)' /\ lse'[e] = lse[e]) =>
+                  lspso'[e] >= lspso[e]
+       /\ dSE' = dSE => dSpso' >= dSpso]_vars
+
+(* SC-5: stored epochs only grow, the state epoch only by initialize (an   *)
+(* admin reset), the leader epoch only by a read (a leader loading).        *)
+SC5_EpochsRaisedOnlyByInitAndRead ==
+    [][/\ dLE' # dLE => dLE' > dLE /\ LeaderLoad
+       /\ dSE' # dSE => dSE' > dSE /\ \E s \in 0..LogSize : AdminReset(s)]_vars
+
+-----------------------------------------------------------------------------
+(* Liveness *)
+
+(* E-1: offset o is settled at the current, loaded leader. *)
+Done(o) ==
+    /\ status[lep] = "active" /\ lse[lep] = dSE
+    /\ o < lspso[lep] \/ (rec[lep][o].st \in Terminal)
+
+(* E-1: once the bounded faults are spent, every record is eventually      *)
+(* acknowledged or archived, and stays so.                                  *)
+E1_NoLoss == <>[](\A o \in Offsets : Done(o))
+
+=============================================================================

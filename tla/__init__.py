@@ -1,0 +1,1 @@
+"""TLA+ specifications of share groups and the KIP-848 protocol, and their TLC runner (tla/README.md)."""
