@@ -29,81 +29,48 @@ already seen (a zombie, SP-10) is ignored by the window checks.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
+from invariants.coordinator_checks import (
+    ReplayEqualMonitor,
+    SnapshotLimitMonitor,
+    StoredEpochMonitor,
+    ZombieWriteMonitor,
+)
+from invariants.group_checks import (
+    AssignInitializedMonitor,
+    ExclusiveOwnershipMonitor,
+    GroupEpochMonitor,
+    NoAssignAndRevokeMonitor,
+)
+from invariants.ids import TABLE
 from invariants.intervals import IntervalSet, RangeMap
+from invariants.ledger import TERMINAL_STATES, Ledger, terminal_runs
+from invariants.share_checks import (
+    AbortedDeliveryMonitor,
+    AckAfterDurableWriteMonitor,
+    DurableCountMonitor,
+    RecordTransitionMonitor,
+    ShareSessionMonitor,
+)
+from invariants.sink import Monitor, ViolationSink
 from invariants.violation import Violation
-from model.core.share_state import UNKNOWN_OFFSET, AcknowledgeType, RecordState, SharePartitionKey
+from model.core.share_state import UNKNOWN_OFFSET, RecordState, SharePartitionKey
 from model.sim.protocol import Observer
 
 if TYPE_CHECKING:
     from model.core.share_partition import AcknowledgementBatch, AcquiredRecords, SharePartition
     from model.core.share_state import WriteShareGroupStateRequest
 
-INVARIANTS: Final = {
-    "SP-5": "a record moved to AVAILABLE at the delivery-count limit becomes ARCHIVED instead",
-    "SP-6": "the SPSO never decreases within a state epoch; every offset below it is durably terminal",
-    "SP-7": "SPSO <= SPEO <= the high-water mark (or last stable offset)",
-    "SP-8": "SPEO - SPSO <= group.share.partition.max.record.locks",
-    "E-2": "a record whose accept or reject was confirmed to a consumer is never delivered again",
-    "E-3": "at most one member holds a live acquisition of a record at a time",
-    "E-4": "a record is delivered at most limit times per leader tenure, and ends ARCHIVED if never accepted",
-}
-"""Rule id → what the monitors below check for it."""
+INVARIANTS: Final = {invariant: entry.statement for invariant, entry in TABLE.items()}
+"""Catalogue id → its statement (``invariants/ids.py``)."""
 
-_TERMINAL_ACKS: Final = frozenset((int(AcknowledgeType.ACCEPT), int(AcknowledgeType.REJECT), int(AcknowledgeType.GAP)))
-_TERMINAL_STATES: Final = frozenset((RecordState.ACKNOWLEDGED, RecordState.ARCHIVED))
-
-
-class ViolationSink:
-    """Collects violations for a run; ``on_violation`` lets the runner stop at the first."""
-
-    def __init__(self, seed: int, on_violation: Callable[[Violation], None] | None = None) -> None:
-        self.seed = seed
-        self.violations: list[Violation] = []
-        self.on_violation = on_violation
-
-    def report(self, invariant: str, now_ms: int, message: str, **state: Any) -> None:
-        violation = Violation(invariant, now_ms, self.seed, message, state)
-        self.violations.append(violation)
-        if self.on_violation is not None:
-            self.on_violation(violation)
-
-
-class Monitor(Observer):
-    """A monitor reports to ``sink``; ``finish`` runs the end-of-run checks."""
-
-    def __init__(self, sink: ViolationSink) -> None:
-        self.sink = sink
-
-    def finish(self, now_ms: int) -> None:
-        pass
 
 
 def _key_text(key: SharePartitionKey) -> str:
     return str(key)
-
-
-def _terminal_runs(batch: AcknowledgementBatch) -> Iterator[tuple[int, int]]:
-    """The sub-ranges of an acknowledgement batch whose type ends the record (accept, reject, gap)."""
-    types = batch.acknowledge_types
-    if len(types) <= 1:
-        if types and types[0] in _TERMINAL_ACKS:
-            yield batch.first_offset, batch.last_offset
-        return
-    start = -1
-    for i, ack_type in enumerate(types):
-        offset = batch.first_offset + i
-        if ack_type in _TERMINAL_ACKS:
-            if start < 0:
-                start = offset
-        elif start >= 0:
-            yield start, offset - 1
-            start = -1
-    if start >= 0:
-        yield start, batch.first_offset + len(types) - 1
 
 
 # -- SP-6, SP-7, SP-8 -------------------------------------------------------------------------
@@ -142,7 +109,7 @@ class SpsoWindowMonitor(Monitor):
         if request.start_offset != UNKNOWN_OFFSET and request.start_offset > track.durable_start:
             track.durable_start = request.start_offset
         for batch in request.state_batches:
-            if batch.delivery_state in _TERMINAL_STATES:
+            if batch.delivery_state in TERMINAL_STATES:
                 track.durable_terminal.add(batch.first_offset, batch.last_offset)
 
     def on_share_partition_step(self, partition: SharePartition, bound: int, now_ms: int) -> None:
@@ -164,7 +131,7 @@ class SpsoWindowMonitor(Monitor):
         previous = track.spso
         if spso == previous and spso <= speo <= bound and speo - spso <= partition.max_record_locks:
             head = partition.state_of(spso)
-            if head is None or head.in_transition or head.state not in _TERMINAL_STATES:
+            if head is None or head.in_transition or head.state not in TERMINAL_STATES:
                 return  # the common step: nothing moved at the SPSO and the window is in bounds
         self._check(partition, track, bound, now_ms)
 
@@ -174,25 +141,30 @@ class SpsoWindowMonitor(Monitor):
         excerpt = {"key": _key_text(key), "spso": spso, "speo": speo, "bound": bound,
                    "leader_epoch": partition.leader_epoch, "state_epoch": partition.state_epoch}
         if not spso <= speo <= bound:
-            self.sink.report("SP-7", now_ms, f"{key}: SPSO {spso} <= SPEO {speo} <= bound {bound} does not hold",
+            self.sink.report("window-bounds", now_ms, event="share-partition step",
+                             message=f"{key}: SPSO {spso} <= SPEO {speo} <= bound {bound} does not hold",
                              **excerpt)
         if speo - spso > partition.max_record_locks:
-            self.sink.report("SP-8", now_ms, f"{key}: window SPEO - SPSO = {speo - spso} exceeds "
+            self.sink.report("window-size", now_ms, event="share-partition step",
+                             message=f"{key}: window SPEO - SPSO = {speo - spso} exceeds "
                              f"max record locks {partition.max_record_locks}", **excerpt)
         head = partition.state_of(spso)
-        if head is not None and head.state in _TERMINAL_STATES and not head.in_transition:
-            self.sink.report("SP-6", now_ms, f"{key}: offset {spso} at the SPSO is durably "
+        if head is not None and head.state in TERMINAL_STATES and not head.in_transition:
+            self.sink.report("spso-monotonic", now_ms, event="share-partition step",
+                             message=f"{key}: offset {spso} at the SPSO is durably "
                              f"{head.state.name}; the SPSO should have moved past it", **excerpt)
         previous = track.spso
         if previous is not None:
             if spso < previous:
-                self.sink.report("SP-6", now_ms, f"{key}: SPSO went back from {previous} to {spso} "
+                self.sink.report("spso-monotonic", now_ms, event="share-partition step",
+                                 message=f"{key}: SPSO went back from {previous} to {spso} "
                                  f"within state epoch {partition.state_epoch}", previous_spso=previous, **excerpt)
             else:
                 start = max(previous, track.durable_start)
                 missing = track.durable_terminal.first_missing(start, spso - 1)
                 if missing is not None:
-                    self.sink.report("SP-6", now_ms, f"{key}: SPSO moved from {previous} to {spso} past offset "
+                    self.sink.report("spso-monotonic", now_ms, event="share-partition step",
+                                     message=f"{key}: SPSO moved from {previous} to {spso} past offset "
                                      f"{missing}, which is not durably terminal", previous_spso=previous,
                                      offset=missing, durable_start=track.durable_start, **excerpt)
         if previous is None or spso > previous:
@@ -234,13 +206,15 @@ class DeliveryLimitMonitor(Monitor):
         for record in acquired:
             first, last, count = record
             if count > limit:
-                self.sink.report("E-4", now_ms, f"{key}: offsets {first}-{last} delivered to {member_id} with "
+                self.sink.report("delivery-count-limit", now_ms, event=f"acquire {member_id}",
+                                 message=f"{key}: offsets {first}-{last} delivered to {member_id} with "
                                  f"delivery count {count} above the limit {limit}", key=_key_text(key),
                                  first=first, last=last, delivery_count=count, limit=limit,
                                  member=member_id, leader_epoch=leader_epoch)
             for lo, hi, before in counts.overlapping(first, last):
                 if before >= count:
-                    self.sink.report("E-4", now_ms, f"{key}: offsets {lo}-{hi} delivered again in leader epoch "
+                    self.sink.report("delivery-count-limit", now_ms, event=f"acquire {member_id}",
+                                     message=f"{key}: offsets {lo}-{hi} delivered again in leader epoch "
                                      f"{leader_epoch} with delivery count {count}, not above its previous "
                                      f"{before}", key=_key_text(key), first=lo, last=hi, delivery_count=count,
                                      previous_count=before, leader_epoch=leader_epoch)
@@ -277,7 +251,8 @@ class DeliveryLimitMonitor(Monitor):
                 while offset <= last and offset < partition.speo:
                     state = partition.state_of(offset)
                     if state is not None and state.state == RecordState.AVAILABLE and not state.in_transition:
-                        self.sink.report("SP-5", now_ms, f"{key}: offset {offset} was delivered "
+                        self.sink.report("delivery-count-limit", now_ms, event="end of run",
+                                         message=f"{key}: offset {offset} was delivered "
                                          f"{self.limit_of(key)} times and is AVAILABLE at the end, not ARCHIVED",
                                          key=_key_text(key), offset=offset, delivery_count=state.delivery_count,
                                          spso=partition.spso, speo=partition.speo)
@@ -311,7 +286,7 @@ class NoRedeliveryMonitor(Monitor):
         if ended is None:
             ended = self._ended[key] = IntervalSet()
         for batch in batches:
-            for first, last in _terminal_runs(batch):
+            for first, last in terminal_runs(batch):
                 ended.add(first, last)
 
     def on_acquire(self, key: SharePartitionKey, member_id: str, acquired: list[AcquiredRecords],
@@ -322,7 +297,8 @@ class NoRedeliveryMonitor(Monitor):
         for record in acquired:
             hit = ended.first_overlap(record.first_offset, record.last_offset)
             if hit is not None:
-                self.sink.report("E-2", now_ms, f"{key}: offsets {hit[0]}-{hit[1]} delivered to {member_id} "
+                self.sink.report("no-redelivery-after-accept", now_ms, event=f"acquire {member_id}",
+                                 message=f"{key}: offsets {hit[0]}-{hit[1]} delivered to {member_id} "
                                  f"(count {record.delivery_count}) after their acknowledgement was confirmed",
                                  key=_key_text(key), first=hit[0], last=hit[1], member=member_id,
                                  delivery_count=record.delivery_count, leader_epoch=leader_epoch)
@@ -365,13 +341,39 @@ class ExclusiveAcquisitionMonitor(Monitor):
             for lo, hi, other in live.overlapping(first, last):
                 # An acquisition of an older leader tenure is void once a newer leader serves the record.
                 if other.lock_deadline_ms > now_ms and other.leader_epoch >= leader_epoch:
-                    self.sink.report("E-3", now_ms, f"{key}: offsets {lo}-{hi} acquired by {member_id} while "
+                    self.sink.report("exclusive-acquisition", now_ms, event=f"acquire {member_id}",
+                                     message=f"{key}: offsets {lo}-{hi} acquired by {member_id} while "
                                      f"{other.member_id} holds them until {other.lock_deadline_ms} ms",
                                      key=_key_text(key), first=lo, last=hi, member=member_id,
                                      holder=other.member_id, holder_deadline_ms=other.lock_deadline_ms,
                                      leader_epoch=leader_epoch, holder_leader_epoch=other.leader_epoch)
                     break
             live.assign(first, last, holder)
+
+    def on_acknowledge(self, key: SharePartitionKey, member_id: str, batches: tuple[AcknowledgementBatch, ...],
+                       leader_epoch: int, now_ms: int) -> None:
+        """SP-3: a leader takes an acknowledgement only of offsets the member holds, lock unexpired."""
+        live = self._map(key)
+        for batch in batches:
+            cursor, last = batch.first_offset, batch.last_offset
+            for lo, hi, held in live.overlapping(cursor, last):
+                if lo > cursor or held.member_id != member_id or held.lock_deadline_ms <= now_ms:
+                    break
+                cursor = hi + 1
+            else:
+                if cursor > last:
+                    continue
+            holder_at = live.overlapping(cursor, cursor)
+            holder = holder_at[0][2] if holder_at else None
+            what = ("no live acquisition" if holder is None else
+                    f"{holder.member_id}'s acquisition, lock until {holder.lock_deadline_ms} ms")
+            self.sink.report("exclusive-acquisition", now_ms, event=f"acknowledge {member_id}",
+                             message=f"{key}: an acknowledgement of offset {cursor} by {member_id} was taken, "
+                             f"but the offset has {what}", key=_key_text(key), offset=cursor, member=member_id,
+                             holder=None if holder is None else holder.member_id,
+                             holder_deadline_ms=None if holder is None else holder.lock_deadline_ms,
+                             leader_epoch=leader_epoch)
+            return
 
     def on_ack_confirmed(self, key: SharePartitionKey, member_id: str, batches: tuple[AcknowledgementBatch, ...],
                          now_ms: int) -> None:
@@ -380,7 +382,8 @@ class ExclusiveAcquisitionMonitor(Monitor):
             first, last = batch.first_offset, batch.last_offset
             for lo, hi, other in live.overlapping(first, last):
                 if other.member_id != member_id and other.lock_deadline_ms > now_ms:
-                    self.sink.report("E-3", now_ms, f"{key}: an acknowledgement of offsets {lo}-{hi} by "
+                    self.sink.report("exclusive-acquisition", now_ms, event=f"ack confirmed {member_id}",
+                                     message=f"{key}: an acknowledgement of offsets {lo}-{hi} by "
                                      f"{member_id} was confirmed while {other.member_id} holds them",
                                      key=_key_text(key), first=lo, last=hi, member=member_id,
                                      holder=other.member_id, holder_deadline_ms=other.lock_deadline_ms)
@@ -409,7 +412,11 @@ class ExclusiveAcquisitionMonitor(Monitor):
 # -- the fan-out ----------------------------------------------------------------------------------
 
 _HOOKS: Final = ("on_acquire", "on_ack_confirmed", "on_share_partition_step", "on_write_accepted",
-                 "on_leader_start", "on_event")
+                 "on_leader_start", "on_event", "on_acknowledge", "on_write_completed", "on_state_read",
+                 "on_records_committed", "on_transaction_ended", "on_share_state_handled",
+                 "on_share_coordinator_loaded",
+                 "on_group_coordinator_step", "on_consumer_reconciled", "on_share_session",
+                 "on_share_session_evicted")
 
 
 class Monitors(Observer):
@@ -447,14 +454,30 @@ def _fan_out(targets: Iterable[Callable[..., None]]) -> Callable[..., None]:
 def standard_monitors(seed: int, *, delivery_count_limit: int = 5, lock_duration_ms: int = 30_000,
                       limits: dict[str, int] | None = None, lock_durations: dict[str, int] | None = None,
                       on_violation: Callable[[Violation], None] | None = None) -> Monitors:
-    """Every monitor of this module over one sink."""
+    """Every step monitor of the catalogue over one sink and one ghost ledger (last: the
+    checks see the facts from before the step they judge)."""
     sink = ViolationSink(seed, on_violation)
+    ledger = Ledger(sink)
     return Monitors(
         (
             SpsoWindowMonitor(sink),
             DeliveryLimitMonitor(sink, delivery_count_limit, limits),
             NoRedeliveryMonitor(sink),
             ExclusiveAcquisitionMonitor(sink, lock_duration_ms, lock_durations),
+            RecordTransitionMonitor(sink, ledger),
+            AckAfterDurableWriteMonitor(sink, ledger),
+            DurableCountMonitor(sink, ledger),
+            AbortedDeliveryMonitor(sink, ledger),
+            ShareSessionMonitor(sink),
+            ZombieWriteMonitor(sink, ledger),
+            StoredEpochMonitor(sink),
+            SnapshotLimitMonitor(sink),
+            ReplayEqualMonitor(sink),
+            GroupEpochMonitor(sink),
+            AssignInitializedMonitor(sink),
+            ExclusiveOwnershipMonitor(sink),
+            NoAssignAndRevokeMonitor(sink),
+            ledger,
         ),
         sink,
     )

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 import click
@@ -24,19 +25,21 @@ def main() -> None:
 
 
 @main.command()
-@click.option("--seed", type=int, default=1, show_default=True, help="Seed of the simulated run.")
-def demo(seed: int) -> None:
-    """The main job: replay the KIP-932 worked example, then simulate the `standard` scenario.
+@click.option("--seed", type=click.IntRange(0, None), default=1, show_default=True, help="The campaign seed.")
+@click.option("--runs", type=click.IntRange(1, 1_000_000), default=400, show_default=True, help="Runs of the campaign.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("out/demo-campaign"),
+              show_default=True, help="The campaign's output directory (replaced if it holds an earlier demo).")
+def demo(seed: int, runs: int, out: Path) -> None:
+    """The main job: replay the KIP-932 worked example, then a small fault campaign on local Spark.
 
     Part 1 replays the SPSO/SPEO example of seed 002 through the real
-    share-partition leader and prints the table. Part 2 runs the `standard`
-    scenario (3 brokers, 6 partitions, 6 share consumers, 20 000 records, a
-    leader move, a share-coordinator failover and a broker crash) with every
-    invariant monitor on. Exit 1 if an invariant was violated.
+    share-partition leader and prints the table. Part 2 runs --runs runs of
+    the `swarm_small` scenario (each seed draws its own mix of faults) as a
+    Spark campaign in local mode, aggregates them, and ends with the path of
+    the campaign report. Exit 1 if a run violated an invariant or raised.
     """
     from model.core.kip932_example import replay_kip932_example
-    from model.sim.runner import run
-    from scenarios import library
+    from scenarios.campaign.cli import demo_campaign
 
     table = Table(title="KIP-932 worked example, replayed (seed 002_6b3a98b13b89437f.txt)")
     for column in ("operation", "SPSO", "SPEO", "WriteShareGroupState (StartOffset; StateBatches)"):
@@ -52,9 +55,7 @@ def demo(seed: int) -> None:
         table.add_row(row.operation, str(row.spso), str(row.speo), write)
     console.print(table)
     console.print("(every value is asserted against the seed by tests/model/core/test_share_partition_golden.py)\n")
-    result = run(library.get("standard"), seed)
-    _print_run(result)
-    sys.exit(0 if result.ok else 1)
+    sys.exit(demo_campaign(runs, out, seed))
 
 
 @main.command("run")
@@ -64,37 +65,43 @@ def demo(seed: int) -> None:
 @click.option("--trace", "trace_file", type=click.Path(dir_okay=False), default=None,
               help="Keep every event and write them to FILE as NDJSON.")
 @click.option("--all-violations", is_flag=True, help="Keep running after the first violation and report them all.")
-def run_command(scenario: str, seed: int | None, as_json: bool, trace_file: str | None, all_violations: bool) -> None:
-    """Run SCENARIO (a library name) once with --seed N: exit 0 ok, 1 a violation, 2 bad input."""
+@click.option("--mutant", default=None, metavar="NAME", help="Inject the named bug (see `sharesim mutants`).")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Write DIR/result.json, timeline.parquet, report.html (and trace.ndjson on a violation).")
+def run_command(scenario: str, seed: int | None, as_json: bool, trace_file: str | None, all_violations: bool,
+                mutant: str | None, out: Path | None) -> None:
+    """Run SCENARIO (a library name or a .toml file) once with --seed N: exit 0 ok, 1 a violation, 2 bad input."""
     from model.sim.runner import run
-    from scenarios import library
-    from scenarios.spec import ScenarioError
+    from scenarios.commands import load_or_exit
 
-    if scenario.endswith(".toml"):
-        click.echo(f"error: {scenario}: scenario files (TOML) are not available yet; "
-                   f"use a named scenario: {', '.join(library.names())}", err=True)
-        sys.exit(2)
     if seed is not None and seed < 0:
         click.echo(f"error: --seed {seed}: must be an integer >= 0", err=True)
         sys.exit(2)
-    try:
-        spec = library.get(scenario)
-    except library.UnknownScenario as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(2)
-    except ScenarioError as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(2)
-    result = run(spec, seed, trace_path=trace_file, stop_on_first_violation=not all_violations)
+    spec = load_or_exit(scenario)
+    from scenarios.check import require_mutant
+
+    require_mutant(mutant)
+    if out is not None:
+        from reports.run_dir import run_to_dir
+
+        with Console(stderr=True).status(f"running {scenario} and writing {out}"):
+            result = run_to_dir(spec, seed, out, scenario_ref=scenario, mutant=mutant,
+                                stop_on_first_violation=not all_violations,
+                                trace_path=Path(trace_file) if trace_file else None)
+    else:
+        result = run(spec, seed, trace_path=trace_file, stop_on_first_violation=not all_violations, mutant=mutant)
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=2, sort_keys=False))
     else:
         _print_run(result)
+    if out is not None:
+        click.echo(f"report: {out / 'report.html'}", err=as_json)
     sys.exit(0 if result.ok else 1)
 
 
 def _print_run(result: Any) -> None:
-    head = Table(title=f"sharesim run {result.scenario} --seed {result.seed}", show_header=False)
+    mutant = f" --mutant {result.mutant}" if result.mutant else ""
+    head = Table(title=f"sharesim run {result.scenario} --seed {result.seed}{mutant}", show_header=False)
     head.add_column("what")
     head.add_column("value", overflow="fold")
     verdict = "[green]ok[/green]" if result.ok else f"[red]{result.verdict}[/red]"
@@ -122,6 +129,27 @@ def _print_run(result: Any) -> None:
             table.add_row(v.invariant, str(v.time_ms), v.message)
         console.print(table)
 
+
+def _register() -> None:
+    from scenarios.campaign.cli import campaign_command
+    from scenarios.commands import describe_command, list_command, sweep_command
+
+    main.add_command(campaign_command)
+    for command in (list_command, describe_command, sweep_command):
+        main.add_command(command)
+    from scenarios.check import check_command, mutants_command
+
+    main.add_command(mutants_command)
+    main.add_command(check_command)
+    from reports.cli import report_command
+
+    main.add_command(report_command)
+    from invariants.cli import invariants_command
+
+    main.add_command(invariants_command)
+
+
+_register()
 
 if __name__ == "__main__":
     main()

@@ -8,21 +8,37 @@ the value given and what is allowed; ``validate()`` raises them together.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import difflib
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
-from model.core.config import ConfigError, load_broker_config, load_group_config
+from model.core.config import (
+    BROKER_SETTINGS,
+    GROUP_SETTINGS,
+    BrokerConfig,
+    ConfigError,
+    Setting,
+    load_broker_config,
+    load_group_config,
+)
 from model.sim.faults import FAULT_KINDS, FaultEvent, FaultPlan
 from model.sim.rng import Distribution
+
+GROUP_KINDS: Final = ("share", "consumer")
+ACK_MODES: Final = ("explicit", "implicit")
+MAX_SEED: Final = 2**63 - 1  # a TOML integer and a Parquet int64
 
 
 class ScenarioError(ValueError):
     """Every problem with a scenario, each naming key path, value and what is allowed."""
 
-    def __init__(self, problems: list[str]) -> None:
-        super().__init__("invalid scenario:\n  " + "\n  ".join(problems))
+    def __init__(self, problems: list[str], source: str = "") -> None:
+        head = f"{source}: " if source else ""
+        count = f"{len(problems)} problems" if len(problems) != 1 else "1 problem"
+        super().__init__(f"{head}invalid scenario ({count}):\n  " + "\n  ".join(problems))
         self.problems = problems
+        self.source = source
 
 
 @dataclass(frozen=True)
@@ -100,6 +116,8 @@ class ProducerSpec:
 class SwarmSpec:
     kinds: tuple[str, ...] = tuple(FAULT_KINDS)
     intensity: float = 1.0
+    # Per-kind base rates (faults per minute at intensity 1) replacing SWARM_RATE_PER_MINUTE's.
+    rates: Mapping[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -145,28 +163,20 @@ class Scenario:
         out: list[str] = []
         _positive(out, "duration_ms", self.duration_ms)
         _positive(out, "heal_ms", self.heal_ms)
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
-            out.append(f"seed = {self.seed!r}: must be an integer >= 0")
-        out.extend(_cluster_problems(self.cluster))
+        _positive(out, "seed", self.seed, low=0, high=MAX_SEED)
+        _name(out, "name", self.name)
+        broker = _cluster_problems(out, self.cluster)
         topics = {t.name for t in self.topics}
         for i, spec in enumerate(self.topics):
+            _name(out, f"topics[{i}].name", spec.name)
             _positive(out, f"topics[{i}].partitions", spec.partitions, high=1_000)
         if len(topics) != len(self.topics):
             out.append("topics: topic names must be unique")
         groups = {g.name: g for g in self.groups}
         for i, group in enumerate(self.groups):
-            path = f"groups[{i}]"
-            if group.kind not in ("share", "consumer"):
-                out.append(f"{path}.kind = {group.kind!r}: must be 'share' or 'consumer'")
-            if not group.topics:
-                out.append(f"{path}.topics = []: must name at least one topic")
-            for topic in group.topics:
-                if topic not in topics:
-                    out.append(f"{path}.topics: {topic!r} is not a topic of this scenario ({sorted(topics)})")
-            try:
-                load_group_config(group.config, load_broker_config(self.cluster.config))
-            except ConfigError as err:
-                out.extend(f"{path}.config: {p}" for p in err.problems)
+            out.extend(_group_problems(f"groups[{i}]", group, topics, broker))
+        if len(groups) != len(self.groups):
+            out.append("groups: group names must be unique")
         for i, consumer in enumerate(self.consumers):
             out.extend(_consumer_problems(f"consumers[{i}]", consumer, groups))
         for i, producer in enumerate(self.producers):
@@ -176,19 +186,12 @@ class Scenario:
             _positive(out, f"{path}.records", producer.records, low=0)
             _positive(out, f"{path}.rate_per_s", producer.rate_per_s, high=1_000_000)
             _positive(out, f"{path}.keys", producer.keys, low=0)
+            _positive(out, f"{path}.start_ms", producer.start_ms, low=0)
             txn = producer.transactions
             if txn is not None:
                 _positive(out, f"{path}.transactions.records_per_transaction", txn.records_per_transaction)
                 _probability(out, f"{path}.transactions.abort_rate", txn.abort_rate)
-        for i, event in enumerate(self.faults.plan):
-            if event.at_ms >= self.duration_ms:
-                out.append(f"faults.plan[{i}].at_ms = {event.at_ms}: must be < duration_ms ({self.duration_ms})")
-        if self.faults.swarm is not None:
-            unknown = sorted(set(self.faults.swarm.kinds) - set(FAULT_KINDS))
-            if unknown:
-                out.append(f"faults.swarm.kinds: unknown {unknown}; allowed: {', '.join(FAULT_KINDS)}")
-            if not 0 < self.faults.swarm.intensity <= 100:
-                out.append(f"faults.swarm.intensity = {self.faults.swarm.intensity!r}: must be in (0, 100]")
+        out.extend(_faults_problems(self.faults, self.duration_ms))
         return out
 
 
@@ -203,8 +206,45 @@ def _probability(out: list[str], path: str, value: Any) -> None:
         out.append(f"{path} = {value!r}: must be a probability in [0, 1]")
 
 
-def _cluster_problems(cluster: ClusterSpec) -> list[str]:
+def _name(out: list[str], path: str, value: Any) -> None:
+    if not isinstance(value, str) or not value.strip():
+        out.append(f"{path} = {value!r}: must be a non-empty string")
+
+
+def did_you_mean(word: str, known: Iterable[str]) -> str:
+    """' (did you mean "x"?)' for the closest known word, or '' when none is close."""
+    close = difflib.get_close_matches(word, sorted(known), n=1, cutoff=0.75)
+    return f' (did you mean "{close[0]}"?)' if close else ""
+
+
+def _config_problems(path: str, values: Mapping[str, Any], settings: tuple[Setting, ...]) -> list[str]:
+    """Each override on its own: an unknown key (with a did-you-mean) or a value out of the setting's bounds.
+
+    A problem's path quotes the Kafka key, as a TOML file writes it: ``groups[0].config."group.share..."``.
+    """
+    by_name = {s.key: s for s in settings} | {s.field: s for s in settings}
     out: list[str] = []
+    for key in sorted(values):
+        setting = by_name.get(key)
+        if setting is None:
+            out.append(f'{path}."{key}": unknown setting{did_you_mean(key, (s.key for s in settings))}; '
+                       f"known: {', '.join(s.key for s in settings)}")
+        elif setting.problem(values[key]) is not None:
+            out.append(f'{path}."{key}" = {values[key]!r}: must be {setting.allowed()}')
+    return out
+
+
+def _cross_config_problems(path: str, err: ConfigError) -> list[str]:
+    # load_*_config words a cross-setting problem as "<kafka key> = <value>: ..."; quote the key into the path.
+    out = []
+    for problem in err.problems:
+        key, _, rest = problem.partition(" ")
+        out.append(f'{path}."{key}" {rest}')
+    return out
+
+
+def _cluster_problems(out: list[str], cluster: ClusterSpec) -> BrokerConfig | None:
+    """Append the cluster's problems; return its broker configuration if that is valid."""
     _positive(out, "cluster.brokers", cluster.brokers, high=100)
     _positive(out, "cluster.racks", cluster.racks, high=max(1, cluster.brokers))
     _positive(out, "cluster.replication_factor", cluster.replication_factor, high=max(1, cluster.brokers))
@@ -212,10 +252,62 @@ def _cluster_problems(cluster: ClusterSpec) -> list[str]:
     _positive(out, "cluster.share_state_partitions", cluster.share_state_partitions, high=50)
     _positive(out, "cluster.consumer_offsets_partitions", cluster.consumer_offsets_partitions, high=50)
     _positive(out, "cluster.metadata_refresh_ms", cluster.metadata_refresh_ms, low=0)
+    problems = _config_problems("cluster.config", cluster.config, BROKER_SETTINGS)
+    out.extend(problems)
+    if problems:
+        return None
     try:
-        load_broker_config(cluster.config)
+        return load_broker_config(cluster.config)
     except ConfigError as err:
-        out.extend(f"cluster.config: {p}" for p in err.problems)
+        out.extend(_cross_config_problems("cluster.config", err))
+        return None
+
+
+def _group_problems(path: str, group: GroupSpec, topics: set[str], broker: BrokerConfig | None) -> list[str]:
+    out: list[str] = []
+    _name(out, f"{path}.name", group.name)
+    if group.kind not in GROUP_KINDS:
+        out.append(f"{path}.kind = {group.kind!r}: must be 'share' or 'consumer'")
+    if not group.topics:
+        out.append(f"{path}.topics = []: must name at least one topic")
+    for topic in group.topics:
+        if topic not in topics:
+            out.append(f"{path}.topics: {topic!r} is not a topic of this scenario ({sorted(topics)})")
+    problems = _config_problems(f"{path}.config", group.config, GROUP_SETTINGS)
+    out.extend(problems)
+    if not problems and broker is not None:  # the bounds that depend on the broker's own settings
+        try:
+            load_group_config(group.config, broker)
+        except ConfigError as err:
+            out.extend(_cross_config_problems(f"{path}.config", err))
+    return out
+
+
+def _faults_problems(faults: FaultsSpec, duration_ms: int) -> list[str]:
+    out: list[str] = []
+    for i, event in enumerate(faults.plan):
+        if isinstance(duration_ms, int) and event.at_ms >= duration_ms:
+            out.append(f"faults.plan[{i}].at_ms = {event.at_ms}: must be < duration_ms ({duration_ms})")
+    swarm = faults.swarm
+    if swarm is None:
+        return out
+    if faults.plan:
+        out.append("faults: give a plan or a swarm, not both")
+    for i, kind in enumerate(swarm.kinds):
+        if kind not in FAULT_KINDS:
+            out.append(f"faults.swarm.kinds[{i}] = {kind!r}: unknown fault kind{did_you_mean(kind, FAULT_KINDS)}; "
+                       f"allowed: {', '.join(FAULT_KINDS)}")
+    if not swarm.kinds:
+        out.append("faults.swarm.kinds = []: must name at least one fault kind")
+    intensity = swarm.intensity
+    if isinstance(intensity, bool) or not isinstance(intensity, int | float) or not 0 < intensity <= 100:
+        out.append(f"faults.swarm.intensity = {intensity!r}: must be in (0, 100]")
+    for kind in sorted(swarm.rates):
+        rate = swarm.rates[kind]
+        if kind not in swarm.kinds:
+            out.append(f"faults.swarm.rates.{kind}: not one of faults.swarm.kinds ({', '.join(swarm.kinds)})")
+        if isinstance(rate, bool) or not isinstance(rate, int | float) or not 0 < rate <= 10_000:
+            out.append(f"faults.swarm.rates.{kind} = {rate!r}: must be faults per minute in (0, 10000]")
     return out
 
 
@@ -225,12 +317,17 @@ def _consumer_problems(path: str, consumer: ConsumerSpec, groups: Mapping[str, G
         out.append(f"{path}.group = {consumer.group!r}: not a group of this scenario ({sorted(groups)})")
     _positive(out, f"{path}.count", consumer.count, low=0, high=1_000)
     _positive(out, f"{path}.max_poll_records", consumer.max_poll_records, high=10_000)
+    shares = []
     for name in ("accept", "release", "reject"):
+        before = len(out)
         _probability(out, f"{path}.ack.{name}", getattr(consumer.ack, name))
-    total = consumer.ack.accept + consumer.ack.release + consumer.ack.reject
-    if abs(total - 1.0) > 1e-9:
-        out.append(f"{path}.ack: accept + release + reject = {total:g}: must be 1")
+        if len(out) == before:
+            shares.append(getattr(consumer.ack, name))
+    if len(shares) == 3 and abs(sum(shares) - 1.0) > 1e-9:
+        out.append(f"{path}.ack: accept + release + reject = {sum(shares):g}: must be 1")
     _probability(out, f"{path}.poison_rate", consumer.poison_rate)
-    if consumer.ack_mode not in ("explicit", "implicit"):
+    if consumer.ack_mode not in ACK_MODES:
         out.append(f"{path}.ack_mode = {consumer.ack_mode!r}: must be 'explicit' or 'implicit'")
+    if not isinstance(consumer.static, bool):
+        out.append(f"{path}.static = {consumer.static!r}: must be true or false")
     return out

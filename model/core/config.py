@@ -90,6 +90,9 @@ BROKER_SETTINGS: tuple[Setting, ...] = (
     Setting("group.consumer.assignors", "consumer_assignor", "uniform", choices=("uniform", "range"), source="004"),
     # Share sessions idle this long are evicted (003, CL-1).
     Setting("share.session.idle.eviction.ms", "share_session_idle_eviction_ms", 120_000, 1, source="003"),
+    # The log cleaner of compacted topics (Kafka broker settings; model/sim/log_cleaner.py, SP-14).
+    Setting("log.cleaner.backoff.ms", "log_cleaner_backoff_ms", 15_000, 1, source="kafka"),
+    Setting("log.cleaner.min.compaction.lag.ms", "log_cleaner_min_compaction_lag_ms", 0, 0, source="kafka"),
 )
 
 # Dynamic group configuration (003_cf42721e0e7b2a9a.txt, 004 for consumer groups).
@@ -140,6 +143,8 @@ class BrokerConfig:
     consumer_max_size: int = UNBOUNDED
     consumer_assignor: str = "uniform"
     share_session_idle_eviction_ms: int = 120_000
+    log_cleaner_backoff_ms: int = 15_000
+    log_cleaner_min_compaction_lag_ms: int = 0
 
     def with_overrides(self, overrides: Mapping[str, Any]) -> BrokerConfig:
         return load_broker_config(overrides, base=self)

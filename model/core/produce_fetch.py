@@ -38,6 +38,8 @@ class ProduceRequest:
     # base sequence) answers with the first append's base offset instead of
     # appending again: a retry after a lost response does not duplicate records.
     base_sequence: int = -1
+    # One key per record (key numbers, what log compaction keeps the latest of); () when unkeyed.
+    keys: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

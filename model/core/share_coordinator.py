@@ -69,6 +69,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from model import mutants as _mutants
 from model.core.errors import Errors
 from model.core.share_records import ShareSnapshot, ShareStateRecord, ShareTombstone, ShareUpdate
 from model.core.share_state import (
@@ -247,7 +248,8 @@ class ShareCoordinatorShard:
             key=req.key,
             snapshot_epoch=0 if stored is None else stored.snapshot_epoch + 1,
             state_epoch=req.state_epoch,
-            leader_epoch=NO_EPOCH if stored is None else stored.leader_epoch,
+            leader_epoch=NO_EPOCH if stored is None or _mutants.ACTIVE == "reinit-drops-leader-epoch"
+            else stored.leader_epoch,
             start_offset=req.start_offset,
             state_batches=(),
         )
@@ -268,6 +270,8 @@ class ShareCoordinatorShard:
         )
         if req.leader_epoch == NO_EPOCH or req.leader_epoch == stored.leader_epoch:
             return response, []
+        if _mutants.ACTIVE == "read-keeps-leader-epoch":
+            return response, []  # mutant: the new leader epoch is not stored
         # A new leader: until this record commits, the old leader could still write.
         record = self._state_record(req.key, stored, stored.start_offset, (), req.leader_epoch)
         self.apply(record)
@@ -340,7 +344,10 @@ class ShareCoordinatorShard:
         leader_epoch: int,
     ) -> ShareSnapshot | ShareUpdate:
         """SC-3: a snapshot once the updates since the last one reach the limit, else an update."""
-        if stored.updates_since_snapshot >= self.snapshot_update_records_per_snapshot:
+        limit = self.snapshot_update_records_per_snapshot
+        if _mutants.ACTIVE == "snapshot-after-limit-plus-one":
+            limit += 1
+        if stored.updates_since_snapshot >= limit:
             new_start = stored.start_offset if start_offset == UNKNOWN_OFFSET else start_offset
             return ShareSnapshot(
                 key=key,
@@ -468,7 +475,7 @@ def _invalid_write(req: WriteShareGroupStateRequest) -> tuple[Errors, str] | Non
     for batch in req.state_batches:
         if batch.first_offset < 0 or batch.first_offset > batch.last_offset or batch.delivery_count < 0:
             return Errors.INVALID_REQUEST, f"malformed state batch {batch}"
-        if batch.delivery_state not in PERSISTED_STATES:
+        if batch.delivery_state not in PERSISTED_STATES and _mutants.ACTIVE != "persist-acquired":
             return Errors.INVALID_REQUEST, f"delivery state {batch.delivery_state} is never persisted (SP-1)"
     return None
 

@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import NamedTuple
 
+from model import mutants as _mutants
 from model.core.config import BrokerConfig, GroupConfig, effective_lock_duration_ms
 from model.core.errors import ApiError, Errors
 from model.core.inflight import NO_DEADLINE, NO_WRITE, InFlightRange, InFlightWindow
@@ -324,6 +325,8 @@ class SharePartition:
         self._drop_state()
         self._state_epoch = resp.state_epoch
         start = self._start_sent = resp.start_offset
+        if _mutants.ACTIVE == "recover-ignores-start-offset":
+            start = UNKNOWN_OFFSET  # mutant: an initialized start offset taken for "not yet known"
         unknown = start == UNKNOWN_OFFSET
         if unknown:
             earliest = self.group.auto_offset_reset == "earliest"
@@ -337,8 +340,8 @@ class SharePartition:
             if first > cursor:
                 window.append(InFlightRange(cursor, first - 1, AVAILABLE, 0))
             state = AVAILABLE if b.delivery_state == ACQUIRED else RecordState(b.delivery_state)
-            window.append(InFlightRange(first, b.last_offset, state, b.delivery_count,
-                                        durable_count=b.delivery_count))
+            count = 0 if _mutants.ACTIVE == "recover-resets-counts" else b.delivery_count
+            window.append(InFlightRange(first, b.last_offset, state, count, durable_count=count))
             cursor = b.last_offset + 1
         self._spso = start
         self._speo = cursor
@@ -380,6 +383,8 @@ class SharePartition:
         if max_records <= 0:
             return []
         self._follow_log_start(now_ms)
+        if _mutants.ACTIVE == "ack-after-lock-expired":
+            self.expire_locks(now_ms)  # mutant: expired locks are swept lazily, here
         deadline = now_ms + self.lock_duration_ms
         acquired: list[AcquiredRecords] = []
         remaining = max_records
@@ -393,7 +398,7 @@ class SharePartition:
 
     def _acquire_available(self, member_id: str, remaining: int, deadline: int,
                            acquired: list[AcquiredRecords]) -> int:
-        read_committed = self.group.read_committed
+        read_committed = self.group.read_committed and _mutants.ACTIVE != "deliver-aborted"
         limit = self.delivery_count_limit
         ranges = self._window.ranges
         touched = False
@@ -404,7 +409,8 @@ class SharePartition:
                 k += 1
                 continue
             touched = True
-            if r.delivery_count >= limit:  # SP-5 (e.g. recovered under a lower limit)
+            # SP-5 (e.g. recovered under a lower limit; the mutant lacks this guard too)
+            if r.delivery_count >= limit and _mutants.ACTIVE != "no-limit-on-lock-timeout":
                 self._tag_archived(r)
                 k += 1
                 continue
@@ -444,6 +450,8 @@ class SharePartition:
                      acquired: list[AcquiredRecords]) -> None:
         read_committed = self.group.read_committed
         upper = min(self.log.bound(read_committed), self._spso + self.max_record_locks)  # SP-7, SP-8
+        if _mutants.ACTIVE is not None:
+            upper, read_committed = self._mutant_acquire_bound(upper, read_committed)
         if self._speo >= upper:
             return
         window = self._window
@@ -461,6 +469,17 @@ class SharePartition:
                 self._tag_archived(r)
                 window.append(r)
                 self._speo = span.last + 1
+
+    def _mutant_acquire_bound(self, upper: int, read_committed: bool) -> tuple[int, bool]:
+        """The mutants of ``_acquire_new``: the upper offset and isolation it reads with."""
+        mutant = _mutants.ACTIVE
+        if mutant == "read-past-lso":
+            return min(self.log.bound(False), self._spso + self.max_record_locks), False
+        if mutant == "deliver-aborted":
+            return upper, False
+        if mutant == "inflight-limit-per-fetch":
+            return min(self.log.bound(read_committed), self._speo + self.max_record_locks), read_committed
+        return upper, read_committed
 
     def _tag_archived(self, r: InFlightRange) -> None:
         """SP-13/SP-14: an offset with no deliverable record becomes ARCHIVED, durably;
@@ -529,6 +548,8 @@ class SharePartition:
             ranges[i:j] = pieces
         window.merge(batches[0].first_offset, batches[-1].last_offset)
         self._issue(WriteReason.ACKNOWLEDGE, member_id, changes, write_id=write_id)
+        if _mutants.ACTIVE == "spso-before-durable":
+            self._advance_spso()
         return AcknowledgeResult(Errors.NONE, write_id)
 
     def _not_acknowledgeable(self, member_id: str, first: int, last: int, now_ms: int) -> str | None:
@@ -542,9 +563,9 @@ class SharePartition:
                 return f"offsets {max(r.first, first)}-{min(r.last, last)} have a state change in progress"
             if r.state != ACQUIRED:
                 return f"offsets {max(r.first, first)}-{min(r.last, last)} are {r.state.name}, not ACQUIRED"
-            if r.owner != member_id:
+            if r.owner != member_id and _mutants.ACTIVE != "ack-from-non-owner":
                 return f"offsets {max(r.first, first)}-{min(r.last, last)} are acquired by another member"
-            if r.lock_deadline_ms <= now_ms:
+            if r.lock_deadline_ms <= now_ms and _mutants.ACTIVE != "ack-after-lock-expired":
                 return f"the acquisition lock of offsets {max(r.first, first)}-{min(r.last, last)} expired"
             i += 1
         return None
@@ -555,6 +576,8 @@ class SharePartition:
         """The earliest live acquisition lock deadline, for one cancellable timer."""
         deadlines = [r.lock_deadline_ms for r in self._window.ranges
                      if r.state == ACQUIRED and r.write_id == NO_WRITE]
+        if _mutants.ACTIVE == "ack-after-lock-expired":
+            return None  # mutant: no lock timer
         return min(deadlines) if deadlines else None
 
     def expire_locks(self, now_ms: int) -> int | None:
@@ -577,10 +600,16 @@ class SharePartition:
         write_id = self._new_write_id()
         limit = self.delivery_count_limit
         changes: list[Change] = []
+        mutant = _mutants.ACTIVE
         for r in ranges:
             r.write_id = write_id
+            if mutant == "release-decrements-count" and reason is WriteReason.RELEASE:
+                r.delivery_count -= 1
             r.target = ARCHIVED if r.delivery_count >= limit else AVAILABLE
-            changes.append((r.first, r.last, r.target, r.delivery_count))
+            if mutant == "no-limit-on-lock-timeout" and reason is WriteReason.LOCK_TIMEOUT:
+                r.target = AVAILABLE
+            # mutant persist-acquired: the write carries the state the records have now
+            changes.append((r.first, r.last, r.state if mutant == "persist-acquired" else r.target, r.delivery_count))
         self._issue(reason, None, changes, write_id=write_id)
         return write_id
 
@@ -707,6 +736,9 @@ class SharePartition:
         n = len(ranges)
         while k < n and ranges[k].write_id == NO_WRITE and ranges[k].state in _TERMINAL:
             k += 1
+        if _mutants.ACTIVE == "spso-before-durable":
+            while k < n and ranges[k].target in _TERMINAL:  # mutant: also past writes still in flight
+                k += 1
         if k:
             self._spso = ranges[k - 1].last + 1
             del ranges[:k]

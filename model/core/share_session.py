@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from model import mutants as _mutants
 from model.core.errors import ApiError, Errors
 
 INITIAL_EPOCH = 0
@@ -45,6 +46,8 @@ class SessionContext:
     closing: bool
     # Keys whose sessions ended here (replaced); their acquired records must be released.
     released: tuple[SessionKey, ...] = ()
+    # Keys of idle sessions evicted to make room for this one; released too (SP-15).
+    evicted: tuple[SessionKey, ...] = ()
 
 
 class ShareSessionCache:
@@ -73,11 +76,15 @@ class ShareSessionCache:
         """Validate a ShareFetch's session epoch and update the session. Raises ApiError."""
         if epoch == INITIAL_EPOCH:
             released = (key,) if self._sessions.pop(key, None) is not None else ()
-            if len(self._sessions) >= self.max_sessions and not self._evict_one_idle(now_ms):
-                raise ApiError(Errors.SHARE_SESSION_LIMIT_REACHED, f"{self.max_sessions} sessions open")
+            evicted: tuple[SessionKey, ...] = ()
+            if len(self._sessions) >= self.max_sessions:
+                victim = self._evict_one_idle(now_ms)
+                if victim is None:
+                    raise ApiError(Errors.SHARE_SESSION_LIMIT_REACHED, f"{self.max_sessions} sessions open")
+                evicted = (victim,)
             session = ShareSession(key, next_epoch(INITIAL_EPOCH), set(partitions), now_ms)
             self._sessions[key] = session
-            return SessionContext(session, closing=False, released=released)
+            return SessionContext(session, closing=False, released=released, evicted=evicted)
         session = self._continue(key, epoch, now_ms)
         if epoch == FINAL_EPOCH:
             return SessionContext(session, closing=True, released=(key,))
@@ -106,6 +113,8 @@ class ShareSessionCache:
 
     def _continue(self, key: SessionKey, epoch: int, now_ms: int) -> ShareSession:
         session = self._sessions.get(key)
+        if session is None and _mutants.ACTIVE == "continue-unknown-session" and epoch != FINAL_EPOCH:
+            session = self._sessions[key] = ShareSession(key, epoch, set(), now_ms)  # mutant: made up on the fly
         if session is None:
             raise ApiError(Errors.SHARE_SESSION_NOT_FOUND, f"no share session for member {key[1]}")
         if epoch == FINAL_EPOCH:
@@ -122,10 +131,11 @@ class ShareSessionCache:
     def _idle(self, now_ms: int) -> list[SessionKey]:
         return [k for k, s in sorted(self._sessions.items()) if now_ms - s.last_used_ms > self.idle_eviction_ms]
 
-    def _evict_one_idle(self, now_ms: int) -> bool:
-        """Make room for a new session by evicting the longest-idle one, if any is idle."""
+    def _evict_one_idle(self, now_ms: int) -> SessionKey | None:
+        """Make room for a new session by evicting the longest-idle one, if any is idle; its key."""
         idle = self._idle(now_ms)
         if not idle:
-            return False
-        del self._sessions[min(idle, key=lambda k: (self._sessions[k].last_used_ms, k))]
-        return True
+            return None
+        victim = min(idle, key=lambda k: (self._sessions[k].last_used_ms, k))
+        del self._sessions[victim]
+        return victim

@@ -289,7 +289,8 @@ class Broker:
 
     def _produce(self, message: Message, req: ProduceRequest) -> None:
         error, epoch = self._leads(req.topic, req.partition)
-        if error == Errors.NONE and (req.records < 1 or (req.transactional and req.producer_id is None)):
+        if error == Errors.NONE and (req.records < 1 or (req.transactional and req.producer_id is None)
+                                     or (req.keys and len(req.keys) != req.records)):
             error = Errors.INVALID_REQUEST
         if error != Errors.NONE:
             self.reply(message, ProduceResponse(req.topic, req.partition, error, leader_epoch=epoch))
@@ -312,7 +313,7 @@ class Broker:
                 waiting.append(message)
                 return
         batch = ProduceBatch(req.records, req.producer_id, req.transactional, req.produce_time_ms,
-                             req.base_sequence)
+                             req.base_sequence, req.keys)
         log = self.controller.log(req.topic, req.partition)
         error = log.append((batch,), lambda err, offset: self._produced(message, req, epoch, err, offset))
         if error != Errors.NONE:
@@ -330,6 +331,8 @@ class Broker:
             for retry in self._producing.pop((req.topic, req.partition, req.producer_id, req.base_sequence), ()):
                 self.reply(retry, response)
         if error == Errors.NONE:
+            self.observer.on_records_committed(req.topic, req.partition, offset, req.records, req.producer_id,
+                                               req.transactional, self.scheduler.now_ms)
             self._committed(req.topic, req.partition)
 
     def _end_txn(self, message: Message, req: EndTxnMarkerRequest) -> None:
@@ -349,6 +352,8 @@ class Broker:
         self.reply(message, EndTxnMarkerResponse(req.topic, req.partition, error,
                                                  offset if error == Errors.NONE else -1))
         if error == Errors.NONE:
+            self.observer.on_transaction_ended(req.topic, req.partition, req.producer_id, req.commit,
+                                               self.scheduler.now_ms)
             self._committed(req.topic, req.partition)
 
     def _committed(self, topic: str, partition: int) -> None:

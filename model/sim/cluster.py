@@ -7,7 +7,7 @@ trace, so it never depends on dict or set iteration of strings):
 * a ``Network`` over a networkx graph of every node ("b1".., "c1".., "p1"..,
   "admin") with the scenario's one-way latency;
 * the ``Controller`` and the brokers, the two internal topics and the data
-  topics (leaders elected, metadata published);
+  topics (leaders elected, metadata published), and the ``LogCleaner`` of the compacted topics;
 * the clients: share consumers (and KIP-848 consumers), producers, the admin client;
 * the ``FaultInjector`` with a handler for every fault kind (``fault_handlers``)
   over the scenario's plan, or a swarm plan drawn from the seed.
@@ -65,6 +65,7 @@ from model.sim.faults import (
     network_fault_handlers,
     swarm_plan,
 )
+from model.sim.log_cleaner import LogCleaner
 from model.sim.network import Network
 from model.sim.producer import Producer, ProducerSettings
 from model.sim.protocol import CONSUMER_OFFSETS_TOPIC, SHARE_STATE_TOPIC, Observer
@@ -97,6 +98,7 @@ class ClusterTracker(Monitor):
         # (time_ms, key, broker, leader_epoch) of every share-partition leader start.
         self.leader_starts: list[tuple[int, SharePartitionKey, int, int]] = []
         self.elections: dict[str, int] = {}  # topic -> leader elections after the start
+        self.failovers_in_transition = 0
         self.events: dict[str, int] = {}
         self.accepted: dict[SharePartitionKey, IntervalSet] = {}
 
@@ -132,6 +134,10 @@ class ClusterTracker(Monitor):
 
     def on_leader_start(self, key: SharePartitionKey, broker: int, leader_epoch: int, now_ms: int) -> None:
         self.leader_starts.append((now_ms, key, broker, leader_epoch))
+        previous = self.latest.get(key)
+        # A failover while records were in transition (acquired, or a state write in flight): campaigns count it.
+        if previous is not None and (previous.acquired_count or previous.pending_write_ids()):
+            self.failovers_in_transition += 1
 
     def on_event(self, kind: str, now_ms: int, **fields: Any) -> None:
         self.events[kind] = self.events.get(kind, 0) + 1
@@ -227,6 +233,11 @@ class Cluster:
         for topic in scenario.topics:
             self.controller.create_topic(topic.name, topic.partitions, publish=False)
         self.controller.publish()
+        self.log_cleaner = LogCleaner(
+            self.scheduler, self.controller, [t.name for t in scenario.topics if t.compacted],
+            backoff_ms=self.broker_config.log_cleaner_backoff_ms,
+            min_compaction_lag_ms=self.broker_config.log_cleaner_min_compaction_lag_ms, trace=self.trace,
+        )
 
         # -- clients -----------------------------------------------------------------------------
         metadata = self._metadata
@@ -287,12 +298,14 @@ class Cluster:
                               client_config: ClientConfig) -> Any:
         from model.sim.consumer import Consumer, ConsumerSettings
 
-        return Consumer(
+        consumer = Consumer(
             name, group_id, topics, self.scheduler, self.network, self._metadata, self.streams,
             settings=ConsumerSettings(processing=cspec.processing, max_poll_records=cspec.max_poll_records,
                                       instance_id=name if cspec.static else None),
             config=client_config, trace=self.trace,
         )
+        consumer.observer = self.observer
+        return consumer
 
     def _add_partitions(self, topic: str, add: int) -> None:
         self.controller.add_partitions(topic, add)
@@ -316,7 +329,7 @@ class Cluster:
             session_timeout_ms=self.broker_config.share_session_timeout_ms,
             lock_duration_ms=self.broker_config.record_lock_duration_ms,
         )
-        return swarm_plan(self.seed, scenario.duration_ms, swarm.kinds, targets, swarm.intensity)
+        return swarm_plan(self.seed, scenario.duration_ms, swarm.kinds, targets, swarm.intensity, swarm.rates)
 
     # -- fault handlers -------------------------------------------------------------------------
 
@@ -440,6 +453,7 @@ class Cluster:
         for producer in self.producers.values():
             producer.start()
         self.admin.start()
+        self.log_cleaner.start()
         deadline = scenario.duration_ms + scenario.heal_ms
         self.scheduler.timer_at(scenario.duration_ms, self._check_quiescence)
         self._stop_timer = self.scheduler.timer_at(deadline, self._deadline)
@@ -473,12 +487,14 @@ class Cluster:
         now = self.scheduler.now_ms
         partitions, records = self.unresolved()
         if records or partitions:
-            self.sink.report("E-1", now, f"{records} record(s) on {partitions} share-partition(s) neither "
+            self.sink.report("eventual-resolution", now, event="liveness deadline",
+                             message=f"{records} record(s) on {partitions} share-partition(s) neither "
                              f"acknowledged nor archived {self.scenario.heal_ms} ms after the faults stopped",
                              records=records, partitions=partitions)
         unstable = self.unstable_members()
         if unstable:
-            self.sink.report("E-5", now, f"{len(unstable)} live member(s) not stable "
+            self.sink.report("member-convergence", now, event="liveness deadline",
+                             message=f"{len(unstable)} live member(s) not stable "
                              f"{self.scenario.heal_ms} ms after the faults stopped: {', '.join(unstable)}",
                              members=unstable)
         self._stop()
@@ -565,6 +581,8 @@ class Cluster:
             # rejection, the delivery limit, or as non-records (markers, aborted data).
             "records_archived": max(0, resolved - accepted_by_leader),
             "records_unresolved": unresolved,
+            # Offsets the log cleaner removed from compacted topics (gaps: archived if never delivered, SP-14).
+            "records_compacted": self.log_cleaner.records_compacted,
             "ack_errors": total.ack_errors,
             "latency_p50_ms": _percentile(latencies, 0.50),
             "latency_p95_ms": _percentile(latencies, 0.95),
@@ -578,6 +596,7 @@ class Cluster:
             "share_coordinator_failovers": elections.get(SHARE_STATE_TOPIC, 0),
             "group_coordinator_failovers": elections.get(CONSUMER_OFFSETS_TOPIC, 0),
             "share_leader_starts": len(self.tracker.leader_starts),
+            "leader_failovers_in_transition": self.tracker.failovers_in_transition,
             "requests_sent": total.requests_sent,
             "requests_timed_out": total.requests_timed_out,
             "messages_sent": network.total("sent"),

@@ -42,6 +42,7 @@ from model.core.metadata import TopicPartition
 from model.core.produce_fetch import FetchRequest, FetchResponse, OffsetFetchRequest, OffsetFetchResponse
 from model.sim.client import STALE_METADATA_ERRORS, ClientConfig, GroupConsumer, MetadataSource
 from model.sim.network import Network
+from model.sim.protocol import Observer
 from model.sim.rng import Distribution, RandomStreams
 from model.sim.timers import Scheduler, Timer
 from model.sim.trace import Trace
@@ -90,6 +91,8 @@ class _Delivery:
 
 
 class Consumer(GroupConsumer):
+    observer: Observer = Observer()  # the cluster's invariant monitors (CG-2, CG-3)
+
     def __init__(
         self,
         name: str,
@@ -138,6 +141,11 @@ class Consumer(GroupConsumer):
 
     def on_crash(self) -> None:
         self._reset_local_state()
+        self._owns_nothing()
+
+    def _owns_nothing(self) -> None:
+        none: frozenset[TopicPartition] = frozenset()
+        self.observer.on_consumer_reconciled(self.name, self.group_id, none, none, none, False, self.scheduler.now_ms)
 
     def _reset_local_state(self) -> None:
         self._parts.clear()
@@ -187,6 +195,8 @@ class Consumer(GroupConsumer):
         step = self.member.on_response(response)
         self._apply(step)
         error = response.error_code
+        self.observer.on_consumer_reconciled(self.name, self.group_id, step.revoked, step.assigned, self.owned,
+                                             error in FENCING_ERRORS, self.scheduler.now_ms)
         if error in FENCING_ERRORS:
             self.metrics.fenced += 1
             self.record("consumer.fenced", error=int(error))
@@ -505,6 +515,7 @@ class Consumer(GroupConsumer):
         self._close_committing = False
         self._left = False
         super()._finish_close()
+        self._owns_nothing()
 
 
 def _commit_error(response: OffsetCommitResponse) -> Errors:

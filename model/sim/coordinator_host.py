@@ -31,10 +31,13 @@ import itertools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from model import mutants as _mutants
 from model.core.errors import Errors
-from model.core.group.coordinator import GroupCoordinatorShard, ShardResult, error_response
+from model.core.group.coordinator import GroupCoordinatorShard, ShardResult, error_response, group_id_of
+from model.core.group.share_records import ShareGroupMetadata
 from model.core.metadata import MetadataImage
 from model.core.share_coordinator import ShareCoordinatorShard, share_state_error
+from model.core.share_records import ShareUpdate
 from model.core.share_state import WriteShareGroupStateRequest
 from model.sim.network import Message
 from model.sim.protocol import CONSUMER_OFFSETS_TOPIC, SHARE_STATE_TOPIC
@@ -120,9 +123,13 @@ class ShareCoordinatorHost(_Host):
         shard = ShareCoordinatorShard(self.broker.config.snapshot_update_records_per_snapshot)
         shard.begin_load(0)
         for record in self.log.committed:
+            if _mutants.ACTIVE == "replay-skips-updates" and isinstance(record, ShareUpdate):
+                continue
             shard.apply(record)  # type: ignore[arg-type]
         for record in self.log.uncommitted():
             shard.apply(record)  # type: ignore[arg-type]
+        self.broker.observer.on_share_coordinator_loaded(self.partition, shard, self.log.committed,
+                                                         self.log.uncommitted(), self.broker.scheduler.now_ms)
         return shard
 
     def _loaded(self) -> None:
@@ -133,10 +140,15 @@ class ShareCoordinatorHost(_Host):
         if not self.active:
             broker.reply(message, share_state_error(body, Errors.NOT_COORDINATOR))
             return
+        previous = self.shard.state(body.key)
         response, records = self.shard.handle(body)
         if not records:
             broker.reply(message, response)
             return
+        broker.observer.on_share_state_handled(self.shard, body, previous, broker.scheduler.now_ms)
+        if _mutants.ACTIVE == "respond-before-commit":
+            broker.reply(message, response)  # mutant: answered before the records commit
+            response = None
         error = self.log.append(records, lambda err, _offset: self._committed(err, message, body, response))
         if error != Errors.NONE:
             # Nothing was appended: rebuild from the log (without these records) and reload.
@@ -150,9 +162,11 @@ class ShareCoordinatorHost(_Host):
             return
         if error != Errors.NONE:
             self._lost_tail()
-            broker.reply(message, share_state_error(body, coordinator_error(error)))
+            if response is not None:
+                broker.reply(message, share_state_error(body, coordinator_error(error)))
             return
-        broker.reply(message, response)  # SC-7: only now
+        if response is not None:
+            broker.reply(message, response)  # SC-7: only now
         if isinstance(body, WriteShareGroupStateRequest):
             now = broker.scheduler.now_ms
             broker.observer.on_write_accepted(body, now)
@@ -187,6 +201,8 @@ class GroupCoordinatorHost(_Host):
                                       group_configs=broker.group_configs)
         shard.begin_load()
         for record in self.log.committed:
+            if _mutants.ACTIVE == "group-epoch-not-replayed" and isinstance(record, ShareGroupMetadata):
+                continue
             shard.apply(record)
         for record in self.log.uncommitted():
             shard.apply(record)
@@ -243,6 +259,9 @@ class GroupCoordinatorHost(_Host):
     # -- outputs -------------------------------------------------------------------------------
 
     def _emit(self, result: ShardResult, message: Message | None) -> None:
+        group_id = None if message is None else group_id_of(message.payload.body)
+        self.broker.observer.on_group_coordinator_step(self.partition, self.leader_epoch, self.shard, group_id,
+                                                       self.broker.scheduler.now_ms)
         if result.records:
             records = result.records
             error = self.log.append(records, lambda err, _offset: self._committed(err, message, result))

@@ -451,12 +451,14 @@ def swarm_plan(
     kinds_available: Iterable[str],
     targets: SwarmTargets,
     intensity: float = 1.0,
+    rates: Mapping[str, float] | None = None,
 ) -> FaultPlan:
     """A random fault plan over ``[0, duration_ms)``; the healing phase starts at ``duration_ms``.
 
     Each kind in ``kinds_available`` that has something to hit is switched on
     with probability 1/2 (at least one is); each switched-on kind gets a rate
-    ``intensity × SWARM_RATE_PER_MINUTE[kind] × U(0.25, 2)`` and Poisson
+    ``intensity × SWARM_RATE_PER_MINUTE[kind] × U(0.25, 2)`` (``rates[kind]``, when
+    given, replaces the table's base rate) and Poisson
     arrival times. Every kind draws its switch and its events from its own
     streams, so making another kind available does not change whether this
     one is on or when its events happen.
@@ -481,7 +483,8 @@ def swarm_plan(
     events: list[FaultEvent] = []
     for kind in enabled:
         rng = streams.get("kind", kind)
-        per_minute = intensity * SWARM_RATE_PER_MINUTE[kind] * rng.uniform(0.25, 2.0)
+        base = (rates or {}).get(kind, SWARM_RATE_PER_MINUTE[kind])
+        per_minute = intensity * base * rng.uniform(0.25, 2.0)
         mean_gap_ms = 60_000.0 / per_minute
         at = 0.0
         for _ in range(_SWARM_MAX_PER_KIND):
@@ -624,6 +627,9 @@ class FaultInjector:
         self.fired: dict[str, int] = {}
         self.skipped: dict[str, int] = {}
         self.ended: dict[str, int] = {}
+        # Plan index -> when its fault was applied / undone: the intervals a run report shades.
+        self.applied_at_ms: dict[int, int] = {}
+        self.ended_at_ms: dict[int, int] = {}
         self.healed = False
         self._active: dict[int, _Active] = {}
         self._pending: list[Timer] = [
@@ -644,6 +650,8 @@ class FaultInjector:
             raise TypeError(f"the {event.kind} handler returned {applied!r}: it must return True (applied) or False")
         counter = self.fired if applied else self.skipped
         counter[event.kind] = counter.get(event.kind, 0) + 1
+        if applied:
+            self.applied_at_ms[index] = self._scheduler.now_ms
         self._record("fault_start" if applied else "fault_skip", index, event)
         if applied and FAULT_KINDS[event.kind].durational:
             timer = self._scheduler.timer(event.duration_ms, self._end, index)
@@ -656,6 +664,7 @@ class FaultInjector:
         assert end is not None  # checked in __init__
         end(active.event)
         self.ended[active.event.kind] = self.ended.get(active.event.kind, 0) + 1
+        self.ended_at_ms[index] = self._scheduler.now_ms
         self._record("fault_end", index, active.event)
 
     def heal(self) -> None:

@@ -7,7 +7,8 @@
 * **Partitioning.** With ``keys`` > 0 each record draws a key from ``keys``
   keys and goes to ``stable hash(key) % partitions`` (a blake2b-derived hash,
   never ``hash()``, so a run is the same in every process; adding partitions
-  remaps keys, as in Kafka). Otherwise round robin.
+  remaps keys, as in Kafka); the batch carries its records' keys (the log
+  cleaner of a compacted topic keeps each key's latest). Otherwise round robin.
 * **Produce.** One ProduceRequest per partition with a batch ready and none in
   flight (max.in.flight = 1 per partition keeps batches in order). A batch
   carries its producer id and a base sequence (idempotence: a leader that
@@ -75,6 +76,7 @@ class _Batch:
     base_sequence: int
     produce_time_ms: int
     transactional: bool
+    keys: tuple[int, ...] = ()  # one per record when keyed (log compaction keeps each key's latest)
 
 
 @dataclass
@@ -111,6 +113,7 @@ class Producer(Client):
         self._round_robin = 0
         self._backlog = 0  # records that arrived while a transaction was ending
         self._accumulators: dict[int, tuple[int, int]] = {}  # partition -> (records, first arrival ms)
+        self._accumulated_keys: dict[int, list[int]] = {}  # partition -> the keys of those records (keyed)
         self._in_flight: dict[int, _Batch] = {}  # partition -> batch awaiting its answer
         self._sequences: dict[int, int] = {}
         self._transaction: _Transaction | None = None
@@ -183,6 +186,7 @@ class Producer(Client):
                 partition = self._key_partitions.get(key)
                 if partition is None:
                     partition = self._key_partitions[key] = key_partition(key, count)
+                self._accumulated_keys.setdefault(partition, []).append(key)
             else:
                 partition = self._round_robin % count
                 self._round_robin += 1
@@ -198,7 +202,8 @@ class Producer(Client):
             records, first = self._accumulators.pop(partition)
             sequence = self._sequences.get(partition, 0)
             self._sequences[partition] = sequence + records
-            batch = _Batch(partition, records, sequence, first, self.settings.transactional)
+            keys = tuple(self._accumulated_keys.pop(partition, ()))
+            batch = _Batch(partition, records, sequence, first, self.settings.transactional, keys)
             self._in_flight[partition] = batch
             self._produce(batch)
 
@@ -216,6 +221,7 @@ class Producer(Client):
             transactional=batch.transactional,
             produce_time_ms=batch.produce_time_ms,
             base_sequence=batch.base_sequence,
+            keys=batch.keys,
         )
         self.send_request(
             info.leader,

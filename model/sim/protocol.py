@@ -22,6 +22,11 @@ from model.core.share_state import SharePartitionKey
 from model.sim.rng import derive_seed
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from model.core.group.coordinator import GroupCoordinatorShard
+    from model.core.metadata import TopicPartition
+    from model.core.share_coordinator import ShareCoordinatorShard, ShareGroupState
     from model.core.share_partition import AcknowledgementBatch, AcquiredRecords, SharePartition
     from model.core.share_state import WriteShareGroupStateRequest
 
@@ -94,3 +99,46 @@ class Observer:
 
     def on_event(self, kind: str, now_ms: int, **fields: Any) -> None:
         """Any other notable event (faults, rebalances, failovers) for metrics."""
+
+    # -- the hooks of the invariant catalogue (invariants/): each only observes -----------------------
+
+    def on_acknowledge(self, key: SharePartitionKey, member_id: str, batches: tuple[AcknowledgementBatch, ...],
+                       leader_epoch: int, now_ms: int) -> None:
+        """A leader took an acknowledgement into its state (its write follows; E-3)."""
+
+    def on_write_completed(self, request: WriteShareGroupStateRequest, now_ms: int) -> None:
+        """A share-partition leader took a successful answer to ``request`` as its durable write (SP-9)."""
+
+    def on_state_read(self, key: SharePartitionKey, leader_epoch: int, now_ms: int) -> None:
+        """A share-partition leader got its ReadShareGroupState with ``leader_epoch`` answered (SC-5)."""
+
+    def on_records_committed(self, topic: str, partition: int, first_offset: int, count: int,
+                             producer_id: int | None, transactional: bool, now_ms: int) -> None:
+        """A produced batch committed on a data partition (its high-water mark moved past it)."""
+
+    def on_transaction_ended(self, topic: str, partition: int, producer_id: int, commit: bool, now_ms: int) -> None:
+        """A commit or abort marker committed on a data partition (SP-13)."""
+
+    def on_share_state_handled(self, shard: ShareCoordinatorShard, request: object,
+                               previous: ShareGroupState | None, now_ms: int) -> None:
+        """A share coordinator handled a request that wrote records; ``previous``: the key's state before."""
+
+    def on_share_coordinator_loaded(self, partition: int, shard: ShareCoordinatorShard,
+                                    committed: Sequence[object], uncommitted: Sequence[object], now_ms: int) -> None:
+        """A share coordinator replayed its ``__share_group_state`` partition (SC-6)."""
+
+    def on_group_coordinator_step(self, partition: int, leader_epoch: int, shard: GroupCoordinatorShard,
+                                  group_id: str | None, now_ms: int) -> None:
+        """A group coordinator changed ``group_id`` (None: maybe any group) in memory."""
+
+    def on_consumer_reconciled(self, client: str, group_id: str, revoked: frozenset[TopicPartition],
+                               assigned: frozenset[TopicPartition], owned: frozenset[TopicPartition],
+                               fenced: bool, now_ms: int) -> None:
+        """A KIP-848 consumer applied a heartbeat response (or crashed: all empty); ``owned``: what it
+        consumes now; ``fenced``: the response fenced it (CG-2, CG-3)."""
+
+    def on_share_session(self, broker: int, group_id: str, member_id: str, epoch: int, now_ms: int) -> None:
+        """A broker's share-session cache accepted a request with ``epoch`` (CL-1)."""
+
+    def on_share_session_evicted(self, broker: int, group_id: str, member_id: str, now_ms: int) -> None:
+        """A broker evicted an idle share session (CL-1)."""

@@ -19,7 +19,8 @@ One timer per append, no SimPy process: a commit is a heap entry.
 
 For data partitions ``DataLog`` is the committed state: a ``PartitionLog``
 whose log end offset IS the high-water mark (batches enter it only when they
-commit, so a lost tail never shows up in it), each offset's produce time, and
+commit, so a lost tail never shows up in it), each offset's produce time and
+key (the log cleaner of compacted topics reads them, ``model.sim.log_cleaner``), and
 the producer state of idempotence: the base offset of each committed batch by
 (producer id, base sequence). Kafka rebuilds that state from the batch headers
 in the log, so it survives a crash and every new leader has it.
@@ -191,12 +192,15 @@ class ProduceBatch(NamedTuple):
     transactional: bool
     produce_time_ms: int
     base_sequence: int = -1  # -1: not idempotent
+    keys: tuple[int, ...] = ()  # one key per record; (): unkeyed
 
 
 class TxnMarker(NamedTuple):
     producer_id: int
     commit: bool
 
+
+NO_KEY = -1  # ``DataLog.keys`` of an unkeyed record or a marker
 
 # What ``DataLog.apply`` returns when a batch cannot enter the log (e.g. a marker with
 # no open transaction): the caller answers INVALID_REQUEST.
@@ -206,7 +210,7 @@ REJECTED = -2
 class DataLog:
     """The committed data of one topic partition: offsets (``PartitionLog``) and produce times."""
 
-    __slots__ = ("log", "produce_times", "sequences")
+    __slots__ = ("keys", "log", "produce_times", "sequences")
 
     def __init__(self) -> None:
         self.log = PartitionLog()
@@ -214,6 +218,9 @@ class DataLog:
         self.produce_times = array("q")
         # (producer id, base sequence) -> base offset of every committed idempotent batch.
         self.sequences: dict[tuple[int, int], int] = {}
+        # One key per offset (NO_KEY: unkeyed or a marker) once a keyed batch has come, for the
+        # log cleaner of compacted topics; None while every batch was unkeyed (no memory spent).
+        self.keys: array[int] | None = None
 
     def committed_base_offset(self, producer_id: int | None, base_sequence: int) -> int | None:
         """The base offset of the committed batch (producer_id, base_sequence), if there is one."""
@@ -232,9 +239,11 @@ class DataLog:
                     if entry.producer_id is not None and entry.base_sequence >= 0:
                         self.sequences[(entry.producer_id, entry.base_sequence)] = log.log_end_offset
                     log.append(entry.records, producer_id=entry.producer_id, transactional=entry.transactional)
+                    self._append_keys(entry.keys, entry.records)
                     self.produce_times.extend([entry.produce_time_ms] * entry.records)
                 elif isinstance(entry, TxnMarker):
                     log.end_transaction(entry.producer_id, commit=entry.commit)
+                    self._append_keys((), 1)
                     self.produce_times.append(UNKNOWN_PRODUCE_TIME)
                 else:
                     raise TypeError(f"not a data-log entry: {entry!r}")
@@ -243,6 +252,14 @@ class DataLog:
         finally:
             log.advance_high_watermark()
         return first
+
+    def _append_keys(self, keys: Sequence[int], count: int) -> None:
+        """Keys of the ``count`` offsets just appended (before ``produce_times`` grows)."""
+        if self.keys is None:
+            if not keys:
+                return
+            self.keys = array("q", [NO_KEY]) * len(self.produce_times)
+        self.keys.extend(keys if keys else [NO_KEY] * count)
 
     def produce_times_of(self, ranges: Sequence[tuple[int, int]]) -> tuple[int, ...]:
         """The produce times of inclusive offset ranges, flattened (model.core.produce_fetch)."""

@@ -6,6 +6,9 @@ cluster draws every random choice from streams derived from
 in order. ``wall_time_s`` is the one field that is not reproducible; it is
 kept out of ``trace_hash`` and of equality checks.
 
+``mutant`` names a bug injection of ``model.mutants`` for the run (None: the
+correct model); it is set around the run and always reset, even if the run raises.
+
 The verdict: ``"ok"``; ``"violated"`` when a monitor reported a violation
 (safety, or liveness at the deadline: E-1 / E-5); the CLI exits 1 on it.
 """
@@ -19,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from invariants.violation import Violation
+from model import mutants
 from model.sim.trace import Trace
 
 if TYPE_CHECKING:
@@ -41,6 +45,7 @@ class RunResult:
     verdict: str
     fault_plan: list[dict[str, Any]] = field(default_factory=list)
     trace: Trace | None = field(default=None, repr=False, compare=False)
+    mutant: str | None = None  # the bug injected into this run (model.mutants), if any
 
     @property
     def ok(self) -> bool:
@@ -51,6 +56,7 @@ class RunResult:
         return {
             "scenario": self.scenario,
             "seed": self.seed,
+            "mutant": self.mutant,
             "verdict": self.verdict,
             "trace_hash": self.trace_hash,
             "sim_time_ms": self.sim_time_ms,
@@ -69,14 +75,16 @@ def run(
     trace: bool = False,
     trace_path: str | Path | None = None,
     stop_on_first_violation: bool = True,
+    mutant: str | None = None,
 ) -> RunResult:
     """Build the cluster of ``scenario``, run it to quiescence or its deadline, and report.
 
     ``seed`` defaults to the scenario's. ``trace`` keeps every event (``trace_path``
-    implies it and writes them as NDJSON).
+    implies it and writes them as NDJSON). ``mutant``: a ``model.mutants`` name
+    (``UnknownMutant`` if there is none of that name).
     """
     result, _ = run_cluster(scenario, seed, trace=trace, trace_path=trace_path,
-                            stop_on_first_violation=stop_on_first_violation)
+                            stop_on_first_violation=stop_on_first_violation, mutant=mutant)
     return result
 
 
@@ -89,6 +97,7 @@ def run_cluster(
     *,
     extra_monitors: Sequence[Monitor] = (),
     before_run: Callable[[Cluster], object] | None = None,
+    mutant: str | None = None,
 ) -> tuple[RunResult, Cluster]:
     """``run``, also returning the cluster at the end (tests look inside it). ``extra_monitors``
     watch the run beside the standard ones; ``before_run`` may set timers on the built cluster."""
@@ -98,11 +107,12 @@ def run_cluster(
     run_seed = scenario.seed if seed is None else seed
     keep = trace or trace_path is not None
     started = time.perf_counter()
-    cluster = Cluster(scenario, run_seed, keep_trace=keep, stop_on_first_violation=stop_on_first_violation,
-                      extra_monitors=extra_monitors)
-    if before_run is not None:
-        before_run(cluster)
-    cluster.run()
+    with mutants.injected(mutant):
+        cluster = Cluster(scenario, run_seed, keep_trace=keep, stop_on_first_violation=stop_on_first_violation,
+                          extra_monitors=extra_monitors)
+        if before_run is not None:
+            before_run(cluster)
+        cluster.run()
     wall = time.perf_counter() - started
     violations = list(cluster.violations)
     result = RunResult(
@@ -118,6 +128,7 @@ def run_cluster(
         verdict="violated" if violations else "ok",
         fault_plan=cluster.plan.to_records(),
         trace=cluster.trace if keep else None,
+        mutant=mutant,
     )
     if trace_path is not None:
         cluster.trace.write_ndjson(trace_path)

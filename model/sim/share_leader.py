@@ -42,6 +42,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final
 
+from model import mutants as _mutants
 from model.core.errors import ApiError, Errors
 from model.core.share_fetch import (
     LeaderIdAndEpoch,
@@ -172,6 +173,9 @@ class ShareLeaderHost:
         except ApiError as e:
             broker.reply(message, ShareFetchResponse(e.error, e.message or None))
             return
+        for evicted in ctx.evicted:
+            self._evicted(evicted, now)
+        broker.observer.on_share_session(broker.broker_id, req.group_id, req.member_id, req.share_session_epoch, now)
         for released in ctx.released:
             self._release_member(released, now)
         call = _Call(message, req.group_id, req.member_id, fetch=True, closing=ctx.closing,
@@ -208,6 +212,7 @@ class ShareLeaderHost:
         except ApiError as e:
             broker.reply(message, ShareAcknowledgeResponse(e.error, e.message or None))
             return
+        broker.observer.on_share_session(broker.broker_id, req.group_id, req.member_id, req.share_session_epoch, now)
         call = _Call(message, req.group_id, req.member_id, fetch=False, closing=ctx.closing)
         for p in req.partitions:
             part = self._part(call, p.topic_id, p.partition)
@@ -241,6 +246,8 @@ class ShareLeaderHost:
             part.ack_error = part.error
             return
         result = slot.sp.acknowledge(call.member_id, batches, now)
+        if result.error_code == Errors.NONE:
+            self.broker.observer.on_acknowledge(slot.key, call.member_id, batches, slot.leader_epoch, now)
         if result.error_code != Errors.NONE:
             part.ack_error = result.error_code
         elif result.write_id is not None:
@@ -400,7 +407,12 @@ class ShareLeaderHost:
         idle_ms = self.sessions.idle_eviction_ms
         self._next_eviction_ms = now + max(1, idle_ms // 4)
         for session_key in self.sessions.evict_idle(now):
-            self._release_member(session_key, now)
+            self._evicted(session_key, now)
+
+    def _evicted(self, session_key: tuple[str, str], now: int) -> None:
+        """An idle session was evicted: the member's acquired records go back (SP-15)."""
+        self.broker.observer.on_share_session_evicted(self.broker.broker_id, *session_key, now)
+        self._release_member(session_key, now)
 
     # -- state on the network (SP-9, SP-10) ---------------------------------------------------------
 
@@ -421,9 +433,12 @@ class ShareLeaderHost:
             settings = broker.settings
             backoff = min(settings.retry_backoff_ms << min(slot.read_failures, 16), settings.max_retry_backoff_ms)
             slot.read_failures += 1
-            broker.scheduler.post(backoff, self._reread, slot)
+            if _mutants.ACTIVE != "read-not-retried":
+                broker.scheduler.post(backoff, self._reread, slot)
             return
         slot.read_failures = 0
+        if resp.error_code == Errors.NONE:
+            broker.observer.on_state_read(slot.key, slot.leader_epoch, now)
         self._after(slot, now)
         self._wake(slot)
 
@@ -466,6 +481,8 @@ class ShareLeaderHost:
             return
         now = broker.scheduler.now_ms
         done = slot.sp.complete_write(write.write_id, resp, now)
+        if done.error_code == Errors.NONE:
+            broker.observer.on_write_completed(write.request, now)
         waiter = slot.waiters.pop(write.write_id, None)
         if waiter is not None:
             call, part = waiter

@@ -211,7 +211,7 @@ def test_sp6_fires_when_the_spso_goes_back() -> None:
     monitor.on_write_accepted(_write(10), 0)
     monitor.on_share_partition_step(_FakePartition(10, 20), 100, 1)  # type: ignore[arg-type]
     monitor.on_share_partition_step(_FakePartition(8, 20), 100, 2)  # type: ignore[arg-type]
-    assert [v.invariant for v in sink.violations] == ["SP-6"]
+    assert [v.invariant for v in sink.violations] == ["spso-monotonic"]
     violation = sink.violations[0]
     assert violation.time_ms == 2 and violation.seed == 3
     assert violation.state["previous_spso"] == 10 and violation.state["spso"] == 8
@@ -224,7 +224,7 @@ def test_sp6_fires_when_the_spso_passes_an_offset_that_is_not_durably_terminal()
     monitor.on_share_partition_step(_FakePartition(5, 20), 100, 3)  # type: ignore[arg-type]
     assert sink.violations == []
     monitor.on_share_partition_step(_FakePartition(10, 20), 100, 4)  # type: ignore[arg-type]
-    assert [(v.invariant, v.state["offset"]) for v in sink.violations] == [("SP-6", 5)]
+    assert [(v.invariant, v.state["offset"]) for v in sink.violations] == [("spso-monotonic", 5)]
 
 
 def test_sp6_across_a_failover_the_new_leader_must_not_restart_lower() -> None:
@@ -232,7 +232,7 @@ def test_sp6_across_a_failover_the_new_leader_must_not_restart_lower() -> None:
     monitor.on_write_accepted(_write(30), 0)
     monitor.on_share_partition_step(_FakePartition(30, 40, leader_epoch=1), 100, 1)  # type: ignore[arg-type]
     monitor.on_share_partition_step(_FakePartition(20, 40, leader_epoch=2), 100, 2)  # type: ignore[arg-type]
-    assert [v.invariant for v in sink.violations] == ["SP-6"]
+    assert [v.invariant for v in sink.violations] == ["spso-monotonic"]
     # A zombie (lower leader epoch) is not judged; a state epoch bump (SP-12) starts afresh.
     monitor.on_share_partition_step(_FakePartition(0, 5, leader_epoch=1), 100, 3)  # type: ignore[arg-type]
     monitor.on_share_partition_step(_FakePartition(0, 5, leader_epoch=2, state_epoch=2), 100, 4)  # type: ignore[arg-type]
@@ -243,14 +243,14 @@ def test_sp6_fires_when_a_durably_terminal_offset_sits_at_the_spso() -> None:
     monitor, sink = _window_monitor()
     stuck = _FakePartition(0, 5, states={0: OffsetState(RecordState.ACKNOWLEDGED, 1, None, False)})
     monitor.on_share_partition_step(stuck, 100, 1)  # type: ignore[arg-type]
-    assert [v.invariant for v in sink.violations] == ["SP-6"]
+    assert [v.invariant for v in sink.violations] == ["spso-monotonic"]
 
 
 def test_sp7_fires_when_the_speo_passes_the_bound_or_the_spso() -> None:
     monitor, sink = _window_monitor()
     monitor.on_share_partition_step(_FakePartition(0, 101), 100, 1)  # type: ignore[arg-type]
     monitor.on_share_partition_step(_FakePartition(0, 100), 100, 2)  # type: ignore[arg-type]
-    assert [v.invariant for v in sink.violations] == ["SP-7"]
+    assert [v.invariant for v in sink.violations] == ["window-bounds"]
     assert sink.violations[0].state == {"key": str(KEY), "spso": 0, "speo": 101, "bound": 100,
                                         "leader_epoch": 1, "state_epoch": 1}
 
@@ -260,7 +260,7 @@ def test_sp8_fires_when_the_window_exceeds_the_record_locks() -> None:
     monitor.on_share_partition_step(_FakePartition(0, 200), 1_000, 1)  # type: ignore[arg-type]
     assert sink.violations == []
     monitor.on_share_partition_step(_FakePartition(0, 201), 1_000, 2)  # type: ignore[arg-type]
-    assert [v.invariant for v in sink.violations] == ["SP-8"]
+    assert [v.invariant for v in sink.violations] == ["window-size"]
 
 
 def test_window_monitor_ignores_a_leader_still_loading() -> None:
@@ -278,7 +278,7 @@ def test_e4_fires_on_a_delivery_count_above_the_limit() -> None:
     monitor.on_acquire(KEY, "m1", [AcquiredRecords(0, 4, 3)], 1, 0)
     assert sink.violations == []
     monitor.on_acquire(KEY, "m1", [AcquiredRecords(0, 4, 4)], 1, 10)
-    assert [v.invariant for v in sink.violations] == ["E-4"]
+    assert [v.invariant for v in sink.violations] == ["delivery-count-limit"]
     assert sink.violations[0].state["delivery_count"] == 4
 
 
@@ -289,7 +289,7 @@ def test_e4_fires_when_a_redelivery_in_one_tenure_does_not_raise_the_count() -> 
     monitor.on_acquire(KEY, "m2", [AcquiredRecords(5, 5, 3)], 1, 1)  # fine: counted up
     assert sink.violations == []
     monitor.on_acquire(KEY, "m2", [AcquiredRecords(8, 9, 2)], 1, 2)
-    assert [(v.invariant, v.state["first"]) for v in sink.violations] == [("E-4", 8)]
+    assert [(v.invariant, v.state["first"]) for v in sink.violations] == [("delivery-count-limit", 8)]
     # A new leader tenure may deliver with the count it read (SP-11).
     monitor.on_acquire(KEY, "m2", [AcquiredRecords(0, 9, 2)], 2, 3)
     assert len(sink.violations) == 1
@@ -314,7 +314,7 @@ def test_sp5_fires_at_the_end_when_a_record_at_the_limit_is_left_available() -> 
             leader.complete_write(pending.write_id, WriteShareGroupStateResponse(KEY), now)
         monitor.on_share_partition_step(leader, log.high_watermark, now)
     monitor.finish(200)
-    assert [(v.invariant, v.state["offset"]) for v in sink.violations] == [("SP-5", 0)]
+    assert [(v.invariant, v.state["offset"]) for v in sink.violations] == [("delivery-count-limit", 0)]
 
 
 # -- E-2 ------------------------------------------------------------------------------------------------
@@ -328,7 +328,8 @@ def test_e2_fires_when_an_accepted_record_is_acquired_again() -> None:
     monitor.on_acquire(KEY, "m2", [AcquiredRecords(1, 1, 2), AcquiredRecords(4, 9, 1)], 1, 2)
     assert sink.violations == []  # offset 1 was released: redelivery is expected
     monitor.on_acquire(KEY, "m2", [AcquiredRecords(2, 3, 2)], 2, 3)  # 2 accepted, 3 rejected: never again
-    assert [(v.invariant, v.state["first"], v.state["last"]) for v in sink.violations] == [("E-2", 2, 3)]
+    assert [(v.invariant, v.state["first"], v.state["last"]) for v in sink.violations] == [
+        ("no-redelivery-after-accept", 2, 3)]
 
 
 def test_e2_does_not_fire_after_an_admin_reset_of_the_state_epoch() -> None:
@@ -351,7 +352,8 @@ def test_e3_fires_when_a_live_acquisition_is_acquired_again() -> None:
     monitor.on_acquire(KEY, "m2", [AcquiredRecords(10, 19, 1)], 1, 10)
     assert sink.violations == []
     monitor.on_acquire(KEY, "m2", [AcquiredRecords(5, 5, 2)], 1, 500)
-    assert [(v.invariant, v.state["holder"], v.state["first"]) for v in sink.violations] == [("E-3", "m1", 5)]
+    assert [(v.invariant, v.state["holder"], v.state["first"]) for v in sink.violations] == [
+        ("exclusive-acquisition", "m1", 5)]
 
 
 def test_e3_quiet_after_the_lock_expires_an_ack_or_a_durable_release() -> None:
@@ -371,7 +373,8 @@ def test_e3_fires_when_an_ack_from_a_member_that_does_not_hold_the_record_is_con
     monitor = ExclusiveAcquisitionMonitor(sink, lock_duration_ms=1_000)
     monitor.on_acquire(KEY, "m1", [AcquiredRecords(0, 9, 1)], 1, 0)
     monitor.on_ack_confirmed(KEY, "m2", (AcknowledgementBatch(3, 4, (1,)),), 5)
-    assert [(v.invariant, v.state["member"], v.state["holder"]) for v in sink.violations] == [("E-3", "m2", "m1")]
+    assert [(v.invariant, v.state["member"], v.state["holder"]) for v in sink.violations] == [
+        ("exclusive-acquisition", "m2", "m1")]
 
 
 # -- the fan-out, the catalogue, the sets ----------------------------------------------------------
@@ -381,9 +384,11 @@ def test_monitors_fan_out_and_stop_callback() -> None:
     seen: list[Violation] = []
     monitors = standard_monitors(9, delivery_count_limit=2, on_violation=seen.append)
     monitors.on_acquire(KEY, "m1", [AcquiredRecords(0, 0, 3)], 1, 5)
-    assert [v.invariant for v in seen] == ["E-4"] and monitors.violations == seen
+    assert [v.invariant for v in seen] == ["delivery-count-limit"] and monitors.violations == seen
     assert seen[0].to_json()["seed"] == 9
-    assert {"SP-5", "SP-6", "SP-7", "SP-8", "E-2", "E-3", "E-4"} <= set(INVARIANTS)
+    assert seen[0].spec == ("SP-5", "E-4") and seen[0].event == "acquire m1"
+    assert {"delivery-count-limit", "spso-monotonic", "window-bounds", "window-size", "no-redelivery-after-accept",
+            "exclusive-acquisition"} <= set(INVARIANTS)
 
 
 def test_interval_set_merges_and_reports_holes() -> None:

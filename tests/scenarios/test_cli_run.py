@@ -47,10 +47,28 @@ def test_unknown_scenario_exits_2_and_lists_the_known_ones() -> None:
     assert "Traceback" not in result.output
 
 
-def test_a_toml_file_is_not_available_yet_and_exits_2() -> None:
-    result = CliRunner().invoke(main, ["run", "mine.toml", "--seed", "1"])
-    assert result.exit_code == 2
-    assert "TOML" in result.output and "not available yet" in result.output
+def test_run_takes_a_scenario_file_and_runs_it_as_its_library_twin(tmp_path: Path) -> None:
+    from scenarios import library
+    from scenarios.toml_format import dumps
+
+    path = tmp_path / "mine.toml"
+    path.write_text(dumps(library.get("leadership_move")))
+    from_file = CliRunner().invoke(main, ["run", str(path), "--seed", "2", "--json"])
+    by_name = CliRunner().invoke(main, ["run", "leadership_move", "--seed", "2", "--json"])
+    assert from_file.exit_code == 0, from_file.output
+    assert json.loads(from_file.output)["trace_hash"] == json.loads(by_name.output)["trace_hash"]
+
+
+def test_a_bad_scenario_file_exits_2_listing_every_problem_without_a_traceback(tmp_path: Path) -> None:
+    path = tmp_path / "bad.toml"
+    path.write_text('name = "bad"\nduration_ms = 0\n[cluster]\nbrokerz = 3\n')
+    result = CliRunner().invoke(main, ["run", str(path)])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert f"{path}: invalid scenario (2 problems):" in result.output
+    assert "duration_ms = 0: must be an integer >= 1" in result.output
+    assert 'cluster.brokerz: unknown key (did you mean "brokers"?)' in result.output
+    missing = CliRunner().invoke(main, ["run", str(tmp_path / "absent.toml")])
+    assert missing.exit_code == 2 and "no such scenario file" in missing.output
 
 
 @pytest.mark.parametrize("args", [["run", "small", "--seed", "x"], ["run", "small", "--seed", "-4"], ["run"]])
@@ -65,7 +83,8 @@ def test_a_violation_exits_1_and_is_in_the_json(monkeypatch: pytest.MonkeyPatch)
 
     def violated(*args: object, **kwargs: object) -> runner.RunResult:
         result = real(*args, **kwargs)  # type: ignore[arg-type]
-        result.violations.append(Violation("E-2", 1234, result.seed, "delivered again after its ack", {"offset": 7}))
+        result.violations.append(Violation("no-redelivery-after-accept", 1234, result.seed,
+                                           "delivered again after its ack", {"offset": 7}))
         result.verdict = "violated"
         return result
 
@@ -73,8 +92,9 @@ def test_a_violation_exits_1_and_is_in_the_json(monkeypatch: pytest.MonkeyPatch)
     result = CliRunner().invoke(main, ["run", "small", "--seed", "2", "--json"])
     assert result.exit_code == 1
     data = json.loads(result.output)
-    assert data["violations"][0]["invariant"] == "E-2" and data["violations"][0]["time_ms"] == 1234
+    assert data["violations"][0]["invariant"] == "no-redelivery-after-accept"
+    assert data["violations"][0]["time_ms"] == 1234
     assert data["violations"][0]["message"] == "delivered again after its ack"
     plain = CliRunner().invoke(main, ["run", "small", "--seed", "2"])
-    assert plain.exit_code == 1 and "E-2" in plain.output
+    assert plain.exit_code == 1 and "no-redelivery-after-accept" in plain.output
 

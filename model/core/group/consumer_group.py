@@ -48,6 +48,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 
+from model import mutants as _mutants
 from model.core.config import BrokerConfig, GroupConfig
 from model.core.errors import ApiError, Errors
 from model.core.group.assignors import ASSIGNORS, AssignmentMemberSpec, Assignor
@@ -210,7 +211,7 @@ class ConsumerGroup:
             self._unindex(old)
         for p in sorted(member.owned_partitions):
             holder = self.partition_owner.get(p)
-            if holder is not None:
+            if holder is not None and _mutants.ACTIVE != "handover-before-revoke":
                 raise IllegalStateError(f"{p} given to {member.member_id} while {holder} still owns it (CG-3)")
             self.partition_owner[p] = member.member_id
         if member.instance_id is not None:
@@ -272,6 +273,8 @@ def _next_assignment(
     wanted = target - kept
     # A partition still held by another member stays pending until it is released.
     unreleased = frozenset(p for p in wanted if partition_owner.get(p, member.member_id) != member.member_id)
+    if _mutants.ACTIVE == "handover-before-revoke":
+        unreleased = NO_PARTITIONS
     to_assign = wanted - unreleased
 
     if to_revoke and _owns_any(owned, to_revoke):

@@ -30,6 +30,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
 
+from model import mutants as _mutants
 from model.core.errors import Errors
 from model.core.group.consumer_messages import (
     JOIN_GROUP_MEMBER_EPOCH,
@@ -232,6 +233,11 @@ class ConsumerMember:
         self._last_answered = None
         self.heartbeat_now = True
         if error in FENCING_ERRORS:
+            if _mutants.ACTIVE == "keep-partitions-after-fenced":
+                # mutant: it rejoins but keeps consuming what it owned
+                self.member_epoch = JOIN_GROUP_MEMBER_EPOCH
+                self.status = MemberStatus.JOINING
+                return ReconcileStep(error=error)
             lost, self.owned = self.owned, frozenset()
             self.member_epoch = JOIN_GROUP_MEMBER_EPOCH
             self.status = MemberStatus.JOINING

@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
+from model import mutants as _mutants
 from model.core.config import BrokerConfig, GroupConfig
 from model.core.errors import ApiError, Errors
 from model.core.group.result import CoordinatorResult
@@ -382,6 +383,8 @@ class ShareGroupManager:
             assignable[topic.topic_name] = [
                 p for p in range(topic.num_partitions)
                 if TopicPartition(topic.topic_name, p) in group.initialized
+                or (_mutants.ACTIVE == "assign-uninitialized"  # mutant: also partitions still initializing
+                    and TopicPartition(topic.topic_name, p) in group.initializing)
             ]
         return assignable
 
@@ -589,6 +592,9 @@ class ShareGroupManager:
             timeout = self.session_timeout_ms(gid)
             group.session_deadline_ms = {mid: now_ms + timeout for mid in sorted(group.members)}
             self._bump_group_epoch(group, batch)
+            if _mutants.ACTIVE == "reinitialize-on-load" and group.initialized:
+                # mutant: every initialized partition is initialized again, wiping its state
+                self._begin_initialize(group, dict.fromkeys(sorted(group.initialized), UNKNOWN_OFFSET), batch, now_ms)
             self._reconcile_metadata(group, batch, now_ms)
             # What reconciling did not just send is re-sent (replay leaves no timers).
             for tp in sorted(group.initializing.keys() - group.state_retry_at_ms.keys()):

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from enum import Enum
 
+from model import mutants as _mutants
 from model.core.errors import Errors
 from model.core.group.share_messages import (
     JOIN_GROUP_MEMBER_EPOCH,
@@ -94,7 +95,8 @@ class ShareMember:
         req = ShareGroupHeartbeatRequest(
             group_id=self.group_id,
             member_id=self.member_id,
-            member_epoch=JOIN_GROUP_MEMBER_EPOCH if joining else self.member_epoch,
+            member_epoch=JOIN_GROUP_MEMBER_EPOCH if joining and _mutants.ACTIVE != "rejoin-with-old-epoch"
+            else self.member_epoch,
             rack_id=self.rack_id if send_rack else None,
             subscribed_topic_names=self.subscribed_topic_names if send_subscription else None,
             client_id=self.client_id,
@@ -157,5 +159,6 @@ class ShareMember:
     def _start_over(self) -> None:
         """Abandon the assignment and rejoin with epoch 0 and the same member id (KIP-848)."""
         self.state = MemberState.JOINING
-        self.member_epoch = JOIN_GROUP_MEMBER_EPOCH
+        if _mutants.ACTIVE != "rejoin-with-old-epoch":
+            self.member_epoch = JOIN_GROUP_MEMBER_EPOCH
         self.assignment = frozenset()

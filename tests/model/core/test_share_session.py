@@ -49,7 +49,8 @@ def test_limit_and_idle_eviction() -> None:
     cache.share_fetch(("g", "a"), 0, 0)
     cache.share_fetch(("g", "b"), 0, 50)
     assert _code(cache.share_fetch, ("g", "c"), 0, 100) == Errors.SHARE_SESSION_LIMIT_REACHED
-    cache.share_fetch(("g", "c"), 0, 101)  # "a" has been idle > 100 ms: evicted to make room
+    # "a" has been idle > 100 ms: evicted to make room, and named so its records are released (SP-15).
+    assert cache.share_fetch(("g", "c"), 0, 101).evicted == (("g", "a"),)
     assert cache.keys() == [("g", "b"), ("g", "c")]
     assert cache.evict_idle(now_ms=251) == [("g", "b"), ("g", "c")]
 

@@ -21,7 +21,7 @@ class _AlwaysUpset(Monitor):
 
     def on_acquire(self, key: SharePartitionKey, member_id: str, acquired: list[AcquiredRecords],
                    leader_epoch: int, now_ms: int) -> None:
-        self.sink.report("E-3", now_ms, f"{key}: test violation", key=str(key))
+        self.sink.report("exclusive-acquisition", now_ms, f"{key}: test violation", key=str(key))
 
 
 def test_run_result_json_is_plain_data_and_complete() -> None:
@@ -53,7 +53,7 @@ def test_a_quiescent_run_stops_at_the_end_of_the_fault_phase() -> None:
 def test_stop_on_first_violation_stops_the_run_there() -> None:
     first, cluster = run_cluster(library.get("small"), 1, extra_monitors=[_AlwaysUpset()])
     assert first.verdict == "violated" and len(first.violations) == 1
-    assert first.violations[0].invariant == "E-3" and first.violations[0].seed == 1
+    assert first.violations[0].invariant == "exclusive-acquisition" and first.violations[0].seed == 1
     assert first.sim_time_ms == first.violations[0].time_ms < 1_000
     every, _ = run_cluster(library.get("small"), 1, stop_on_first_violation=False, extra_monitors=[_AlwaysUpset()])
     assert len(every.violations) > 1 and every.sim_time_ms == library.get("small").duration_ms
@@ -85,5 +85,5 @@ def test_liveness_deadline_reports_e1_when_records_stay_unresolved() -> None:
                     faults=FaultsSpec(plan=(FaultEvent(100, "message_loss", duration_ms=1_000, probability=1.0),)))
     result = run(stuck, 1, stop_on_first_violation=False)
     assert result.verdict == "violated"
-    assert [v.invariant for v in result.violations][:1] == ["E-1"]
+    assert [v.invariant for v in result.violations][:1] == ["eventual-resolution"]
     assert result.sim_time_ms == 3_000

@@ -1,0 +1,98 @@
+"""Campaign throughput (issue 7's "done when"): runs per second of a scenario run sequentially in this
+process, and through the Spark campaign in ``local[2]``; their ratio (target >= 1.7 on 2 cores) and the
+projected wall time of 1 000 000 runs at the campaign's rate (target < 1 hour).
+
+Both sides run the same run ids (the campaign's seeds). The campaign side is
+measured after a warm-up campaign of a few runs, so the Python workers have
+started and imported sharesim (a one-off of seconds, paid once per worker);
+Spark's session start is printed apart, and so is what two plain Python
+processes side by side achieve over one at the time (on a shared machine the
+ceiling of any 2-way parallelism is below 2). ``swarm`` is the scenario the issue
+names; ``swarm_small`` (the small cluster with swarm faults) is the cheaper one
+for large campaigns, measured and labelled separately.
+
+    python -m bench campaign                 # swarm (32 runs) and swarm_small (300 runs)
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import pyarrow.parquet as pq
+
+from scenarios import library
+from scenarios.campaign import Campaign, spark_session
+from scenarios.campaign.execute import run_batches
+from scenarios.campaign.worker import simulate
+
+TARGET_RATIO = 1.7
+TARGET_MILLION_S = 3600.0
+CORES = 2
+MASTER = f"local[{CORES}]"
+CASES = (("swarm", 32), ("swarm_small", 300))
+
+
+def sequential_rate(campaign: Campaign, runs: int) -> float:
+    started = time.perf_counter()
+    for run_id in range(runs):
+        simulate(campaign.task(run_id))
+    return runs / (time.perf_counter() - started)
+
+
+def _timed_runs(name: str, run_ids: range) -> float:
+    campaign = Campaign(library.get(name), run_ids.stop, campaign_seed=0)
+    started = time.perf_counter()
+    for run_id in run_ids:
+        simulate(campaign.task(run_id))
+    return time.perf_counter() - started
+
+
+def plain_parallel_ratio(name: str, runs: int) -> float:
+    """What two plain Python processes side by side give over one, right now: the machine's own ceiling
+    for any 2-way parallelism (other work on the machine lowers it below 2)."""
+    half = runs // 2
+    one = _timed_runs(name, range(half))
+    with ProcessPoolExecutor(CORES) as pool:
+        list(pool.map(_timed_runs, [name] * CORES, [range(0, 2)] * CORES))  # start and import
+        both = max(pool.map(_timed_runs, [name] * CORES, [range(0, half), range(half, 2 * half)]))
+    return (2 * half / both) / (half / one)
+
+
+def _hours(seconds: float) -> str:
+    return f"{seconds / 3600:.1f} h" if seconds >= 3600 else f"{seconds / 60:.0f} min"
+
+
+def main() -> None:
+    print(f"   two plain processes vs one (swarm_small, 200 runs): {plain_parallel_ratio('swarm_small', 200):.2f}x "
+          "(the machine's 2-way ceiling now)")
+    started = time.perf_counter()
+    spark = spark_session(MASTER, app_name="sharesim bench")
+    print(f"   Spark {MASTER} session start: {time.perf_counter() - started:.1f} s")
+    try:
+        with tempfile.TemporaryDirectory(prefix="sharesim-bench-") as tmp:
+            warm = Campaign(library.get("small"), 8, campaign_seed=99)
+            run_batches(spark, warm, Path(tmp) / "warm", partitions=4)
+            for name, runs in CASES:
+                campaign = Campaign(library.get(name), runs, campaign_seed=0)
+                sequential = sequential_rate(campaign, runs)
+                attempt = run_batches(spark, campaign, Path(tmp) / name)
+                in_workers = sum(pq.read_table(Path(tmp) / name, columns=["wall_time_s"]).column(0).to_pylist())
+                ratio = attempt.runs_per_second / sequential
+                million = 1_000_000 / attempt.runs_per_second
+                print(f"   {name}: {runs} runs; sequential in-process {sequential:.2f} runs/s "
+                      f"({1 / sequential:.3f} s/run); campaign {MASTER} {attempt.runs_per_second:.2f} runs/s "
+                      f"({attempt.partitions} tasks); ratio {ratio:.2f} (target >= {TARGET_RATIO}: "
+                      f"{'met' if ratio >= TARGET_RATIO else 'NOT met'}); 1 000 000 runs: {_hours(million)} "
+                      f"(target < 1 h: {'met' if million < TARGET_MILLION_S else 'NOT met'})")
+                # Where the time went: a run in a worker slower than in-process means the cores were shared.
+                print(f"      in the workers {in_workers / runs:.3f} s/run; the {CORES} task slots were busy "
+                      f"{in_workers / (attempt.seconds * CORES):.0%} of the campaign's {attempt.seconds:.1f} s")
+    finally:
+        spark.stop()
+
+
+if __name__ == "__main__":
+    main()

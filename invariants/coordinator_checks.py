@@ -1,0 +1,117 @@
+"""Checks of the share coordinator (SC-3, SC-5, SC-6).
+
+* ``ZombieWriteMonitor`` (zombie-write-fenced, SC-5): once a leader has read
+  a share-partition's state with leader epoch e (the ledger's ``read_epoch``),
+  no write with a lower leader epoch is accepted.
+* ``StoredEpochMonitor`` (stored-epoch-sources, SC-5): comparing the stored
+  state before and after each request that wrote records: only an initialize
+  changes the state epoch, only a read changes the leader epoch, and neither
+  ever goes down.
+* ``SnapshotLimitMonitor`` (snapshot-update-limit, SC-3): after each request,
+  the key's updates since its last snapshot are at most the limit.
+* ``ReplayEqualMonitor`` (coordinator-replay-equal, SC-6): a reference shard per
+  ``__share_group_state`` partition applies the committed records once each,
+  at every load; the loading coordinator's replayed state must equal it for
+  every key the uncommitted tail does not touch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from invariants.share_checks import LedgerMonitor
+from invariants.sink import Monitor, ViolationSink
+from model.core.share_coordinator import ShareCoordinatorShard
+from model.core.share_state import InitializeShareGroupStateRequest, ReadShareGroupStateRequest
+
+if TYPE_CHECKING:
+    from model.core.share_coordinator import ShareGroupState
+    from model.core.share_state import WriteShareGroupStateRequest
+
+
+class ZombieWriteMonitor(LedgerMonitor):
+    def on_write_accepted(self, request: WriteShareGroupStateRequest, now_ms: int) -> None:
+        durable = self.ledger.durable.get(request.key)
+        if durable is not None and 0 <= request.leader_epoch < durable.read_epoch:
+            self.sink.report("zombie-write-fenced", now_ms, event="write accepted",
+                             message=f"{request.key}: a write with leader epoch {request.leader_epoch} was accepted "
+                             f"after a leader read the state with leader epoch {durable.read_epoch}",
+                             key=str(request.key), leader_epoch=request.leader_epoch, read_epoch=durable.read_epoch,
+                             state_epoch=request.state_epoch)
+
+
+class StoredEpochMonitor(Monitor):
+    def on_share_state_handled(self, shard: ShareCoordinatorShard, request: object,
+                               previous: ShareGroupState | None, now_ms: int) -> None:
+        key = getattr(request, "key", None)
+        if previous is None or key is None:
+            return
+        current = shard.state(key)
+        if current is None:
+            return  # deleted (SC-8)
+        kind = type(request).__name__.removesuffix("Request")
+        excerpt = {"key": str(key), "request": kind, "state_epoch": current.state_epoch,
+                   "previous_state_epoch": previous.state_epoch, "leader_epoch": current.leader_epoch,
+                   "previous_leader_epoch": previous.leader_epoch}
+        initialize = isinstance(request, InitializeShareGroupStateRequest)
+        if current.state_epoch != previous.state_epoch and (
+                current.state_epoch < previous.state_epoch or not initialize):
+            self.sink.report("stored-epoch-sources", now_ms, event=kind,
+                             message=f"{key}: {kind} changed the stored state epoch from {previous.state_epoch} "
+                             f"to {current.state_epoch} (only an initialize raises it)", **excerpt)
+        elif current.leader_epoch != previous.leader_epoch and (
+                current.leader_epoch < previous.leader_epoch or not isinstance(request, ReadShareGroupStateRequest)):
+            self.sink.report("stored-epoch-sources", now_ms, event=kind,
+                             message=f"{key}: {kind} changed the stored leader epoch from {previous.leader_epoch} "
+                             f"to {current.leader_epoch} (only a read raises it)", **excerpt)
+
+
+class SnapshotLimitMonitor(Monitor):
+    def on_share_state_handled(self, shard: ShareCoordinatorShard, request: object,
+                               previous: ShareGroupState | None, now_ms: int) -> None:
+        key = getattr(request, "key", None)
+        current = None if key is None else shard.state(key)
+        limit = shard.snapshot_update_records_per_snapshot
+        if current is not None and current.updates_since_snapshot > limit:
+            self.sink.report("snapshot-update-limit", now_ms, event=type(request).__name__.removesuffix("Request"),
+                             message=f"{key}: {current.updates_since_snapshot} updates since the last snapshot, "
+                             f"above the limit {limit}", key=str(key),
+                             updates_since_snapshot=current.updates_since_snapshot, limit=limit,
+                             snapshot_epoch=current.snapshot_epoch)
+
+
+class ReplayEqualMonitor(Monitor):
+    def __init__(self, sink: ViolationSink) -> None:
+        super().__init__(sink)
+        self._reference: dict[int, ShareCoordinatorShard] = {}  # state partition -> committed records applied
+        self._applied: dict[int, int] = {}
+
+    def on_share_coordinator_loaded(self, partition: int, shard: ShareCoordinatorShard,
+                                    committed: Sequence[object], uncommitted: Sequence[object], now_ms: int) -> None:
+        reference = self._reference.get(partition)
+        if reference is None:
+            reference = self._reference[partition] = ShareCoordinatorShard(shard.snapshot_update_records_per_snapshot)
+        applied = self._applied.get(partition, 0)
+        for record in committed[applied:]:
+            reference.apply(record)  # type: ignore[arg-type]
+        self._applied[partition] = len(committed)
+        in_tail = {getattr(record, "key", None) for record in uncommitted}
+        for key in sorted(set(reference.keys()) | set(shard.keys())):
+            if key in in_tail:
+                continue
+            expected, replayed = reference.state(key), shard.state(key)
+            if expected != replayed:
+                self.sink.report("coordinator-replay-equal", now_ms, event=f"load __share_group_state-{partition}",
+                                 message=f"{key}: the share coordinator of partition {partition} replayed "
+                                 f"{_brief(replayed)}, but the committed state is {_brief(expected)}",
+                                 key=str(key), partition=partition, replayed=_brief(replayed),
+                                 committed=_brief(expected))
+                return
+
+
+def _brief(state: ShareGroupState | None) -> str:
+    if state is None:
+        return "no state"
+    return (f"state epoch {state.state_epoch}, leader epoch {state.leader_epoch}, snapshot epoch "
+            f"{state.snapshot_epoch}, start {state.start_offset}, {len(state.state_batches)} batch(es)")

@@ -1,0 +1,218 @@
+"""Checks of the group coordinator and the KIP-848 consumers (GC-2..GC-5, CG-1..CG-3).
+
+The coordinator checks run after each change a ``__consumer_offsets`` host
+makes in memory, on the group the request named (every group after a load,
+an expiry or a metadata change), and look only at members whose record
+changed since the last look (member records are compared by identity).
+A host with a lower leader epoch than one already seen (a stale coordinator
+about to retire) is not judged.
+
+* ``GroupEpochMonitor`` (group-epoch-order, GC-2..GC-4, CG-1): assignment
+  epoch <= group epoch; every member epoch <= assignment epoch; group and
+  assignment epochs never decrease (a deleted group starts afresh).
+* ``AssignInitializedMonitor`` (assign-initialized-only, GC-5): a share member
+  is assigned only partitions whose share-group state is initialized.
+* ``ExclusiveOwnershipMonitor`` (exclusive-ownership, CG-3): in the
+  coordinator, no partition is owned (assigned or pending revocation) by two
+  members; among the consumers, one told it is fenced owns nothing another
+  consumer owns (an unaware zombie, cut off from the coordinator, is the
+  protocol's accepted window and is not judged).
+* ``NoAssignAndRevokeMonitor`` (no-assign-and-revoke, CG-2): no heartbeat
+  response both assigns and revokes partitions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from invariants.sink import Monitor, ViolationSink
+
+if TYPE_CHECKING:
+    from model.core.group.consumer_group import ConsumerGroup
+    from model.core.group.coordinator import GroupCoordinatorShard
+    from model.core.group.share_group import ShareGroup
+    from model.core.metadata import TopicPartition
+
+Seen = tuple[int, "frozenset[TopicPartition]"]  # a member's epoch and the partitions it holds
+Changed = list[tuple[str, Seen | None, Seen | None]]  # member id, before, now (None: not a member)
+
+
+def _groups(shard: GroupCoordinatorShard,
+            group_id: str | None) -> list[tuple[str, str, ShareGroup | ConsumerGroup | None]]:
+    """(kind, group id, group or None if it is gone) for the groups a step may have changed."""
+    if group_id is not None:
+        return [("share", group_id, shard.share.group(group_id)),
+                ("consumer", group_id, shard.consumer.group(group_id))]
+    return ([("share", g, shard.share.group(g)) for g in shard.share.group_ids()]
+            + [("consumer", g, shard.consumer.group(g)) for g in shard.consumer.group_ids()])
+
+
+@dataclass
+class _Seen:
+    partition: int  # the __consumer_offsets partition whose coordinator holds the group (GC-6)
+    host_epoch: int = -1
+    group_epoch: int = -1
+    assignment_epoch: int = -1
+    members: dict[str, Seen] = field(default_factory=dict)
+
+
+class _GroupMonitor(Monitor):
+    """Calls ``check`` with the members whose epoch or partitions changed since the last look."""
+
+    def __init__(self, sink: ViolationSink) -> None:
+        super().__init__(sink)
+        self._seen: dict[tuple[str, str], _Seen] = {}
+
+    def on_group_coordinator_step(self, partition: int, leader_epoch: int, shard: GroupCoordinatorShard,
+                                  group_id: str | None, now_ms: int) -> None:
+        looked = _groups(shard, group_id)
+        if group_id is None:  # also the groups this partition held that are gone now
+            present = {(kind, gid) for kind, gid, _ in looked}
+            looked += [(kind, gid, None) for (kind, gid), seen in sorted(self._seen.items())
+                       if seen.partition == partition and (kind, gid) not in present]
+        for kind, gid, group in looked:
+            seen = self._seen.get((kind, gid))
+            if seen is not None and (seen.partition != partition or leader_epoch < seen.host_epoch):
+                continue  # another partition's group, or a stale coordinator about to retire
+            if group is None:
+                if seen is not None:
+                    del self._seen[(kind, gid)]  # deleted: a new group of that name starts afresh
+                continue
+            if seen is None:
+                seen = self._seen[(kind, gid)] = _Seen(partition)
+            seen.host_epoch = leader_epoch
+            changed: Changed = []
+            members = group.members
+            for member_id, member in members.items():
+                now = (member.member_epoch, _owned(member))
+                before = seen.members.get(member_id)
+                if before is None or before[0] != now[0] or before[1] is not now[1]:
+                    changed.append((member_id, before, now))
+                    seen.members[member_id] = now
+            gone = [m for m in seen.members if m not in members] if len(seen.members) > len(members) else []
+            for member_id in gone:
+                changed.append((member_id, seen.members.pop(member_id), None))
+            self.check(kind, gid, group, seen, sorted(changed, key=lambda c: c[0]), now_ms)
+
+    def check(self, kind: str, group_id: str, group: ShareGroup | ConsumerGroup, seen: _Seen,
+              changed: Changed, now_ms: int) -> None:
+        raise NotImplementedError
+
+
+def _owned(member: object) -> frozenset[TopicPartition]:
+    """What a member holds in the coordinator: a share member its assignment, a consumer-group
+    member also the partitions it has still to revoke (CG-2)."""
+    owned = getattr(member, "owned_partitions", None)
+    return owned if owned is not None else getattr(member, "assigned_partitions")  # noqa: B009
+
+
+class GroupEpochMonitor(_GroupMonitor):
+    def check(self, kind: str, group_id: str, group: ShareGroup | ConsumerGroup, seen: _Seen,
+              changed: Changed, now_ms: int) -> None:
+        group_epoch, assignment_epoch = group.group_epoch, group.assignment_epoch
+        excerpt = {"group": group_id, "kind": kind, "group_epoch": group_epoch,
+                   "assignment_epoch": assignment_epoch, "previous_group_epoch": seen.group_epoch,
+                   "previous_assignment_epoch": seen.assignment_epoch}
+        event = f"{kind} group {group_id}"
+        if assignment_epoch > group_epoch:
+            self.sink.report("group-epoch-order", now_ms, event=event,
+                             message=f"{kind} group {group_id}: assignment epoch {assignment_epoch} above the "
+                             f"group epoch {group_epoch}", **excerpt)
+        elif group_epoch < seen.group_epoch or assignment_epoch < seen.assignment_epoch:
+            self.sink.report("group-epoch-order", now_ms, event=event,
+                             message=f"{kind} group {group_id}: epochs went back from group {seen.group_epoch} / "
+                             f"assignment {seen.assignment_epoch} to {group_epoch} / {assignment_epoch}", **excerpt)
+        else:
+            for member_id, _, now in changed:
+                if now is not None and now[0] > assignment_epoch:
+                    self.sink.report("group-epoch-order", now_ms, event=event,
+                                     message=f"{kind} group {group_id}: member {member_id} at epoch {now[0]}, above "
+                                     f"the assignment epoch {assignment_epoch}", member=member_id,
+                                     member_epoch=now[0], **excerpt)
+                    break
+        seen.group_epoch = max(seen.group_epoch, group_epoch)
+        seen.assignment_epoch = max(seen.assignment_epoch, assignment_epoch)
+
+
+class AssignInitializedMonitor(_GroupMonitor):
+    def check(self, kind: str, group_id: str, group: ShareGroup | ConsumerGroup, seen: _Seen,
+              changed: Changed, now_ms: int) -> None:
+        initialized = getattr(group, "initialized", None)
+        if kind != "share" or initialized is None:
+            return
+        for member_id, _, now in changed:
+            if now is None:
+                continue
+            missing = sorted(now[1] - initialized)
+            if missing:
+                self.sink.report("assign-initialized-only", now_ms, event=f"share group {group_id}",
+                                 message=f"share group {group_id}: member {member_id} assigned {missing[0]}, whose "
+                                 f"share-group state is not initialized", group=group_id, member=member_id,
+                                 partition=str(missing[0]), member_epoch=now[0])
+                return
+
+
+class ExclusiveOwnershipMonitor(_GroupMonitor):
+    def __init__(self, sink: ViolationSink) -> None:
+        super().__init__(sink)
+        self._owner: dict[tuple[str, TopicPartition], str] = {}  # (group, partition) -> member (coordinator)
+        self._consumers: dict[str, dict[str, frozenset[TopicPartition]]] = {}  # group -> client -> owned
+        self._fenced: set[tuple[str, str]] = set()  # (group, client) told FENCED and not answered since
+
+    def check(self, kind: str, group_id: str, group: ShareGroup | ConsumerGroup, seen: _Seen,
+              changed: Changed, now_ms: int) -> None:
+        if kind != "consumer":
+            return
+        owner = self._owner
+        for member_id, before, now in changed:
+            old = before[1] if before is not None else frozenset()
+            new = now[1] if now is not None else frozenset()
+            for tp in old - new:
+                if owner.get((group_id, tp)) == member_id:
+                    del owner[(group_id, tp)]
+        for member_id, before, now in changed:
+            old = before[1] if before is not None else frozenset()
+            new = now[1] if now is not None else frozenset()
+            for tp in sorted(new - old):
+                holder = owner.get((group_id, tp))
+                if holder is not None and holder != member_id:
+                    self.sink.report("exclusive-ownership", now_ms, event=f"consumer group {group_id}",
+                                     message=f"consumer group {group_id}: {tp} given to {member_id} while {holder} "
+                                     f"still owns it", group=group_id, partition=str(tp), member=member_id,
+                                     holder=holder)
+                owner[(group_id, tp)] = member_id
+
+    def on_consumer_reconciled(self, client: str, group_id: str, revoked: frozenset[TopicPartition],
+                               assigned: frozenset[TopicPartition], owned: frozenset[TopicPartition],
+                               fenced: bool, now_ms: int) -> None:
+        consumers = self._consumers.setdefault(group_id, {})
+        consumers[client] = owned
+        if fenced:
+            self._fenced.add((group_id, client))
+            claims = [(tp, other) for tp in sorted(owned) for other in sorted(consumers)
+                      if other != client and tp in consumers[other]]
+        else:
+            self._fenced.discard((group_id, client))
+            claims = [(tp, other) for tp in sorted(assigned) for other in sorted(consumers)
+                      if other != client and (group_id, other) in self._fenced and tp in consumers[other]]
+        if claims:
+            tp, other = claims[0]
+            fenced_one = client if fenced else other
+            self.sink.report("exclusive-ownership", now_ms, event=f"heartbeat response {client}",
+                             message=f"consumer group {group_id}: {tp} owned by {client} and {other}, though "
+                             f"{fenced_one} was told it is fenced", group=group_id, partition=str(tp),
+                             member=client, holder=other, fenced=fenced_one)
+
+
+class NoAssignAndRevokeMonitor(Monitor):
+    def on_consumer_reconciled(self, client: str, group_id: str, revoked: frozenset[TopicPartition],
+                               assigned: frozenset[TopicPartition], owned: frozenset[TopicPartition],
+                               fenced: bool, now_ms: int) -> None:
+        if revoked and assigned:
+            self.sink.report("no-assign-and-revoke", now_ms, event=f"heartbeat response {client}",
+                             message=f"consumer group {group_id}: one heartbeat response assigned "
+                             f"{', '.join(map(str, sorted(assigned)))} to {client} and revoked "
+                             f"{', '.join(map(str, sorted(revoked)))}", group=group_id, member=client,
+                             assigned=[str(tp) for tp in sorted(assigned)],
+                             revoked=[str(tp) for tp in sorted(revoked)])

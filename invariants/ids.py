@@ -1,0 +1,81 @@
+"""The invariant catalogue as data: id → (SPEC.md ids, kind, statement).
+
+Plain data with no imports, so the violation sink, the reports and the
+catalogue (``invariants/catalogue.py``, which adds each entry's checker) share
+one table. The ids are fixed: mutants (``model/mutants.py``) name them.
+Kinds: "state" (checked after each step), "transition" (checked on each
+change), "liveness" (checked at the end of the healing phase).
+"""
+
+from __future__ import annotations
+
+from typing import Final, NamedTuple
+
+
+class Entry(NamedTuple):
+    spec: tuple[str, ...]
+    kind: str
+    statement: str
+
+
+TABLE: Final[dict[str, Entry]] = {
+    "record-state-transition": Entry(
+        ("SP-1",), "transition",
+        "records move only AVAILABLE→ACQUIRED→AVAILABLE|ACKNOWLEDGED|ARCHIVED; terminal states stay; "
+        "ACQUIRED is never persisted"),
+    "delivery-count-limit": Entry(
+        ("SP-5", "E-4"), "transition",
+        "delivery count never above the limit within one leader tenure; a record delivered limit times "
+        "and not accepted ends ARCHIVED"),
+    "spso-monotonic": Entry(
+        ("SP-6",), "transition", "the SPSO never decreases; every offset below it is durably terminal"),
+    "window-bounds": Entry(("SP-7",), "state", "SPSO <= SPEO <= the high-water mark (or last stable offset)"),
+    "window-size": Entry(("SP-8",), "state", "SPEO - SPSO <= group.share.partition.max.record.locks"),
+    "ack-after-durable-write": Entry(
+        ("SP-9",), "transition",
+        "no acknowledgement is confirmed to a client before its durable write was accepted"),
+    "counts-not-below-durable": Entry(
+        ("SP-11",), "transition", "delivery counts never fall below their durable value"),
+    "no-aborted-delivery": Entry(
+        ("SP-13",), "transition", "records of aborted transactions are never delivered under read_committed"),
+    "coordinator-replay-equal": Entry(
+        ("SC-6",), "transition",
+        "a share coordinator's replayed state equals the committed state of the one it replaced"),
+    "zombie-write-fenced": Entry(
+        ("SC-5",), "transition",
+        "after a leader reads state with leader epoch e, no write with a lower leader epoch is accepted"),
+    "stored-epoch-sources": Entry(
+        ("SC-5",), "transition",
+        "the stored state epoch is raised only by initialize, the stored leader epoch only by read"),
+    "snapshot-update-limit": Entry(
+        ("SC-3",), "state",
+        "updates since the last snapshot <= share.coordinator.snapshot.update.records.per.snapshot"),
+    "group-epoch-order": Entry(
+        ("GC-2", "GC-3", "GC-4", "CG-1"), "transition",
+        "assignment epoch <= group epoch and member epochs <= assignment epoch; group and assignment epochs "
+        "never decrease"),
+    "assign-initialized-only": Entry(
+        ("GC-5",), "state", "only share-partitions whose state is initialized are assigned"),
+    "exclusive-ownership": Entry(
+        ("CG-3",), "state", "no partition is owned by two consumer-group members at once"),
+    "no-assign-and-revoke": Entry(
+        ("CG-2",), "transition", "no heartbeat response both assigns and revokes partitions"),
+    "eventual-resolution": Entry(
+        ("E-1",), "liveness", "every committed record is eventually accepted or archived once faults stop"),
+    "no-redelivery-after-accept": Entry(
+        ("E-2",), "transition",
+        "a record whose accept or reject was confirmed to a consumer is never delivered again"),
+    "exclusive-acquisition": Entry(
+        ("E-3",), "transition",
+        "at most one live acquisition per record; acknowledgements from anyone else are rejected"),
+    "member-convergence": Entry(
+        ("E-5",), "liveness", "every live member converges to the group's assignment epoch once faults stop"),
+    "share-session-epoch": Entry(
+        ("CL-1",), "transition",
+        "a share session accepts epoch 0 to open, -1 to close, otherwise exactly one more than its last"),
+}
+
+
+def spec_of(invariant: str) -> tuple[str, ...]:
+    entry = TABLE.get(invariant)
+    return entry.spec if entry is not None else ()

@@ -1,0 +1,216 @@
+"""The ghost ledger: the client-visible facts of a run, as the checks of the catalogue need them.
+
+It is an ``Observer`` fed by the same hooks as the monitors and holds, kept as
+ranges (``invariants/intervals.py``), never one object per offset:
+
+* **committed records** per data partition: the end of what the produce acks
+  showed committed (``high_watermark``, by topic name), the ranges of aborted
+  transactions (``aborted``, by topic id as share-partition keys name it);
+* **durable state** per share-partition, from every write a share coordinator
+  accepted: the state epoch, the highest start offset, the durably terminal
+  offsets and the highest durable delivery count of each offset, and the
+  highest leader epoch a leader read the state with (``DurableState``);
+* **deliveries** per share-partition: the last delivery of each offset
+  (member, delivery count, leader epoch, time);
+* **confirmed acknowledgements** per share-partition: offsets whose accept,
+  reject or gap a leader confirmed after its durable write;
+* **accepted writes** a leader has not yet taken as done (SP-9).
+
+The runner puts the ledger AFTER the checks in the fan-out, so a check sees
+the facts from before the step it is judging.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Final, NamedTuple
+
+from invariants.intervals import IntervalSet, RangeMap
+from invariants.sink import Monitor, ViolationSink
+from model.core.share_state import UNKNOWN_OFFSET, AcknowledgeType, RecordState, SharePartitionKey
+
+if TYPE_CHECKING:
+    from model.core.share_partition import AcknowledgementBatch, AcquiredRecords, SharePartition
+    from model.core.share_state import WriteShareGroupStateRequest
+
+TERMINAL_ACKS: Final = frozenset((int(AcknowledgeType.ACCEPT), int(AcknowledgeType.REJECT), int(AcknowledgeType.GAP)))
+TERMINAL_STATES: Final = frozenset((RecordState.ACKNOWLEDGED, RecordState.ARCHIVED))
+
+DataPartition = tuple[str, int]  # (topic id, partition): how a SharePartitionKey names its data
+_TRIM_EVERY: Final = 1_024  # offsets the SPSO moves between two trims of a share-partition's ranges
+
+
+def topic_id_of(topic: str) -> str:
+    """The controller's topic id (``model.sim.controller.topic_id_for``), without importing the simulation."""
+    return f"{topic}-id"
+
+
+def terminal_runs(batch: AcknowledgementBatch) -> Iterator[tuple[int, int]]:
+    """The sub-ranges of an acknowledgement batch whose type ends the record (accept, reject, gap)."""
+    types = batch.acknowledge_types
+    if len(types) <= 1:
+        if types and types[0] in TERMINAL_ACKS:
+            yield batch.first_offset, batch.last_offset
+        return
+    start = -1
+    for i, ack_type in enumerate(types):
+        offset = batch.first_offset + i
+        if ack_type in TERMINAL_ACKS:
+            if start < 0:
+                start = offset
+        elif start >= 0:
+            yield start, offset - 1
+            start = -1
+    if start >= 0:
+        yield start, batch.first_offset + len(types) - 1
+
+
+class Delivery(NamedTuple):
+    member_id: str
+    delivery_count: int
+    leader_epoch: int
+    time_ms: int
+
+
+@dataclass
+class DurableState:
+    """What the share coordinators accepted for one share-partition, within its latest state epoch."""
+
+    state_epoch: int = -1
+    start: int = -1  # the highest start offset accepted
+    terminal: IntervalSet = field(default_factory=IntervalSet)
+    counts: RangeMap[int] = field(default_factory=RangeMap)  # offset -> highest durable delivery count
+    read_epoch: int = -1  # the highest leader epoch a leader read this state with (any state epoch)
+    trimmed: int = 0  # ranges below this offset are forgotten (below a leader's SPSO)
+
+    def restart(self, state_epoch: int) -> None:
+        """SP-12: a new state epoch starts the durable state afresh."""
+        self.state_epoch = state_epoch
+        self.start = -1
+        self.trimmed = 0
+        self.terminal.clear()
+        self.counts.clear()
+
+    def raise_counts(self, first: int, last: int, count: int) -> None:
+        """SC-4: where ranges overlap the higher delivery count wins."""
+        cursor = first
+        for lo, hi, before in self.counts.overlapping(first, last):
+            if before >= count:
+                self.counts.assign(cursor, lo - 1, count)
+                cursor = hi + 1
+        self.counts.assign(cursor, last, count)
+
+
+class Ledger(Monitor):
+    def __init__(self, sink: ViolationSink) -> None:
+        super().__init__(sink)
+        self.durable: dict[SharePartitionKey, DurableState] = {}
+        self.deliveries: dict[SharePartitionKey, RangeMap[Delivery]] = {}
+        self.confirmed: dict[SharePartitionKey, IntervalSet] = {}
+        self.high_watermark: dict[tuple[str, int], int] = {}  # (topic name, partition) -> end of the committed
+        self.aborted: dict[DataPartition, IntervalSet] = {}
+        self.read_committed: dict[str, bool] = {}  # group id -> its isolation, as its leaders read
+        self._open: dict[tuple[str, int, int], list[tuple[int, int]]] = {}  # (topic id, partition, pid) -> ranges
+        # id(request) -> request: accepted writes whose answer no leader has taken yet.
+        self._accepted: dict[int, WriteShareGroupStateRequest] = {}
+
+    # -- queries ----------------------------------------------------------------------------------
+
+    def durable_of(self, key: SharePartitionKey) -> DurableState:
+        state = self.durable.get(key)
+        if state is None:
+            state = self.durable[key] = DurableState()
+        return state
+
+    def was_accepted(self, request: WriteShareGroupStateRequest) -> bool:
+        return self._accepted.get(id(request)) is request
+
+    # -- share-partition facts ------------------------------------------------------------------------
+
+    def on_share_partition_step(self, partition: SharePartition, bound: int, now_ms: int) -> None:
+        if partition.ready:
+            key = partition.key
+            state = self.durable_of(key)
+            if key.group_id not in self.read_committed:
+                self.read_committed[key.group_id] = partition.group.read_committed
+            if partition.state_epoch > state.state_epoch:
+                state.restart(partition.state_epoch)
+                self.confirmed.pop(key, None)
+            elif partition.state_epoch == state.state_epoch and partition.spso >= state.trimmed + _TRIM_EVERY:
+                self._trim(key, state, partition.spso)
+
+    def _trim(self, key: SharePartitionKey, state: DurableState, spso: int) -> None:
+        """Forget the ranges below the SPSO (all terminal, SP-6), so memory follows the window, not the run."""
+        state.trimmed = spso
+        state.terminal.discard_below(spso)
+        state.counts.discard_below(spso)
+        for ranges in (self.deliveries.get(key), self.confirmed.get(key)):
+            if ranges is not None:
+                ranges.discard_below(spso)
+
+    def on_write_accepted(self, request: WriteShareGroupStateRequest, now_ms: int) -> None:
+        self._accepted[id(request)] = request
+        state = self.durable_of(request.key)
+        if request.state_epoch > state.state_epoch:
+            state.restart(request.state_epoch)
+        elif request.state_epoch < state.state_epoch:
+            return
+        if request.start_offset != UNKNOWN_OFFSET and request.start_offset > state.start:
+            state.start = request.start_offset
+            state.terminal.discard_below(state.start)
+            state.counts.discard_below(state.start)
+            deliveries = self.deliveries.get(request.key)
+            if deliveries is not None:
+                deliveries.discard_below(state.start)
+        for batch in request.state_batches:
+            first = max(batch.first_offset, state.start)
+            if batch.delivery_state in TERMINAL_STATES:
+                state.terminal.add(first, batch.last_offset)
+            state.raise_counts(first, batch.last_offset, batch.delivery_count)
+
+    def on_write_completed(self, request: WriteShareGroupStateRequest, now_ms: int) -> None:
+        self._accepted.pop(id(request), None)
+
+    def on_state_read(self, key: SharePartitionKey, leader_epoch: int, now_ms: int) -> None:
+        state = self.durable_of(key)
+        state.read_epoch = max(state.read_epoch, leader_epoch)
+
+    def on_acquire(self, key: SharePartitionKey, member_id: str, acquired: list[AcquiredRecords],
+                   leader_epoch: int, now_ms: int) -> None:
+        deliveries = self.deliveries.get(key)
+        if deliveries is None:
+            deliveries = self.deliveries[key] = RangeMap()
+        for first, last, count in acquired:
+            deliveries.assign(first, last, Delivery(member_id, count, leader_epoch, now_ms))
+
+    def on_ack_confirmed(self, key: SharePartitionKey, member_id: str, batches: tuple[AcknowledgementBatch, ...],
+                         now_ms: int) -> None:
+        confirmed = self.confirmed.get(key)
+        if confirmed is None:
+            confirmed = self.confirmed[key] = IntervalSet()
+        for batch in batches:
+            for first, last in terminal_runs(batch):
+                confirmed.add(first, last)
+
+    # -- data partitions ------------------------------------------------------------------------------
+
+    def on_records_committed(self, topic: str, partition: int, first_offset: int, count: int,
+                             producer_id: int | None, transactional: bool, now_ms: int) -> None:
+        data = (topic, partition)  # by name here (every produce ack comes here: keep it cheap)
+        end = first_offset + count
+        if end > self.high_watermark.get(data, 0):
+            self.high_watermark[data] = end
+        if transactional and producer_id is not None:
+            self._open.setdefault((topic_id_of(topic), partition, producer_id), []).append((first_offset, end - 1))
+
+    def on_transaction_ended(self, topic: str, partition: int, producer_id: int, commit: bool, now_ms: int) -> None:
+        data = (topic_id_of(topic), partition)
+        ranges = self._open.pop((*data, producer_id), [])
+        if commit or not ranges:
+            return
+        aborted = self.aborted.get(data)
+        if aborted is None:
+            aborted = self.aborted[data] = IntervalSet()
+        for first, last in ranges:
+            aborted.add(first, last)

@@ -1,0 +1,172 @@
+"""Checks of the share-partition leader against the ghost ledger (SP-1, SP-9, SP-11, SP-13, CL-1).
+
+Each check reads the facts the ``Ledger`` holds from before the step it
+judges (the ledger comes after the checks in the fan-out) and costs what the
+step touched: the ranges of one acquisition or one accepted write.
+
+* ``RecordTransitionMonitor`` (record-state-transition, SP-1): a write the
+  share coordinator accepts never persists ACQUIRED and never moves a durably
+  terminal offset back to AVAILABLE (unless it carries a lower delivery count:
+  a late retry of an older write, which the SC-4 merge discards); no offset
+  that is durably terminal is acquired.
+* ``AckAfterDurableWriteMonitor`` (ack-after-durable-write, SP-9): a leader
+  takes a write as done (and confirms the acknowledgements it carries) only
+  once a share coordinator accepted that very write.
+* ``DurableCountMonitor`` (counts-not-below-durable, SP-11): a delivery's count
+  is above the highest count the share coordinator holds for its offsets.
+* ``AbortedDeliveryMonitor`` (no-aborted-delivery, SP-13): a read_committed
+  group is never delivered an offset of an aborted transaction.
+* ``ShareSessionMonitor`` (share-session-epoch, CL-1): a broker's session
+  cache accepts epoch 0 (open), -1 (close, of an open session), or exactly the
+  next epoch of the open session; a session the broker evicted, or lost in a
+  crash, is not open.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from invariants.intervals import IntervalSet
+from invariants.ledger import Ledger
+from invariants.sink import Monitor, ViolationSink
+from model.core.share_session import FINAL_EPOCH, INITIAL_EPOCH, next_epoch
+from model.core.share_state import PERSISTED_STATES, RecordState, SharePartitionKey
+
+if TYPE_CHECKING:
+    from model.core.share_partition import AcquiredRecords
+    from model.core.share_state import WriteShareGroupStateRequest
+
+
+def _first_acquired_in(offsets: IntervalSet, acquired: list[AcquiredRecords]) -> tuple[int, int, int] | None:
+    """The first acquired sub-range that lies in ``offsets``, with its delivery count."""
+    for first, last, count in acquired:
+        hit = offsets.first_overlap(first, last)
+        if hit is not None:
+            return hit[0], hit[1], count
+    return None
+
+
+class LedgerMonitor(Monitor):
+    """A monitor that judges against the run's ``Ledger``."""
+
+    def __init__(self, sink: ViolationSink, ledger: Ledger) -> None:
+        super().__init__(sink)
+        self.ledger = ledger
+
+
+class RecordTransitionMonitor(LedgerMonitor):
+    def on_write_accepted(self, request: WriteShareGroupStateRequest, now_ms: int) -> None:
+        key = request.key
+        for batch in request.state_batches:
+            if batch.delivery_state not in PERSISTED_STATES:
+                self.sink.report("record-state-transition", now_ms, event="write accepted",
+                                 message=f"{key}: offsets {batch.first_offset}-{batch.last_offset} persisted as "
+                                 f"{RecordState(batch.delivery_state).name}, which is never persisted",
+                                 key=str(key), first=batch.first_offset, last=batch.last_offset,
+                                 state=int(batch.delivery_state), leader_epoch=request.leader_epoch)
+                return
+        durable = self.ledger.durable.get(key)
+        if durable is None or request.state_epoch != durable.state_epoch:
+            return
+        for batch in request.state_batches:
+            if batch.delivery_state != RecordState.AVAILABLE:
+                continue
+            hit = durable.terminal.first_overlap(batch.first_offset, batch.last_offset)
+            if hit is None:
+                continue
+            stored = max((count for _, _, count in durable.counts.overlapping(*hit)), default=0)
+            if batch.delivery_count >= stored:
+                self.sink.report("record-state-transition", now_ms, event="write accepted",
+                                 message=f"{key}: durably terminal offsets {hit[0]}-{hit[1]} written back to "
+                                 f"AVAILABLE (delivery count {batch.delivery_count})", key=str(key),
+                                 first=hit[0], last=hit[1], delivery_count=batch.delivery_count,
+                                 durable_count=stored, leader_epoch=request.leader_epoch)
+                return
+
+    def on_acquire(self, key: SharePartitionKey, member_id: str, acquired: list[AcquiredRecords],
+                   leader_epoch: int, now_ms: int) -> None:
+        durable = self.ledger.durable.get(key)
+        hit = None if durable is None else _first_acquired_in(durable.terminal, acquired)
+        if hit is not None:
+            first, last, count = hit
+            self.sink.report("record-state-transition", now_ms, event=f"acquire {member_id}",
+                             message=f"{key}: durably terminal offsets {first}-{last} acquired by {member_id} "
+                             f"(delivery count {count})", key=str(key), first=first, last=last, member=member_id,
+                             delivery_count=count, leader_epoch=leader_epoch)
+
+
+class AckAfterDurableWriteMonitor(LedgerMonitor):
+    def on_write_completed(self, request: WriteShareGroupStateRequest, now_ms: int) -> None:
+        if not self.ledger.was_accepted(request):
+            key = request.key
+            self.sink.report("ack-after-durable-write", now_ms, event="write answered",
+                             message=f"{key}: the leader took a write (leader epoch {request.leader_epoch}, "
+                             f"{len(request.state_batches)} batch(es)) as durable before a share coordinator "
+                             f"accepted it", key=str(key), leader_epoch=request.leader_epoch,
+                             state_epoch=request.state_epoch, start_offset=request.start_offset,
+                             batches=len(request.state_batches))
+
+
+class DurableCountMonitor(LedgerMonitor):
+    def on_acquire(self, key: SharePartitionKey, member_id: str, acquired: list[AcquiredRecords],
+                   leader_epoch: int, now_ms: int) -> None:
+        durable = self.ledger.durable.get(key)
+        if durable is None or not len(durable.counts):
+            return
+        for first, last, count in acquired:
+            for lo, hi, stored in durable.counts.overlapping(first, last):
+                if count <= stored:
+                    self.sink.report("counts-not-below-durable", now_ms, event=f"acquire {member_id}",
+                                     message=f"{key}: offsets {lo}-{hi} delivered with count {count}, but their "
+                                     f"durable delivery count is already {stored}", key=str(key), first=lo,
+                                     last=hi, member=member_id, delivery_count=count, durable_count=stored,
+                                     leader_epoch=leader_epoch)
+                    return
+
+
+class AbortedDeliveryMonitor(LedgerMonitor):
+    def on_acquire(self, key: SharePartitionKey, member_id: str, acquired: list[AcquiredRecords],
+                   leader_epoch: int, now_ms: int) -> None:
+        ledger = self.ledger
+        aborted = ledger.aborted.get((key.topic_id, key.partition))
+        if aborted is None or not ledger.read_committed.get(key.group_id, False):
+            return
+        hit = _first_acquired_in(aborted, acquired)
+        if hit is not None:
+            first, last, count = hit
+            self.sink.report("no-aborted-delivery", now_ms, event=f"acquire {member_id}",
+                             message=f"{key}: offsets {first}-{last} of an aborted transaction delivered to "
+                             f"{member_id} under read_committed", key=str(key), first=first, last=last,
+                             member=member_id, delivery_count=count, leader_epoch=leader_epoch)
+
+
+class ShareSessionMonitor(Monitor):
+    def __init__(self, sink: ViolationSink) -> None:
+        super().__init__(sink)
+        # (broker, group, member) -> the epoch the open session expects next.
+        self._expected: dict[tuple[int, str, str], int] = {}
+
+    def on_share_session(self, broker: int, group_id: str, member_id: str, epoch: int, now_ms: int) -> None:
+        session = (broker, group_id, member_id)
+        if epoch == INITIAL_EPOCH:
+            self._expected[session] = next_epoch(INITIAL_EPOCH)
+            return
+        expected = self._expected.pop(session, None) if epoch == FINAL_EPOCH else self._expected.get(session)
+        if expected is None or (epoch != FINAL_EPOCH and epoch != expected):
+            what = "no open session" if expected is None else f"the session expects epoch {expected}"
+            self.sink.report("share-session-epoch", now_ms, event=f"share session b{broker} {member_id}",
+                             message=f"broker {broker} accepted share-session epoch {epoch} from {member_id} "
+                             f"of {group_id}, but {what}", broker=broker, group=group_id, member=member_id,
+                             epoch=epoch, expected=expected)
+        if epoch != FINAL_EPOCH:
+            self._expected[session] = next_epoch(epoch)
+
+    def on_share_session_evicted(self, broker: int, group_id: str, member_id: str, now_ms: int) -> None:
+        self._expected.pop((broker, group_id, member_id), None)
+
+    def on_event(self, kind: str, now_ms: int, **fields: Any) -> None:
+        if kind == "broker.crash":  # its session cache is gone with it
+            broker = fields.get("broker")
+            for session in [s for s in self._expected if s[0] == broker]:
+                del self._expected[session]
+

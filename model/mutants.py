@@ -1,0 +1,193 @@
+"""Mutants: named, documented bug injections that prove the invariants bite (issue 5).
+
+Each ``Mutant`` names one realistic defect of the protocol, the invariant of
+the catalogue (``invariants/``) expected to catch it, and the library scenario
+in which it shows. The defect itself is a guarded hook at the exact place of
+the bug in ``model/core`` or ``model/sim``::
+
+    if _mutants.ACTIVE == "spso-before-durable":
+        ...  # the broken behaviour
+
+``ACTIVE`` is plain module state, ``None`` unless the runner has set it for a
+run (``injected``): a hook costs one global load and one string comparison, and
+a run in a Spark Python worker sees the mutant its own runner set. ``injected``
+resets it in ``finally``, so no mutant leaks into the next run of the process,
+even when a run raises.
+
+This module imports nothing from ``model`` (the pure core imports it) and no
+SimPy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Final
+
+from model.unknown_name import UnknownName
+
+ACTIVE: str | None = None
+"""The name of the mutant injected into the current run, or None (the correct model)."""
+
+
+@dataclass(frozen=True)
+class Mutant:
+    name: str
+    description: str  # the defect, in the protocol's words
+    expected_invariant: str  # a catalogue id (invariants/)
+    scenario: str  # the library scenario in which it shows (or "swarm")
+    where: str  # the module and function that carry its hook
+
+    def to_json(self) -> dict[str, str]:
+        return {"name": self.name, "description": self.description,
+                "expected_invariant": self.expected_invariant, "scenario": self.scenario}
+
+
+MUTANTS: Final[tuple[Mutant, ...]] = (
+    # -- the share-partition leader (SP-*) --------------------------------------------------------
+    Mutant("spso-before-durable",
+           "the SPSO advances past acknowledged records as soon as the acknowledgement is applied in memory, "
+           "before its WriteShareGroupState is accepted (SP-6: only after the change is durable)",
+           "spso-monotonic", "small", "model/core/share_partition.py: acknowledge, _advance_spso"),
+    Mutant("read-past-lso",
+           "a read_committed share-partition brings offsets into the window up to the high-water mark instead "
+           "of the last stable offset, so the SPEO passes the LSO of an open transaction (SP-7, SP-13)",
+           "window-bounds", "read_committed_transactions", "model/core/share_partition.py: _acquire_new"),
+    Mutant("deliver-aborted",
+           "a read_committed share-partition reads records as read_uncommitted (the bound is still the LSO): "
+           "records of aborted transactions are delivered instead of archived (SP-13)",
+           "no-aborted-delivery", "read_committed_transactions",
+           "model/core/share_partition.py: _acquire_available, _acquire_new"),
+    Mutant("inflight-limit-per-fetch",
+           "the in-flight bound is enforced per fetch (SPEO + max record locks) instead of on the window "
+           "(SPSO + max record locks), so a record stuck at the SPSO lets the window grow without bound (SP-8)",
+           "window-size", "stuck_head", "model/core/share_partition.py: _acquire_new"),
+    Mutant("no-limit-on-lock-timeout",
+           "an expired acquisition lock returns the record to AVAILABLE without the delivery-count check, "
+           "and nothing archives it later: it is delivered again above the limit (SP-4, SP-5)",
+           "delivery-count-limit", "all_slow_consumers",
+           "model/core/share_partition.py: _release, _acquire_available"),
+    Mutant("release-decrements-count",
+           "releasing a member's acquired records when its share session ends decrements their delivery count, "
+           "as if the delivery had not happened (SP-15: count unchanged)",
+           "delivery-count-limit", "paused_session_evicted", "model/core/share_partition.py: _release"),
+    Mutant("ack-from-non-owner",
+           "an acknowledgement is accepted without checking that the acknowledging member owns the acquisition "
+           "(SP-3): a member whose lock expired acknowledges records another member now holds",
+           "exclusive-acquisition", "all_slow_consumers", "model/core/share_partition.py: _not_acknowledgeable"),
+    Mutant("ack-after-lock-expired",
+           "acquisition locks are swept only when the leader next acquires (no timer), and an acknowledgement "
+           "does not check the lock deadline (SP-3, SP-4): an acknowledgement after the lock expired is accepted",
+           "exclusive-acquisition", "all_slow_consumers",
+           "model/core/share_partition.py: _not_acknowledgeable, acquire, next_lock_deadline_ms"),
+    Mutant("recover-resets-counts",
+           "a new leader restores the persisted batches with delivery count 0 instead of their durable count "
+           "(SP-10, SP-11: counts never fall below their durable value)",
+           "counts-not-below-durable", "slow_consumers_leader_moves", "model/core/share_partition.py: recover"),
+    Mutant("recover-ignores-start-offset",
+           "a new leader takes the stored start offset for \"not yet known\" (-1) and applies "
+           "share.auto.offset.reset, so offsets below it, acknowledged and pruned from the state, are delivered "
+           "again (SP-10)",
+           "no-redelivery-after-accept", "leadership_move", "model/core/share_partition.py: recover"),
+    Mutant("persist-acquired",
+           "a lock-timeout or release write persists the records' current in-memory state (ACQUIRED) instead "
+           "of the state they move to, and the share coordinator stores it without checking the delivery state "
+           "(SP-1: ACQUIRED is never persisted)",
+           "record-state-transition", "all_slow_consumers",
+           "model/core/share_partition.py: _release; model/core/share_coordinator.py: _invalid_write"),
+    Mutant("continue-unknown-session",
+           "a broker that has no share session for a member (it restarted, or evicted it) accepts a ShareFetch "
+           "continuing one with epoch N and creates the session on the fly, instead of SHARE_SESSION_NOT_FOUND "
+           "(CL-1: only epoch 0 opens a session)",
+           "share-session-epoch", "paused_session_evicted", "model/core/share_session.py: ShareSessionCache._continue"),
+    Mutant("read-not-retried",
+           "a share-partition leader whose ReadShareGroupState failed (state not there yet, coordinator moving) "
+           "never reads again, so it never serves the partition (SP-10)",
+           "eventual-resolution", "lost_state_reads", "model/sim/share_leader.py: ShareLeaderHost._read_answered"),
+    # -- the share coordinator (SC-*) ----------------------------------------------------------------
+    Mutant("respond-before-commit",
+           "the share coordinator answers a WriteShareGroupState as soon as it appended the record, before it "
+           "is committed (SC-7): the leader confirms an acknowledgement whose write is not durable (SP-9)",
+           "ack-after-durable-write", "small", "model/sim/coordinator_host.py: ShareCoordinatorHost.handle"),
+    Mutant("read-keeps-leader-epoch",
+           "ReadShareGroupState with a higher leader epoch answers the state without storing the new leader "
+           "epoch, so the old leader's late writes are not fenced (SC-5, the zombie-leader rule)",
+           "zombie-write-fenced", "zombie_leader_writes", "model/core/share_coordinator.py: read"),
+    Mutant("reinit-drops-leader-epoch",
+           "re-initializing a share-partition's state (admin reset, SP-12) stores leader epoch -1 instead of "
+           "keeping the stored one, so a zombie leader is no longer fenced (SC-5)",
+           "stored-epoch-sources", "admin_alter_and_delete", "model/core/share_coordinator.py: initialize"),
+    Mutant("snapshot-after-limit-plus-one",
+           "the share coordinator writes a ShareSnapshot only once the updates since the last one exceed the "
+           "limit, one update too late (SC-3: <= limit)",
+           "snapshot-update-limit", "share_coordinator_between_snapshots",
+           "model/core/share_coordinator.py: _state_record"),
+    Mutant("replay-skips-updates",
+           "a newly elected share coordinator loads only the ShareSnapshot records and skips the ShareUpdates "
+           "after them (SC-2, SC-6: replay equals the old coordinator's state)",
+           "coordinator-replay-equal", "share_coordinator_failover",
+           "model/sim/coordinator_host.py: ShareCoordinatorHost._replayed"),
+    # -- the group coordinator (GC-*, CG-*) ------------------------------------------------------------
+    Mutant("assign-uninitialized",
+           "the SimpleAssignor is given partitions whose share-group state is still initializing (GC-5, GC-7)",
+           "assign-initialized-only", "small", "model/core/group/share_group.py: _assignable"),
+    Mutant("group-epoch-not-replayed",
+           "a new group coordinator skips the ShareGroupMetadata records on load, so the group epoch restarts "
+           "below the replayed assignment epoch (GC-2, GC-3, GC-6)",
+           "group-epoch-order", "group_coordinator_failover",
+           "model/sim/coordinator_host.py: GroupCoordinatorHost._replayed"),
+    Mutant("reinitialize-on-load",
+           "a newly elected group coordinator initializes again every share-partition it had already "
+           "initialized (InitializeShareGroupState is not idempotent: the state is wiped to start offset -1 "
+           "under a new state epoch) while members still hold those partitions (GC-6, GC-7)",
+           "assign-initialized-only", "group_coordinator_failover",
+           "model/core/group/share_group.py: ShareGroupManager.on_loaded"),
+    Mutant("rejoin-with-old-epoch",
+           "a share member answered UNKNOWN_MEMBER_ID or FENCED_MEMBER_EPOCH rejoins with its last member epoch "
+           "instead of epoch 0, is fenced again, and never gets back into the group (GC-1, KIP-848)",
+           "member-convergence", "consumer_pause",
+           "model/core/group/share_member.py: ShareMember._start_over, heartbeat"),
+    Mutant("handover-before-revoke",
+           "a consumer-group partition is handed to its new owner while the previous owner has not revoked it "
+           "yet (CG-2 pending partitions, CG-3)",
+           "exclusive-ownership", "kip848_fenced_member",
+           "model/core/group/consumer_group.py: _next_assignment, ConsumerGroup.put_member"),
+    Mutant("keep-partitions-after-fenced",
+           "a KIP-848 consumer answered FENCED_MEMBER_EPOCH keeps consuming the partitions it owned while it "
+           "rejoins (CG-4: it loses them all), so they are owned twice once reassigned (CG-3)",
+           "exclusive-ownership", "kip848_fenced_member", "model/core/group/consumer_member.py: on_response"),
+)
+
+_BY_NAME: Final = {m.name: m for m in MUTANTS}
+
+
+class UnknownMutant(UnknownName):
+    """An unknown mutant name; the message lists the known ones."""
+
+    kind = "mutant"
+
+
+def names() -> list[str]:
+    return sorted(_BY_NAME)
+
+
+def get(name: str) -> Mutant:
+    mutant = _BY_NAME.get(name)
+    if mutant is None:
+        raise UnknownMutant(name, names())
+    return mutant
+
+
+@contextmanager
+def injected(name: str | None) -> Iterator[Mutant | None]:
+    """Inject mutant ``name`` (None: none) for the body; always reset afterwards."""
+    global ACTIVE
+    mutant = None if name is None else get(name)
+    if ACTIVE is not None:
+        raise RuntimeError(f"mutant {ACTIVE!r} is already injected; runs with mutants do not nest")
+    ACTIVE = name
+    try:
+        yield mutant
+    finally:
+        ACTIVE = None

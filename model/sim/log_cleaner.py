@@ -1,0 +1,148 @@
+"""The log cleaner of compacted topics: it removes superseded records, leaving gaps (SP-14).
+
+Every ``log.cleaner.backoff.ms`` one pass (a re-armed ``Scheduler`` timer, no
+SimPy process) cleans each partition of each compacted topic that has a live
+leader. On one partition (Kafka's rule):
+
+* the cleanable part ends at the **dirty bound**: the last stable offset (an
+  undecided transaction is never cleaned) or the first offset produced less
+  than ``log.cleaner.min.compaction.lag.ms`` ago, whichever is lower;
+* below it, a record whose key has a later record (below the bound too) is
+  removed; the latest record of each key always stays. Offsets keep their
+  numbers: a removed record becomes a gap (``PartitionLog.compact``) that the
+  share-partition leader archives instead of delivering (SP-14) and that a
+  KIP-848 Fetch steps over;
+* unkeyed records, transaction markers and records of aborted transactions are
+  left alone and are never a key's latest.
+
+A pass is incremental, as Kafka's is: each partition keeps where its last
+pass ended (the cleaner-offset checkpoint) and the latest offset of every key
+below it (the offset map), so it reads only the offsets that became cleanable
+since.
+
+Replication: the committed ``DataLog`` stands for every replica of the
+partition (``model.sim.replication``), so a removal is on every replica at
+once and survives any leader failover. Kafka's replicas each run their own
+cleaner over the same committed records and reach the same result; the model
+runs it once, while the partition has a live leader (the leader's cleaner).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Final
+
+from model.core.produce_fetch import UNKNOWN_PRODUCE_TIME
+from model.sim.controller import Controller
+from model.sim.replication import NO_KEY, DataLog
+from model.sim.timers import Scheduler, Timer
+from model.sim.trace import Trace
+
+CLEANER_NODE: Final = "log-cleaner"
+
+
+def dirty_bound(data: DataLog, start: int, now_ms: int, min_compaction_lag_ms: int) -> int:
+    """The end (exclusive) of what may be cleaned: the LSO, or the first offset at or after
+    ``start`` produced less than ``min_compaction_lag_ms`` ago."""
+    end = data.log.last_stable_offset
+    if min_compaction_lag_ms <= 0:
+        return end
+    newest = now_ms - min_compaction_lag_ms
+    times = data.produce_times
+    offset = start
+    while offset < end and (times[offset] == UNKNOWN_PRODUCE_TIME or times[offset] <= newest):
+        offset += 1  # markers carry no time: they never hold the cleaner back
+    return offset
+
+
+class PartitionCleaner:
+    """The cleaner state of one partition: its checkpoint and offset map."""
+
+    __slots__ = ("checkpoint", "latest")
+
+    def __init__(self) -> None:
+        self.checkpoint = 0  # offsets below it have been read into ``latest``
+        self.latest: dict[int, int] = {}  # key -> offset of its latest record below the checkpoint
+
+    def clean(self, data: DataLog, now_ms: int, min_compaction_lag_ms: int = 0) -> list[int]:
+        """Read the newly cleanable offsets and remove the records they supersede; returns the
+        offsets removed (each one a new gap)."""
+        keys = data.keys
+        if keys is None:
+            return []  # nothing keyed was ever written
+        log = data.log
+        start = max(self.checkpoint, log.log_start_offset)
+        end = dirty_bound(data, start, now_ms, min_compaction_lag_ms)
+        if end <= start:
+            return []
+        latest = self.latest
+        superseded: list[int] = []
+        for offset in range(start, end):
+            key = keys[offset]
+            if key == NO_KEY or log.is_aborted(offset):
+                continue
+            previous = latest.get(key)
+            if previous is not None:
+                superseded.append(previous)
+            latest[key] = offset
+        self.checkpoint = end
+        # Retention or DeleteRecords may have deleted a superseded record already: not a gap.
+        removed = [offset for offset in superseded if offset >= log.log_start_offset]
+        log.compact(removed)
+        return removed
+
+
+class LogCleaner:
+    """Cleans the compacted topics of a cluster every ``backoff_ms``."""
+
+    def __init__(
+        self,
+        scheduler: Scheduler,
+        controller: Controller,
+        topics: Sequence[str],
+        *,
+        backoff_ms: int,
+        min_compaction_lag_ms: int = 0,
+        trace: Trace | None = None,
+    ) -> None:
+        if backoff_ms < 1 or min_compaction_lag_ms < 0:
+            raise ValueError(f"log cleaner: backoff_ms = {backoff_ms} must be >= 1 and "
+                             f"min_compaction_lag_ms = {min_compaction_lag_ms} >= 0")
+        self.scheduler = scheduler
+        self.controller = controller
+        self.topics = tuple(sorted(topics))
+        self.backoff_ms = backoff_ms
+        self.min_compaction_lag_ms = min_compaction_lag_ms
+        self.trace = trace
+        self.records_compacted = 0  # offsets removed, over every pass
+        self.partitions: dict[tuple[str, int], PartitionCleaner] = {}
+        self._timer: Timer | None = None
+
+    def start(self) -> None:
+        if self.topics and self._timer is None:
+            self._timer = self.scheduler.timer(self.backoff_ms, self.clean_all)
+
+    def stop(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def clean_all(self) -> None:
+        """One pass over every partition of every compacted topic with a live leader."""
+        controller = self.controller
+        now = self.scheduler.now_ms
+        for topic in self.topics:
+            for partition in range(controller.partition_count(topic)):
+                if controller.partitions[(topic, partition)].leader not in controller.alive:
+                    continue  # no leader to run the cleaner: the next pass catches up
+                cleaner = self.partitions.get((topic, partition))
+                if cleaner is None:
+                    cleaner = self.partitions[(topic, partition)] = PartitionCleaner()
+                removed = cleaner.clean(controller.data(topic, partition), now, self.min_compaction_lag_ms)
+                if removed:
+                    self.records_compacted += len(removed)
+                    if self.trace is not None:
+                        self.trace.record(now, CLEANER_NODE, "log.clean", topic=topic, partition=partition,
+                                          removed=len(removed), checkpoint=cleaner.checkpoint)
+        if self._timer is not None:
+            self._timer.reschedule(self.backoff_ms)

@@ -1,0 +1,258 @@
+"""A campaign's per-run Parquet → summary tables, with Spark SQL.
+
+Every table is a Spark SQL query over the view ``runs`` (one row per run,
+``reports.rows.ARROW_SCHEMA``); the tables are small (one row per invariant,
+fault kind, metric or failure group) and are collected to the driver, written
+as Parquet under ``DIR/summary/<table>/`` and folded into ``DIR/summary.json``.
+
+* ``totals``: runs, ok, violated, errors, and duplicate run ids (always 0).
+* ``violations``: per invariant, the runs that violated it among the runs that
+  finished (errors excluded), the rate and its 95% Wilson score interval.
+* ``fault_mixes`` / ``violations_by_fault_mix``: the set of fault kinds that
+  fired in a run (its "mix") and how often each mix ended in each violation. A
+  run stops at its first violation, so the faults it counts are those that
+  preceded the violation.
+* ``fault_coverage``: per fault kind, the runs in which it fired, how often, and
+  the violation rate of those runs.
+* ``situations``: protocol situations a run counts in its metrics (a
+  share-partition leader failover while records were acquired, a share-session
+  reset, a fenced member, ...): the runs that reached each and how often.
+* ``metric_percentiles``: p50 / p90 / p99 / max / mean of every metric;
+  ``metric_histograms``: runs per each of 20 equal-width bins of a few (one row per bin).
+* ``failure_groups``: distinct failures, grouped by invariant and a signature
+  (the message of the first violation with its numbers blanked; for an error
+  the last line of the traceback), with the first run ids and seeds of each.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+from reports.rows import ARROW_SCHEMA, COLUMNS
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+Z_95: Final = 1.959963984540054
+# Metrics that count a protocol situation a run reached (see model/sim/cluster.py's metrics()).
+SITUATIONS: Final = (
+    "leader_failovers_in_transition",
+    "partition_failovers",
+    "share_coordinator_failovers",
+    "group_coordinator_failovers",
+    "share_session_resets",
+    "members_fenced",
+    "rebalances",
+    "redeliveries",
+    "requests_timed_out",
+    "records_rejected",
+    "ack_errors",
+)
+FIRST_SEEDS: Final = 5  # run ids kept per failure group
+# The distributions the report draws (convergence time: when the run became quiescent after its faults).
+HISTOGRAM_METRICS: Final = ("latency_p99_ms", "redeliveries", "quiescent_at_ms", "wall_time_s")
+HISTOGRAM_BINS: Final = 20
+TABLES: Final = ("totals", "violations", "fault_mixes", "violations_by_fault_mix", "fault_coverage", "situations",
+                 "metric_percentiles", "metric_histograms", "failure_groups")
+
+
+def run_files(runs_dir: Path) -> list[Path]:
+    """The committed Parquet files of ``runs_dir`` (Spark's ``_temporary`` and hidden files excluded)."""
+    if not runs_dir.is_dir():
+        return []
+    return sorted(p for p in runs_dir.rglob("*.parquet")
+                  if not any(part.startswith(("_", ".")) for part in p.relative_to(runs_dir).parts))
+
+
+def read_runs(spark: SparkSession, runs_dir: Path) -> DataFrame | None:
+    """The per-run rows under ``runs_dir`` in the documented column order, or None if there are none."""
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    if not run_files(runs_dir):
+        return None
+    # The documented schema, so the partition column stays a string whatever the scenario is called.
+    return spark.read.schema(from_arrow_schema(ARROW_SCHEMA)).parquet(str(runs_dir)).select(*COLUMNS)
+
+
+def wilson_sql(k: str, n: str, z: float = Z_95) -> tuple[str, str]:
+    """SQL expressions of the Wilson score interval of ``k`` successes in ``n`` trials (null when n = 0)."""
+    p = f"({k} / {n})"
+    centre = f"({p} + {z * z / 2!r} / {n})"
+    spread = f"({z!r} * sqrt({p} * (1 - {p}) / {n} + {z * z / 4!r} / ({n} * {n})))"
+    scale = f"(1 + {z * z!r} / {n})"
+    # Clamped to contain the rate: at k = 0 or k = n the ends differ from it only by rounding.
+    return (f"CASE WHEN {n} > 0 THEN greatest(0D, least({p}, ({centre} - {spread}) / {scale})) END",
+            f"CASE WHEN {n} > 0 THEN least(1D, greatest({p}, ({centre} + {spread}) / {scale})) END")
+
+
+def _rate(k: str, n: str) -> str:
+    low, high = wilson_sql(k, n)
+    return f"CASE WHEN {n} > 0 THEN {k} / {n} END AS rate, {low} AS ci_low, {high} AS ci_high"
+
+
+_MIX: Final = ("CASE WHEN size(faults_fired) = 0 THEN '(none)' "
+               "ELSE array_join(array_sort(map_keys(faults_fired)), ' + ') END")
+
+QUERIES: Final[dict[str, str]] = {
+    "totals": """
+        SELECT count(*) AS runs,
+               count_if(verdict = 'ok') AS ok,
+               count_if(verdict = 'violated') AS violated,
+               count_if(verdict = 'error') AS errors,
+               count(*) - count(DISTINCT run_id) AS duplicate_run_ids,
+               coalesce(sum(wall_time_s), 0D) AS run_seconds,
+               coalesce(sum(sim_time_ms), 0L) AS simulated_ms
+        FROM runs""",
+    "violations": f"""
+        WITH judged AS (SELECT count_if(verdict != 'error') AS n FROM runs),
+             hit AS (SELECT violation.invariant AS invariant, count(DISTINCT run_id) AS k
+                     FROM runs LATERAL VIEW explode(violations) v AS violation
+                     GROUP BY violation.invariant),
+             every AS (SELECT invariant FROM hit UNION SELECT explode(array({{invariants}})) AS invariant)
+        SELECT every.invariant, coalesce(hit.k, 0L) AS runs_violated, judged.n AS runs_judged,
+               {_rate("coalesce(hit.k, 0L)", "judged.n")}
+        FROM every CROSS JOIN judged LEFT JOIN hit ON hit.invariant = every.invariant
+        ORDER BY every.invariant""",
+    "fault_mixes": f"""
+        SELECT fault_mix, n AS runs, k AS runs_violated, {_rate("k", "n")}
+        FROM (SELECT {_MIX} AS fault_mix, count(*) AS n, count_if(verdict = 'violated') AS k
+              FROM runs WHERE verdict != 'error' GROUP BY 1)
+        ORDER BY runs DESC, fault_mix""",
+    "violations_by_fault_mix": f"""
+        SELECT violations[0].invariant AS invariant, {_MIX} AS fault_mix, count(*) AS runs
+        FROM runs WHERE verdict = 'violated'
+        GROUP BY 1, 2 ORDER BY invariant, runs DESC, fault_mix""",
+    "fault_coverage": f"""
+        WITH judged AS (SELECT count(*) AS all_runs FROM runs WHERE verdict != 'error'),
+             fired AS (SELECT kind, count(*) AS n, sum(times) AS firings, count_if(verdict = 'violated') AS k
+                       FROM runs LATERAL VIEW explode(faults_fired) f AS kind, times
+                       WHERE verdict != 'error' AND times > 0 GROUP BY kind)
+        SELECT kind, n AS runs_fired, firings, n / all_runs AS share_of_runs, k AS runs_violated,
+               {_rate("k", "n")}
+        FROM fired CROSS JOIN judged ORDER BY kind""",
+    "situations": """
+        SELECT situation, count_if(value > 0) AS runs_reached, coalesce(sum(value), 0D) AS times
+        FROM (SELECT situation, metrics[situation] AS value
+              FROM runs LATERAL VIEW explode(array({situations})) s AS situation WHERE verdict != 'error')
+        GROUP BY situation ORDER BY situation""",
+    "metric_percentiles": """
+        SELECT metric, count(*) AS runs, avg(value) AS mean,
+               percentile_approx(value, 0.5) AS p50, percentile_approx(value, 0.9) AS p90,
+               percentile_approx(value, 0.99) AS p99, max(value) AS max
+        FROM (SELECT metric, value FROM runs LATERAL VIEW explode(metrics) m AS metric, value
+              WHERE verdict != 'error'
+              UNION ALL SELECT 'wall_time_s', wall_time_s FROM runs WHERE verdict != 'error')
+        GROUP BY metric ORDER BY metric""",
+    "metric_histograms": f"""
+        WITH v AS (SELECT metric, value FROM runs LATERAL VIEW explode(metrics) m AS metric, value
+                   WHERE verdict != 'error' AND metric IN ({{histograms}})
+                   UNION ALL SELECT 'wall_time_s', wall_time_s FROM runs WHERE verdict != 'error'),
+             r AS (SELECT metric, min(value) AS lo, max(value) AS hi FROM v GROUP BY metric),
+             b AS (SELECT metric, lo, hi,
+                          CASE WHEN hi = lo THEN 0
+                               ELSE least({HISTOGRAM_BINS - 1}, floor((value - lo) / (hi - lo) * {HISTOGRAM_BINS}))
+                          END AS bin
+                   FROM v JOIN r USING (metric))
+        SELECT metric, bin, lo + bin * (hi - lo) / {HISTOGRAM_BINS} AS low,
+               lo + (bin + 1) * (hi - lo) / {HISTOGRAM_BINS} AS high, count(*) AS runs
+        FROM b GROUP BY metric, lo, hi, bin ORDER BY metric, bin""",
+    "failure_groups": f"""
+        WITH failed AS (
+            SELECT run_id, seed, scenario, mutant, verdict,
+                   CASE WHEN verdict = 'error' THEN 'error' ELSE violations[0].invariant END AS invariant,
+                   CASE WHEN verdict = 'error' THEN element_at(filter(split(error, '\\n'), l -> trim(l) != ''), -1)
+                        ELSE violations[0].message END AS message
+            FROM runs WHERE verdict != 'ok'),
+        signed AS (SELECT *, regexp_replace(message, '[0-9]+', '#') AS signature FROM failed),
+        ranked AS (SELECT *, row_number() OVER (PARTITION BY invariant, signature ORDER BY run_id) AS nth
+                   FROM signed),
+        firsts AS (SELECT invariant, signature,
+                          sort_array(collect_list(named_struct('run_id', run_id, 'seed', seed))) AS first
+                   FROM ranked WHERE nth <= {FIRST_SEEDS} GROUP BY invariant, signature)
+        SELECT verdict, invariant, signature, scenario, mutant, runs, example,
+               transform(first, r -> r.run_id) AS run_ids, transform(first, r -> r.seed) AS seeds
+        FROM (SELECT min_by(verdict, run_id) AS verdict, invariant, signature, min_by(scenario, run_id) AS scenario,
+                     min_by(mutant, run_id) AS mutant, count(*) AS runs, min_by(message, run_id) AS example
+              FROM signed GROUP BY invariant, signature)
+        JOIN firsts USING (invariant, signature)
+        ORDER BY runs DESC, invariant, signature""",
+}
+
+
+def _sql_strings(values: list[str]) -> str:
+    return ", ".join("'" + v.replace("'", "''") + "'" for v in values) or "''"
+
+
+def checked_invariants() -> list[str]:
+    """Every invariant a run checks (the catalogue's ids), so a rate of 0 is reported too."""
+    from invariants.monitors import INVARIANTS
+
+    return sorted(INVARIANTS)
+
+
+@dataclass(frozen=True)
+class Summary:
+    """The summary tables, as lists of plain dicts (one per row), in ``TABLES`` order."""
+
+    tables: dict[str, list[dict[str, Any]]]
+    schemas: dict[str, Any]  # table → its Spark schema (for the Parquet copy)
+
+    def to_json(self, campaign: dict[str, Any]) -> dict[str, Any]:
+        """``summary.json``: ``campaign`` (id, scenario, attempts, runs_per_second, ...) and the tables."""
+        totals = self.tables["totals"][0]
+        return {
+            **campaign,
+            "runs": totals["runs"],
+            "ok": totals["ok"],
+            "violated": totals["violated"],
+            "errors": totals["errors"],
+            "duplicate_run_ids": totals["duplicate_run_ids"],
+            "violations": {row["invariant"]: {k: row[k] for k in ("runs_violated", "runs_judged", "rate",
+                                                                      "ci_low", "ci_high")}
+                           for row in self.tables["violations"]},
+            "faults_fired": {row["kind"]: {"runs": row["runs_fired"], "firings": row["firings"]}
+                             for row in self.tables["fault_coverage"]},
+            "tables": {name: rows for name, rows in self.tables.items() if name != "totals"},
+        }
+
+
+def summarise(spark: SparkSession, runs: DataFrame) -> Summary:
+    """Run every query of ``QUERIES`` over ``runs``."""
+    runs = runs.cache()  # every query reads the same rows
+    runs.createOrReplaceTempView("runs")
+    # The tables are small: a few shuffle partitions per core, not Spark's 200 (half the time on 2 cores).
+    shuffle = spark.conf.get("spark.sql.shuffle.partitions") or "200"
+    spark.conf.set("spark.sql.shuffle.partitions", str(2 * spark.sparkContext.defaultParallelism))
+    tables: dict[str, list[dict[str, Any]]] = {}
+    schemas: dict[str, Any] = {}
+    for name in TABLES:
+        query = QUERIES[name].replace("{invariants}", _sql_strings(checked_invariants()))
+        query = query.replace("{situations}", _sql_strings(list(SITUATIONS)))
+        query = query.replace("{histograms}", _sql_strings(list(HISTOGRAM_METRICS)))
+        result = spark.sql(query)
+        schemas[name] = result.schema
+        tables[name] = [row.asDict(recursive=True) for row in result.collect()]
+    runs.unpersist()
+    spark.conf.set("spark.sql.shuffle.partitions", shuffle)
+    return Summary(tables, schemas)
+
+
+def write_summary(summary: Summary, out: Path, campaign: dict[str, Any]) -> dict[str, Any]:
+    """``out/summary/<table>.parquet`` and ``out/summary.json``; returns the JSON written.
+
+    The tables are a few rows each, already on the driver: pyarrow writes them without a Spark job.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    (out / "summary").mkdir(parents=True, exist_ok=True)
+    for name, rows in summary.tables.items():
+        schema = to_arrow_schema(summary.schemas[name])
+        pq.write_table(pa.Table.from_pylist(rows, schema=schema), out / "summary" / f"{name}.parquet")
+    data = summary.to_json(campaign)
+    (out / "summary.json").write_text(json.dumps(data, indent=2, default=str) + "\n")
+    return data

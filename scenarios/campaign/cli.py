@@ -1,0 +1,156 @@
+"""``sharesim campaign`` and the main job, ``sharesim demo`` (a small campaign on local Spark)."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Final
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from reports.aggregate import run_files
+from scenarios.campaign.driver import CampaignMismatch, Options, run_campaign
+from scenarios.campaign.execute import CampaignExists
+from scenarios.campaign.plan import MAX_RUNS, Campaign
+
+console = Console()
+
+DEMO_SCENARIO: Final = "swarm_small"
+
+
+class BadInput(click.ClickException):
+    exit_code = 2
+
+
+def load_scenario(ref: str) -> Any:
+    """A library name or a scenario file, validated; bad input is a ``BadInput`` naming it."""
+    from scenarios import library
+    from scenarios.spec import ScenarioError
+
+    try:
+        return library.load(ref)
+    except (library.UnknownScenario, ScenarioError) as exc:
+        raise BadInput(str(exc)) from exc
+
+
+def check_mutant(name: str | None) -> None:
+    from model import mutants
+
+    if name is not None:
+        try:
+            mutants.get(name)
+        except mutants.UnknownMutant as exc:
+            raise BadInput(f"--mutant: {exc}") from exc
+
+
+@contextmanager
+def progress_bar(total: int) -> Iterator[Callable[[int, int, float], None]]:
+    """A rich progress bar of runs done / total and runs per second; yields the progress callback."""
+    with Progress(TextColumn("[bold]runs"), BarColumn(), MofNCompleteColumn(),
+                  TextColumn("{task.fields[rate]:.1f} runs/s"), TimeElapsedColumn(), console=console,
+                  transient=False) as bar:
+        task = bar.add_task("runs", total=total, rate=0.0)
+
+        def update(done: int, total_runs: int, rate: float) -> None:
+            bar.update(task, completed=done, total=total_runs, rate=rate)
+
+        yield update
+
+
+def print_summary(data: dict[str, Any], out: Path) -> None:
+    from rich.table import Table
+
+    head = Table(title=f"campaign {data['campaign_id']}", show_header=False)
+    head.add_column("what")
+    head.add_column("value", overflow="fold")
+    for label, value in (("runs", data["runs"]), ("ok", data["ok"]), ("violated", data["violated"]),
+                         ("errors", data["errors"]), ("runs per second", f"{data['runs_per_second']:.1f}"),
+                         ("faults fired (runs)", ", ".join(f"{k}x{v['runs']}" for k, v in data["faults_fired"].items())
+                          or "none")):
+        head.add_row(label, str(value))
+    console.print(head)
+    hits = {k: v for k, v in data["violations"].items() if v["runs_violated"]}
+    if hits:
+        table = Table(title="violations (95% Wilson interval)")
+        for column in ("invariant", "runs", "rate", "interval"):
+            table.add_column(column)
+        for name, v in hits.items():
+            table.add_row(name, str(v["runs_violated"]), f"{v['rate']:.4f}", f"[{v['ci_low']:.4f}, {v['ci_high']:.4f}]")
+        console.print(table)
+    for r in data.get("reproducers", []):
+        console.print(f"reproducer {r['invariant']}: {r['command']}")
+    console.print(f"summary: {out / 'summary.json'}")
+    console.print(f"report:  [bold]{out / 'report.html'}[/bold]")
+
+
+def campaign_once(scenario_ref: str, runs: int, out: Path, *, master: str | None, partitions: int | None,
+                  batch_runs: int | None, campaign_seed: int, mutant: str | None, resume: bool) -> dict[str, Any]:
+    """Validate, start Spark, run the campaign with a progress bar; bad input raises ``BadInput``."""
+    from scenarios.campaign.session import spark_session
+
+    scenario = load_scenario(scenario_ref)
+    check_mutant(mutant)
+    try:
+        workload = Campaign(scenario, runs, campaign_seed, mutant)
+    except ValueError as exc:
+        raise BadInput(str(exc)) from exc
+    if run_files(out / "runs") and not resume:
+        raise BadInput(f"{out} already holds a campaign: pass --resume to continue it, or choose a new --out")
+    console.print(f"starting Spark ({master or 'default master'}) ...")
+    spark = spark_session(master)
+    options = Options(partitions=partitions, batch_runs=batch_runs, resume=resume)
+    try:
+        with progress_bar(runs) as on_progress:
+            data = run_campaign(spark, workload, out, scenario_ref=scenario_ref, options=options,
+                                on_progress=on_progress)
+    except (CampaignExists, CampaignMismatch) as exc:
+        raise BadInput(str(exc)) from exc
+    except KeyboardInterrupt:
+        spark.sparkContext.cancelAllJobs()
+        console.print(f"interrupted: continue with the same command and --resume (output in {out})")
+        raise SystemExit(130) from None
+    return data
+
+
+@click.command("campaign")
+@click.argument("scenario")
+@click.option("--runs", type=click.IntRange(1, MAX_RUNS), required=True, help="Number of runs (run ids 0..N-1).")
+@click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="Output directory: runs/ (Parquet), summary.json, report.html, repro/.")
+@click.option("--master", default=None, help="Spark master URL (default: spark-submit's, else local[*]).")
+@click.option("--partitions", type=click.IntRange(1, 100_000), default=None,
+              help="Spark tasks per batch (default: 4 x the default parallelism).")
+@click.option("--batch-runs", type=click.IntRange(1, MAX_RUNS), default=None,
+              help="Runs per Spark job; each batch is committed as a whole (default: 1000 x parallelism).")
+@click.option("--campaign-seed", type=click.IntRange(0, None), default=0, show_default=True,
+              help="Seeds are derived from (campaign seed, scenario, run id).")
+@click.option("--mutant", default=None, help="Run a mutant of the model (model/mutants.py).")
+@click.option("--resume", is_flag=True, help="Continue the campaign in --out: run only the missing run ids.")
+def campaign_command(scenario: str, runs: int, out: Path, master: str | None, partitions: int | None,
+                     batch_runs: int | None, campaign_seed: int, mutant: str | None, resume: bool) -> None:
+    """Run SCENARIO (a library name or a .toml file) --runs N times on Spark and aggregate the results.
+
+    Exit 0 when no run violated an invariant or raised, 1 otherwise, 2 on bad input.
+    """
+    data = campaign_once(scenario, runs, out, master=master, partitions=partitions, batch_runs=batch_runs,
+                         campaign_seed=campaign_seed, mutant=mutant, resume=resume)
+    print_summary(data, out)
+    sys.exit(0 if not data["violated"] and not data["errors"] else 1)
+
+
+def demo_campaign(runs: int, out: Path, seed: int) -> int:
+    """The main job's campaign: ``runs`` runs of swarm_small on local Spark; returns the exit code."""
+    if (out / "campaign.json").exists():  # a previous demo: start afresh
+        shutil.rmtree(out)
+    started = time.perf_counter()
+    data = campaign_once(DEMO_SCENARIO, runs, out, master=None, partitions=None, batch_runs=None,
+                         campaign_seed=seed, mutant=None, resume=False)
+    print_summary(data, out)
+    console.print(f"(campaign of {runs} runs in {time.perf_counter() - started:.0f} s, Spark start included)")
+    return 0 if not data["violated"] and not data["errors"] else 1

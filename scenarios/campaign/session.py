@@ -1,0 +1,44 @@
+"""The Spark session a campaign runs in: local by default, any cluster by ``--master`` or ``spark-submit``.
+
+Python workers get a fixed ``PYTHONHASHSEED`` (``spark.executorEnv.*`` is
+applied to the workers of every master, local mode included). A run never
+depends on it (DESIGN.md principle 2), but any library code that iterates a
+``set`` of strings would, and a campaign must not differ between executors.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+DEFAULT_MASTER: Final = "local[*]"
+PYTHONHASHSEED: Final = "0"
+_LOCAL_HOSTS: Final = ("spark://127.0.0.1:", "spark://localhost:")
+
+
+def _is_local(master: str) -> bool:
+    return master.startswith("local") or master.startswith(_LOCAL_HOSTS)
+
+
+def spark_session(master: str | None = None, app_name: str = "sharesim campaign") -> SparkSession:
+    """A session on ``master``; without one, the master ``spark-submit`` configured, else ``local[*]``."""
+    from pyspark import SparkConf
+    from pyspark.sql import SparkSession
+
+    configured = SparkConf().get("spark.master")  # set by spark-submit / spark-defaults.conf
+    chosen = master or configured or DEFAULT_MASTER
+    if _is_local(chosen):
+        # Workers on this machine run this interpreter, so they import this very sharesim.
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    builder = (SparkSession.builder.appName(app_name)
+               .config("spark.executorEnv.PYTHONHASHSEED", PYTHONHASHSEED)
+               .config("spark.ui.showConsoleProgress", "false"))
+    if master or not configured:
+        builder = builder.master(chosen)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("WARN")
+    return spark

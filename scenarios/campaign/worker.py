@@ -1,0 +1,71 @@
+"""What runs inside Spark's Python workers: a stream of run ids in, a stream of run rows out.
+
+``mapInArrow`` hands each task its slice of ``spark.range`` as Arrow batches;
+every id becomes one simulation and one row of ``reports.rows.ARROW_SCHEMA``.
+A run that raises becomes an error row with its traceback: one bad seed must
+not cost the other million runs.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any, Final
+
+import pyarrow as pa
+
+from reports.rows import error_row, result_row, to_table
+from scenarios.campaign.plan import RunTask, Workload
+
+# Rows are sent back to the JVM in small Arrow batches so a task's memory stays flat.
+ROWS_PER_BATCH: Final = 32
+
+Simulate = Callable[[RunTask], Any]  # RunTask -> RunResult
+
+
+def simulate(task: RunTask, trace_path: Path | None = None) -> Any:
+    """The run of ``task`` (``model.sim.runner.run``; a mutant only when one is named)."""
+    from model.sim.runner import run
+
+    options: dict[str, Any] = {"trace_path": trace_path}
+    if task.mutant:
+        options["mutant"] = task.mutant
+    return run(task.scenario, task.seed, **options)
+
+
+def run_row(workload: Workload, run_id: int, simulate_fn: Simulate = simulate) -> dict[str, Any]:
+    """One run id → its row (an error row if building the task or the run raised)."""
+    started = time.perf_counter()
+    task: RunTask | None = None
+    try:
+        task = workload.task(run_id)
+        return result_row(simulate_fn(task), campaign_id=workload.campaign_id, run_id=run_id,
+                          params=task.params, mutant=task.mutant)
+    except Exception as exc:  # any failure of one run is data, not a crash
+        return error_row(task.scenario.name if task else "", task.seed if task else 0, exc,
+                         campaign_id=workload.campaign_id, run_id=run_id,
+                         params=task.params if task else None, mutant=task.mutant if task else None,
+                         wall_time_s=time.perf_counter() - started)
+
+
+def run_ids(batches: Iterable[pa.RecordBatch]) -> Iterator[int]:
+    for batch in batches:
+        yield from batch.column(0).to_pylist()
+
+
+def rows_of(workload: Workload, ids: Iterable[int], simulate_fn: Simulate = simulate,
+            on_rows: Callable[[int], None] | None = None) -> Iterator[pa.RecordBatch]:
+    """Arrow batches of the rows of ``ids``; ``on_rows(n)`` after each batch (progress)."""
+    rows: list[dict[str, Any]] = []
+    for run_id in ids:
+        rows.append(run_row(workload, run_id, simulate_fn))
+        if len(rows) == ROWS_PER_BATCH:
+            yield from to_table(rows).to_batches()
+            if on_rows is not None:
+                on_rows(len(rows))
+            rows = []
+    if rows:
+        yield from to_table(rows).to_batches()
+        if on_rows is not None:
+            on_rows(len(rows))

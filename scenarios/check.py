@@ -1,0 +1,196 @@
+"""``sharesim mutants`` and ``sharesim check``: the bug injections, and scenarios × seeds for CI.
+
+* ``sharesim mutants [--json]`` lists the mutants of ``model.mutants`` with the
+  invariant expected to catch each and the scenario in which it shows.
+* ``sharesim check [--scenarios A,B] [--seeds N] [--mutant NAME]`` runs every
+  scenario with seeds 0..N-1 in this process and prints one reproducer command
+  per violating run (``sharesim run SCENARIO --seed S [--mutant M]``). Exit 0
+  when every run held every invariant, 1 when one did not, 2 on bad input.
+
+``first_detection`` is the search the mutant tests and ``bench/mutants.py``
+share: the first seed of a mutant's scenario whose run violates the mutant's
+expected invariant.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import click
+from rich.console import Console
+from rich.progress import Progress
+from rich.table import Table
+
+from model import mutants
+
+if TYPE_CHECKING:
+    from invariants.violation import Violation
+    from model.sim.cluster import Cluster
+    from model.sim.runner import RunResult
+    from scenarios.spec import Scenario
+
+console = Console()
+
+
+def require_mutant(name: str | None) -> None:
+    """Exit 2 with the known names if ``name`` is not a mutant (None is: no mutant)."""
+    if name is not None:
+        try:
+            mutants.get(name)
+        except mutants.UnknownMutant as exc:
+            click.echo(f"error: --mutant: {exc}", err=True)
+            sys.exit(2)
+
+
+def reproducer(scenario: str, seed: int, mutant: str | None = None) -> str:
+    """The one-line command that replays a run."""
+    return f"sharesim run {scenario} --seed {seed}" + (f" --mutant {mutant}" if mutant else "")
+
+
+# -- the search for a mutant's first detection ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Detection:
+    """How a search over seeds 0.. of a mutant's scenario went."""
+
+    mutant: str
+    expected_invariant: str
+    scenario: str
+    seed: int | None  # the first seed whose run violated the expected invariant (None: not found)
+    runs: int  # runs made (the seeds tried)
+    wall_time_s: float
+    first_seen: tuple[str, ...]  # the invariants violated in the detecting run (or the last run), in order
+
+    @property
+    def detected(self) -> bool:
+        return self.seed is not None
+
+
+def run_until(scenario_name: str, seed: int, invariant: str, mutant: str | None) -> RunResult:
+    """One run that keeps going past other violations and stops at the first of ``invariant``."""
+    from model.sim.runner import run_cluster
+    from scenarios import library
+
+    def stop_at_expected(cluster: Cluster) -> None:
+        report = cluster.sink.on_violation
+        assert report is not None
+
+        def on_violation(violation: Violation) -> None:
+            # The cluster stops at a violation only while this flag is set: set it for the expected one.
+            cluster.stop_on_first_violation = violation.invariant == invariant
+            report(violation)
+
+        cluster.sink.on_violation = on_violation
+
+    result, _ = run_cluster(library.get(scenario_name), seed, stop_on_first_violation=False,
+                            before_run=stop_at_expected, mutant=mutant)
+    return result
+
+
+def first_detection(name: str, max_seeds: int = 2_000, scenario: str | None = None) -> Detection:
+    """Search seeds 0..max_seeds-1 of mutant ``name``'s scenario for a violation of its expected invariant."""
+    mutant = mutants.get(name)
+    scenario_name = scenario or mutant.scenario
+    started = time.perf_counter()
+    seen: tuple[str, ...] = ()
+    for seed in range(max_seeds):
+        result = run_until(scenario_name, seed, mutant.expected_invariant, name)
+        seen = _distinct(v.invariant for v in result.violations)
+        if mutant.expected_invariant in seen:
+            return Detection(name, mutant.expected_invariant, scenario_name, seed, seed + 1,
+                             time.perf_counter() - started, seen)
+    return Detection(name, mutant.expected_invariant, scenario_name, None, max_seeds,
+                     time.perf_counter() - started, seen)
+
+
+def _distinct(ids: Iterable[str]) -> tuple[str, ...]:
+    out: list[str] = []
+    for invariant in ids:
+        if invariant not in out:
+            out.append(invariant)
+    return tuple(out)
+
+
+# -- the commands -------------------------------------------------------------------------------------
+
+
+@click.command("mutants")
+@click.option("--json", "as_json", is_flag=True, help="Print the mutants as a JSON list.")
+def mutants_command(as_json: bool) -> None:
+    """List the mutants: named bug injections, each with the invariant expected to catch it
+    and the scenario it shows in. Run one with `sharesim run SCENARIO --mutant NAME`."""
+    import json
+
+    if as_json:
+        click.echo(json.dumps([m.to_json() for m in mutants.MUTANTS], indent=2))
+        return
+    table = Table(title=f"{len(mutants.MUTANTS)} mutants")
+    for column in ("name", "expected invariant", "scenario"):
+        table.add_column(column, no_wrap=True)
+    table.add_column("description", overflow="fold", min_width=30)
+    for m in mutants.MUTANTS:
+        table.add_row(m.name, m.expected_invariant, m.scenario, m.description)
+    console.print(table)
+
+
+@click.command("check")
+@click.option("--scenarios", "scenario_list", default=None, metavar="A,B,...",
+              help="Comma-separated library scenarios or .toml files (default: every named scenario).")
+@click.option("--seeds", type=int, default=3, show_default=True, help="Run seeds 0..N-1 of each scenario.")
+@click.option("--mutant", default=None, metavar="NAME", help="Inject the named bug into every run.")
+def check_command(scenario_list: str | None, seeds: int, mutant: str | None) -> None:
+    """Run scenarios x seeds in this process (for CI): print a reproducer per violating run;
+    exit 0 if every invariant held, 1 if one was violated, 2 on bad input."""
+    from scenarios import library
+    from scenarios.spec import ScenarioError
+
+    require_mutant(mutant)
+    if seeds < 1:
+        click.echo(f"error: --seeds {seeds}: must be an integer >= 1", err=True)
+        sys.exit(2)
+    chosen = library.names() if scenario_list is None else [s.strip() for s in scenario_list.split(",") if s.strip()]
+    if not chosen:
+        click.echo(f"error: --scenarios {scenario_list!r}: name at least one of {', '.join(library.names())}",
+                   err=True)
+        sys.exit(2)
+    specs = []
+    for name in chosen:
+        try:
+            specs.append((name, library.load(name)))
+        except (library.UnknownScenario, ScenarioError) as exc:
+            click.echo(f"error: --scenarios: {exc}", err=True)
+            sys.exit(2)
+    failures = _check(specs, seeds, mutant)
+    for scenario, seed, what in failures:
+        click.echo(f"{reproducer(scenario, seed, mutant)}  # {what}")
+    runs = len(specs) * seeds
+    summary = f"{runs} run(s), {len(failures)} violated" + (f" (mutant {mutant})" if mutant else "")
+    click.echo(summary, err=True)
+    sys.exit(1 if failures else 0)
+
+
+def _check(specs: Sequence[tuple[str, Scenario]], seeds: int, mutant: str | None) -> list[tuple[str, int, str]]:
+    """(scenario as named, seed, what went wrong) of every run that did not hold, with a progress bar.
+    A run that raises is a failure too (a bug of the model), reported with its exception."""
+    from model.sim.runner import run
+
+    failures: list[tuple[str, int, str]] = []
+    with Progress(console=Console(stderr=True), transient=True) as progress:
+        task = progress.add_task("checking", total=len(specs) * seeds)
+        for name, spec in specs:
+            for seed in range(seeds):
+                progress.update(task, description=f"{spec.name} --seed {seed}")
+                try:
+                    result = run(spec, seed, mutant=mutant)
+                except Exception as exc:  # a bug of the model: reported with its reproducer, the check goes on
+                    failures.append((name, seed, f"raised {type(exc).__name__}: {exc}"))
+                else:
+                    if not result.ok:
+                        failures.append((name, seed, ", ".join(_distinct(v.invariant for v in result.violations))))
+                progress.advance(task)
+    return failures

@@ -1,0 +1,102 @@
+"""The catalogue: the fixed ids, their SPEC ids and kinds, a checker for each, a failing-case test for
+each, and the two liveness properties judged by the cluster at its deadline."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from invariants import catalogue
+from invariants.catalogue import CATALOGUE, KINDS, UnknownInvariant, get
+from invariants.ids import TABLE, spec_of
+from invariants.monitors import INVARIANTS
+from invariants.sink import Monitor
+from model.core.group.share_member import MemberState
+from model.sim.cluster import Cluster
+from scenarios import library
+
+# The table every engineer works from (the brief's catalogue ids), in catalogue order.
+IDS = {
+    "record-state-transition": ("SP-1",),
+    "delivery-count-limit": ("SP-5", "E-4"),
+    "spso-monotonic": ("SP-6",),
+    "window-bounds": ("SP-7",),
+    "window-size": ("SP-8",),
+    "ack-after-durable-write": ("SP-9",),
+    "counts-not-below-durable": ("SP-11",),
+    "no-aborted-delivery": ("SP-13",),
+    "coordinator-replay-equal": ("SC-6",),
+    "zombie-write-fenced": ("SC-5",),
+    "stored-epoch-sources": ("SC-5",),
+    "snapshot-update-limit": ("SC-3",),
+    "group-epoch-order": ("GC-2", "GC-3", "GC-4", "CG-1"),
+    "assign-initialized-only": ("GC-5",),
+    "exclusive-ownership": ("CG-3",),
+    "no-assign-and-revoke": ("CG-2",),
+    "eventual-resolution": ("E-1",),
+    "no-redelivery-after-accept": ("E-2",),
+    "exclusive-acquisition": ("E-3",),
+    "member-convergence": ("E-5",),
+    "share-session-epoch": ("CL-1",),
+}
+LIVENESS = {"eventual-resolution", "member-convergence"}
+
+
+def test_the_catalogue_ids_and_specs_are_the_table() -> None:
+    assert [(i.id, i.spec) for i in CATALOGUE] == list(IDS.items())
+    assert catalogue.ids() == list(IDS) == list(TABLE) == list(INVARIANTS)
+    assert {i.id for i in CATALOGUE if i.kind == "liveness"} == LIVENESS
+    assert all(i.kind in KINDS and i.statement and "\n" not in i.statement for i in CATALOGUE)
+    assert spec_of("window-size") == ("SP-8",) and spec_of("nonsense") == ()
+
+
+@pytest.mark.parametrize("invariant", list(IDS))
+def test_every_invariant_has_a_checker_class(invariant: str) -> None:
+    checker = get(invariant).load()
+    assert isinstance(checker, type)
+    assert issubclass(checker, Cluster if invariant in LIVENESS else Monitor)
+
+
+def test_get_an_unknown_id_names_the_known_ones() -> None:
+    with pytest.raises(UnknownInvariant) as info:
+        get("SP-6")
+    assert "unknown invariant 'SP-6'" in str(info.value) and "spso-monotonic" in str(info.value)
+
+
+def test_every_invariant_has_a_test_that_shows_it_failing() -> None:
+    # A failing case asserts the id among the violations a checker reported: `== ["<id>"]`, `("<id>", ...)`.
+    here = Path(__file__).parent
+    text = "\n".join(p.read_text() for p in sorted(here.glob("test_*.py")) if p.name != Path(__file__).name)
+    failing = set(re.findall(r'[\[(]\s*"([a-z-]+)"', text)) | set(re.findall(r'== \["([a-z-]+)"\]', text))
+    assert [i for i in IDS if i not in failing and i not in LIVENESS] == []
+
+
+# -- the liveness properties: the cluster judges them at its deadline ------------------------------------------
+
+
+def _judge_at_deadline(cluster: Cluster) -> list[str]:
+    cluster._stopped = False
+    cluster._stop_event = cluster.scheduler.event()
+    cluster._deadline()
+    return [v.invariant for v in cluster.violations]
+
+
+def test_eventual_resolution_is_violated_by_a_cluster_that_never_ran() -> None:
+    # Nothing produced: the producer is not finished, so a share-partition counts as unresolved.
+    cluster = Cluster(library.get("small"), 1)
+    assert _judge_at_deadline(cluster) == ["eventual-resolution"]
+    violation = cluster.violations[0]
+    assert violation.event == "liveness deadline" and violation.spec == ("E-1",)
+    assert violation.state["partitions"] == 1
+
+
+def test_liveness_holds_at_quiescence_and_member_convergence_needs_stable_members() -> None:
+    cluster = Cluster(library.get("small"), 1)
+    cluster.run()
+    assert cluster.quiescent_at_ms is not None and cluster.violations == []
+    assert _judge_at_deadline(cluster) == []
+    cluster.share_consumers["c1"].member.state = MemberState.JOINING  # hand-built: a member that never rejoined
+    assert _judge_at_deadline(cluster) == ["member-convergence"]
+    assert cluster.violations[0].spec == ("E-5",) and cluster.violations[0].state["members"] == ["c1"]

@@ -1,0 +1,161 @@
+"""The share-coordinator checks (SC-3, SC-5, SC-6) on a real ``ShareCoordinatorShard`` driven by hand:
+each fires with exactly its catalogue id on a bad step and stays quiet on the good one."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from invariants.coordinator_checks import (
+    ReplayEqualMonitor,
+    SnapshotLimitMonitor,
+    StoredEpochMonitor,
+    ZombieWriteMonitor,
+)
+from invariants.ledger import Ledger
+from invariants.monitors import Monitors
+from invariants.sink import ViolationSink
+from model.core.share_coordinator import ShareCoordinatorShard, ShareGroupState
+from model.core.share_records import ShareUpdate
+from model.core.share_state import (
+    InitializeShareGroupStateRequest,
+    ReadShareGroupStateRequest,
+    RecordState,
+    SharePartitionKey,
+    StateBatch,
+    WriteShareGroupStateRequest,
+)
+
+KEY = SharePartitionKey("g", "t-id", 0)
+OTHER = SharePartitionKey("g", "t-id", 1)
+
+
+def _write(leader_epoch: int, first: int = 0, count: int = 1, key: SharePartitionKey = KEY,
+           state_epoch: int = 1) -> WriteShareGroupStateRequest:
+    return WriteShareGroupStateRequest(key, state_epoch, leader_epoch, -1,
+                                       (StateBatch(first, first, RecordState.AVAILABLE, count),))
+
+
+def _shard(limit: int = 500) -> tuple[ShareCoordinatorShard, list[object]]:
+    """A shard with KEY initialized and read at leader epoch 2; the records it wrote."""
+    shard = ShareCoordinatorShard(limit)
+    records: list[object] = []
+    records += shard.initialize(InitializeShareGroupStateRequest(KEY, 1, 0))[1]
+    records += shard.read(ReadShareGroupStateRequest(KEY, 2))[1]
+    return shard, records
+
+
+def _ids(sink: ViolationSink) -> list[str]:
+    return [v.invariant for v in sink.violations]
+
+
+# -- zombie-write-fenced (SC-5) -------------------------------------------------------------------------
+
+
+def test_a_write_below_the_leader_epoch_read_is_accepted() -> None:
+    sink = ViolationSink(1)
+    ledger = Ledger(sink)
+    monitors = Monitors((ZombieWriteMonitor(sink, ledger), ledger), sink)
+    monitors.on_write_accepted(_write(1), 0)  # no read yet: leader 1 may write
+    monitors.on_state_read(KEY, 2, 1)
+    monitors.on_write_accepted(_write(2), 2)
+    monitors.on_write_accepted(_write(1, key=OTHER), 3)  # another share-partition
+    assert sink.violations == []
+    monitors.on_write_accepted(_write(1), 4)
+    assert _ids(sink) == ["zombie-write-fenced"]
+    assert sink.violations[0].state["read_epoch"] == 2 and sink.violations[0].spec == ("SC-5",)
+
+
+# -- stored-epoch-sources (SC-5) ----------------------------------------------------------------------------
+
+
+def test_only_initialize_sets_the_state_epoch_and_only_read_the_leader_epoch() -> None:
+    sink = ViolationSink(1)
+    monitor = StoredEpochMonitor(sink)
+    shard, _ = _shard()
+    before = shard.state(KEY)
+    assert before is not None and before.leader_epoch == 2
+    read = ReadShareGroupStateRequest(KEY, 3)
+    previous = shard.state(KEY)
+    shard.read(read)
+    monitor.on_share_state_handled(shard, read, previous, 0)  # a read raises the leader epoch
+    previous = shard.state(KEY)
+    reinit = InitializeShareGroupStateRequest(KEY, 2, 0)
+    shard.initialize(reinit)
+    monitor.on_share_state_handled(shard, reinit, previous, 1)  # initialize raises the state epoch, keeps the leader's
+    previous = shard.state(KEY)
+    write = _write(3, state_epoch=2)
+    shard.write(write)
+    monitor.on_share_state_handled(shard, write, previous, 2)
+    assert sink.violations == []
+    assert previous is not None
+    # The write's stored state as if the write had raised the leader epoch, or the state epoch.
+    monitor.on_share_state_handled(shard, write, replace(previous, leader_epoch=2), 3)
+    monitor.on_share_state_handled(shard, write, replace(previous, state_epoch=1), 4)
+    # An initialize that dropped the stored leader epoch (to -1).
+    monitor.on_share_state_handled(shard, reinit, replace(previous, leader_epoch=5), 5)
+    assert _ids(sink) == ["stored-epoch-sources"] * 3
+    assert [v.event for v in sink.violations] == ["WriteShareGroupState", "WriteShareGroupState",
+                                                  "InitializeShareGroupState"]
+
+
+# -- snapshot-update-limit (SC-3) -----------------------------------------------------------------------------
+
+
+class _StubShard:
+    def __init__(self, state: ShareGroupState, limit: int) -> None:
+        self._state = state
+        self.snapshot_update_records_per_snapshot = limit
+
+    def state(self, key: SharePartitionKey) -> ShareGroupState:
+        return self._state
+
+
+def test_updates_since_the_snapshot_above_the_limit() -> None:
+    sink = ViolationSink(1)
+    monitor = SnapshotLimitMonitor(sink)
+    shard, _ = _shard(limit=2)
+    for n in range(6):  # the real shard snapshots at the limit: never above it
+        previous = shard.state(KEY)
+        write = _write(2, first=n)
+        shard.write(write)
+        monitor.on_share_state_handled(shard, write, previous, n)
+    assert sink.violations == []
+    state = shard.state(KEY)
+    assert state is not None
+    monitor.on_share_state_handled(_StubShard(replace(state, updates_since_snapshot=3), 2),  # type: ignore[arg-type]
+                                   _write(2), state, 10)
+    assert _ids(sink) == ["snapshot-update-limit"]
+    assert sink.violations[0].state["updates_since_snapshot"] == 3
+
+
+# -- coordinator-replay-equal (SC-6) ----------------------------------------------------------------------------
+
+
+def _log() -> list[object]:
+    shard, records = _shard()
+    records += shard.initialize(InitializeShareGroupStateRequest(OTHER, 1, 0))[1]
+    for n in range(3):
+        records += shard.write(_write(2, first=n, count=n + 1))[1]
+    return records
+
+
+def _replay(records: list[object], skip_updates: bool = False) -> ShareCoordinatorShard:
+    shard = ShareCoordinatorShard()
+    for record in records:
+        if not (skip_updates and isinstance(record, ShareUpdate)):
+            shard.apply(record)  # type: ignore[arg-type]
+    return shard
+
+
+def test_a_replay_that_differs_from_the_committed_state() -> None:
+    sink = ViolationSink(1)
+    monitor = ReplayEqualMonitor(sink)
+    records = _log()
+    monitor.on_share_coordinator_loaded(7, _replay(records[:2]), records[:2], [], 0)
+    monitor.on_share_coordinator_loaded(7, _replay(records), records, [], 1)
+    # A tail still being replicated may differ from the committed state of its keys.
+    monitor.on_share_coordinator_loaded(7, _replay(records), records[:-1], records[-1:], 2)
+    assert sink.violations == []
+    monitor.on_share_coordinator_loaded(7, _replay(records, skip_updates=True), records, [], 3)
+    assert _ids(sink) == ["coordinator-replay-equal"]
+    assert sink.violations[0].state["key"] == str(KEY) and sink.violations[0].event == "load __share_group_state-7"

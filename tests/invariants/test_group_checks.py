@@ -1,0 +1,163 @@
+"""The group checks (GC-2..GC-5, CG-1..CG-3) on hand-built coordinator states and consumer traces:
+each fires with exactly its catalogue id on a bad step and stays quiet on the good one."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from invariants.group_checks import (
+    AssignInitializedMonitor,
+    ExclusiveOwnershipMonitor,
+    GroupEpochMonitor,
+    NoAssignAndRevokeMonitor,
+)
+from invariants.sink import Monitor, ViolationSink
+from model.core.group.consumer_group import ConsumerGroup, ConsumerGroupMember
+from model.core.group.share_group import ShareGroup, ShareGroupMember
+from model.core.metadata import TopicPartition
+
+P0, P1, P2 = (TopicPartition("t", p) for p in range(3))
+NONE: frozenset[TopicPartition] = frozenset()
+
+
+class _Manager:
+    def __init__(self, groups: dict[str, ShareGroup | ConsumerGroup]) -> None:
+        self.groups = groups
+
+    def group(self, group_id: str) -> ShareGroup | ConsumerGroup | None:
+        return self.groups.get(group_id)
+
+    def group_ids(self) -> list[str]:
+        return sorted(self.groups)
+
+
+class _Shard:
+    """What the checks read of a GroupCoordinatorShard: its two group managers."""
+
+    def __init__(self) -> None:
+        self.share = _Manager({})
+        self.consumer = _Manager({})
+
+
+def _step(monitor: Monitor, shard: _Shard, group_id: str | None = "g", leader_epoch: int = 1, now: int = 0) -> None:
+    monitor.on_group_coordinator_step(0, leader_epoch, shard, group_id, now)  # type: ignore[arg-type]
+
+
+def _ids(sink: ViolationSink) -> list[str]:
+    return [v.invariant for v in sink.violations]
+
+
+# -- group-epoch-order (GC-2..GC-4, CG-1) -----------------------------------------------------------------
+
+
+def test_assignment_epoch_above_the_group_epoch() -> None:
+    sink = ViolationSink(1)
+    monitor, shard = GroupEpochMonitor(sink), _Shard()
+    group = ShareGroup("g", group_epoch=3, assignment_epoch=3, members={"m1": ShareGroupMember("m1", member_epoch=3)})
+    shard.share.groups["g"] = group
+    _step(monitor, shard)
+    group.group_epoch = 4  # a member joined: the group epoch leads
+    _step(monitor, shard)
+    assert sink.violations == []
+    group.assignment_epoch = 5
+    _step(monitor, shard)
+    assert _ids(sink) == ["group-epoch-order"] and sink.violations[0].state["assignment_epoch"] == 5
+
+
+def test_a_member_epoch_above_the_assignment_epoch() -> None:
+    sink = ViolationSink(1)
+    monitor, shard = GroupEpochMonitor(sink), _Shard()
+    member = ConsumerGroupMember("m1", member_epoch=2)
+    group = ConsumerGroup("g", group_epoch=3, assignment_epoch=2, members={"m1": member})
+    shard.consumer.groups["g"] = group
+    _step(monitor, shard)
+    assert sink.violations == []
+    group.members["m1"] = replace(member, member_epoch=3)
+    _step(monitor, shard)
+    assert _ids(sink) == ["group-epoch-order"] and sink.violations[0].state["member"] == "m1"
+
+
+def test_epochs_that_go_back_after_a_coordinator_failover() -> None:
+    sink = ViolationSink(1)
+    monitor, shard = GroupEpochMonitor(sink), _Shard()
+    shard.share.groups["g"] = ShareGroup("g", group_epoch=7, assignment_epoch=7)
+    _step(monitor, shard, leader_epoch=1)
+    shard.share.groups["g"] = ShareGroup("g", group_epoch=3, assignment_epoch=3)
+    _step(monitor, shard, leader_epoch=0)  # a stale coordinator about to retire: not judged
+    del shard.share.groups["g"]
+    _step(monitor, shard, group_id=None, leader_epoch=2)  # deleted ...
+    shard.share.groups["g"] = ShareGroup("g", group_epoch=1, assignment_epoch=1)
+    _step(monitor, shard, leader_epoch=2)  # ... and created afresh
+    assert sink.violations == []
+    shard.share.groups["g"] = ShareGroup("g", group_epoch=0, assignment_epoch=0)
+    _step(monitor, shard, group_id=None, leader_epoch=3)  # a new coordinator that lost the epochs
+    assert _ids(sink) == ["group-epoch-order"] and sink.violations[0].state["previous_group_epoch"] == 1
+
+
+# -- assign-initialized-only (GC-5) ---------------------------------------------------------------------------
+
+
+def test_a_share_member_assigned_a_partition_still_initializing() -> None:
+    sink = ViolationSink(1)
+    monitor, shard = AssignInitializedMonitor(sink), _Shard()
+    member = ShareGroupMember("m1", member_epoch=2, assigned_partitions=frozenset({P0}))
+    group = ShareGroup("g", 2, 2, members={"m1": member}, initializing={P1: -1}, initialized={P0})
+    shard.share.groups["g"] = group
+    _step(monitor, shard)
+    assert sink.violations == []
+    member.assigned_partitions = frozenset({P0, P1})
+    _step(monitor, shard)
+    assert _ids(sink) == ["assign-initialized-only"] and sink.violations[0].state["partition"] == "t-1"
+
+
+# -- exclusive-ownership (CG-3) --------------------------------------------------------------------------------
+
+
+def test_the_coordinator_hands_a_partition_over_before_it_is_revoked() -> None:
+    sink = ViolationSink(1)
+    monitor, shard = ExclusiveOwnershipMonitor(sink), _Shard()
+    m1 = ConsumerGroupMember("m1", member_epoch=1, assigned_partitions=frozenset({P0, P1}))
+    group = ConsumerGroup("g", 2, assignment_epoch=2, members={"m1": m1, "m2": ConsumerGroupMember("m2")})
+    shard.consumer.groups["g"] = group
+    _step(monitor, shard)
+    # m1 is asked to revoke P1 (still pending); m2 gets P2 only: fine.
+    group.members["m1"] = replace(m1, assigned_partitions=frozenset({P0}),
+                                  partitions_pending_revocation=frozenset({P1}))
+    group.members["m2"] = ConsumerGroupMember("m2", member_epoch=2, assigned_partitions=frozenset({P2}))
+    _step(monitor, shard)
+    assert sink.violations == []
+    group.members["m2"] = ConsumerGroupMember("m2", member_epoch=2, assigned_partitions=frozenset({P1, P2}))
+    _step(monitor, shard)
+    assert _ids(sink) == ["exclusive-ownership"]
+    assert (sink.violations[0].state["member"], sink.violations[0].state["holder"]) == ("m2", "m1")
+
+
+def test_a_consumer_told_it_is_fenced_keeps_a_partition_another_owns() -> None:
+    sink = ViolationSink(1)
+    monitor = ExclusiveOwnershipMonitor(sink)
+    monitor.on_consumer_reconciled("c1", "g", NONE, frozenset({P0}), frozenset({P0}), False, 0)
+    # c1 is cut off and removed; c2 gets P0 while c1 does not know yet (the accepted zombie window).
+    monitor.on_consumer_reconciled("c2", "g", NONE, frozenset({P0}), frozenset({P0}), False, 10)
+    # c3 is fenced and drops everything, as it must.
+    monitor.on_consumer_reconciled("c3", "g", NONE, frozenset({P1}), frozenset({P1}), False, 11)
+    monitor.on_consumer_reconciled("c3", "g", NONE, NONE, NONE, True, 12)
+    assert sink.violations == []
+    monitor.on_consumer_reconciled("c1", "g", NONE, NONE, frozenset({P0}), True, 20)  # fenced, keeps P0
+    assert _ids(sink) == ["exclusive-ownership"] and sink.violations[0].state["fenced"] == "c1"
+    monitor.on_consumer_reconciled("c4", "g", NONE, frozenset({P0}), frozenset({P0}), False, 21)
+    assert _ids(sink) == ["exclusive-ownership"] * 2 and sink.violations[1].state["holder"] == "c1"
+
+
+# -- no-assign-and-revoke (CG-2) ---------------------------------------------------------------------------------
+
+
+def test_one_heartbeat_response_assigns_and_revokes() -> None:
+    sink = ViolationSink(1)
+    monitor = NoAssignAndRevokeMonitor(sink)
+    monitor.on_consumer_reconciled("c1", "g", NONE, frozenset({P0, P1}), frozenset({P0, P1}), False, 0)
+    monitor.on_consumer_reconciled("c1", "g", frozenset({P1}), NONE, frozenset({P0}), False, 1)
+    monitor.on_consumer_reconciled("c1", "g", NONE, frozenset({P2}), frozenset({P0, P2}), False, 2)
+    assert sink.violations == []
+    monitor.on_consumer_reconciled("c1", "g", frozenset({P0}), frozenset({P1}), frozenset({P1, P2}), False, 3)
+    assert _ids(sink) == ["no-assign-and-revoke"]
+    assert sink.violations[0].state["assigned"] == ["t-1"] and sink.violations[0].state["revoked"] == ["t-0"]
