@@ -31,12 +31,17 @@ def spark_session(master: str | None = None, app_name: str = "sharesim campaign"
 
     configured = SparkConf().get("spark.master")  # set by spark-submit / spark-defaults.conf
     chosen = master or configured or DEFAULT_MASTER
-    if _is_local(chosen):
-        # Workers on this machine run this interpreter, so they import this very sharesim.
-        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = (SparkSession.builder.appName(app_name)
                .config("spark.executorEnv.PYTHONHASHSEED", PYTHONHASHSEED)
                .config("spark.ui.showConsoleProgress", "false"))
+    if _is_local(chosen):
+        # Workers on this machine run this interpreter, so they import this very sharesim.
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        # Everything stays on the loopback interface: no port opened on the machine's network address.
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        builder = (builder.config("spark.driver.host", "127.0.0.1")
+                   .config("spark.driver.bindAddress", "127.0.0.1")
+                   .config("spark.ui.enabled", "false"))
     if master or not configured:
         builder = builder.master(chosen)
     spark = builder.getOrCreate()
