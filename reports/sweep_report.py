@@ -53,17 +53,18 @@ def load_runs(directory: Path) -> tuple[pd.DataFrame, list[str], dict[str, Any]]
     raw = pd.read_parquet(runs_file)
     records = []
     names: list[str] = []
-    for row in raw.itertuples(index=False):
-        params = {key: _hashable(json.loads(value)) for key, value in (row.params or [])}
+    row: dict[str, Any]
+    for row in raw.to_dict("records"):  # type: ignore[assignment]  # the rows.py schema: str column names
+        params = {key: _hashable(json.loads(value)) for key, value in (row["params"] or [])}
         for key in params:
             if key not in names:
                 names.append(key)
-        metrics = dict(row.metrics or [])
+        metrics: dict[str, float] = dict(row["metrics"] or [])
         delivered = metrics.get("records_delivered") or 0.0
         metrics["redelivery_rate"] = metrics.get("redeliveries", 0.0) / delivered if delivered else math.nan
-        metrics["violated"] = 1.0 if row.verdict == "violated" else 0.0
-        metrics["wall_time_s"] = row.wall_time_s
-        records.append({"seed": row.seed, "verdict": row.verdict, **{f"param:{k}": v for k, v in params.items()},
+        metrics["violated"] = 1.0 if row["verdict"] == "violated" else 0.0
+        metrics["wall_time_s"] = row["wall_time_s"]
+        records.append({"seed": row["seed"], "verdict": row["verdict"], **{f"param:{k}": v for k, v in params.items()},
                         **{f"metric:{k}": v for k, v in metrics.items()}})
     given = summary.get("params")
     if isinstance(given, dict):  # the order the sweep was given in (rows hold their params sorted)
@@ -149,7 +150,7 @@ def metric_figure(runs: pd.DataFrame, params: Sequence[str], metric: str) -> str
         first, second = params
         for i, (value, part) in enumerate(table.groupby(f"param:{second}", sort=True)):
             at = value[0] if isinstance(value, tuple) else value
-            _line(right, part, first, f"{axis_label(second)} = {at}", COLOURS[i % len(COLOURS)])
+            _line(right, part, first, f"{axis_label(second)} = {at!s}", COLOURS[i % len(COLOURS)])
         _axes(right, first, metric)
         right.legend(fontsize=8, title="mean, 95% CI band", title_fontsize=8)
     else:
@@ -180,10 +181,11 @@ def _heatmap(fig: Any, ax: Axes, table: pd.DataFrame, params: Sequence[str], met
     ys = _ordered(table[f"param:{second}"].unique().tolist())
     grid = [[math.nan] * len(xs) for _ in ys]
     text = [[""] * len(xs) for _ in ys]
-    for row in table.itertuples(index=False):
-        i, j = ys.index(row[1]), xs.index(row[0])
-        grid[i][j] = row.mean
-        text[i][j] = f"{_short(row.mean)}\n±{_short((row.high - row.low) / 2)}"
+    for x, y, mean, low, high in zip(table[f"param:{first}"], table[f"param:{second}"], table["mean"],
+                                     table["low"], table["high"], strict=True):
+        i, j = ys.index(y), xs.index(x)
+        grid[i][j] = float(mean)
+        text[i][j] = f"{_short(float(mean))}\n±{_short((float(high) - float(low)) / 2)}"
     image = ax.imshow(grid, origin="lower", aspect="auto", cmap="viridis")
     for i in range(len(ys)):
         for j in range(len(xs)):

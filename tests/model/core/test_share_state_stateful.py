@@ -250,6 +250,19 @@ class ShareStateMachine(RuleBasedStateMachine):
         result = sp.acknowledge(member, [AcknowledgementBatch(o, o, (ACCEPT,))], self.now)
         assert result.error_code == Errors.INVALID_RECORD_STATE, "E-3: an ack from another member is rejected"
 
+    @rule(pick=st.integers(0, 50))
+    def acknowledge_after_the_lock_expired(self, pick: int) -> None:
+        """A consumer slower than its lock acknowledges anyway, perhaps before the lock timer fired."""
+        sp = self.leader
+        pending = {o for offsets in self.acked.values() for o in offsets}
+        expired = sorted((o, m) for o, (m, d) in self.live.items() if d <= self.now and o not in pending)
+        if not sp.ready or not expired:
+            return
+        o, member = expired[pick % len(expired)]
+        result = sp.acknowledge(member, [AcknowledgementBatch(o, o, (ACCEPT,))], self.now)
+        assert result.error_code == Errors.INVALID_RECORD_STATE, "SP-3/SP-4: an ack after the lock expired is refused"
+        event("an acknowledgement after the lock expired refused")
+
     # -- time ----------------------------------------------------------------------------
 
     @rule(ms=st.integers(1, 600))

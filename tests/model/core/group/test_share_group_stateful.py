@@ -93,6 +93,10 @@ class ShareGroupMachine(RuleBasedStateMachine):
         self.last_group_epoch = 0
         self.last_assignment_epoch = 0
         self.last_member_epochs: dict[str, int] = {}
+        # Which incarnation of the group each member id last heard from: a deleted and
+        # re-created group starts its epochs over, so a member of an older one is not bound by them.
+        self.incarnation = 0
+        self.heard_in: dict[str, int] = {}
 
     def _new_manager(self) -> ShareGroupManager:
         return ShareGroupManager(
@@ -108,6 +112,7 @@ class ShareGroupMachine(RuleBasedStateMachine):
             # A group created again starts from epoch 0 (its state was deleted first).
             self.last_group_epoch = self.last_assignment_epoch = 0
             self.last_member_epochs = {}
+            self.incarnation += 1
         for out in result.outputs:
             if isinstance(out, DeleteShareGroupStateRequest):
                 self.sc_inflight.append(out)
@@ -137,6 +142,8 @@ class ShareGroupMachine(RuleBasedStateMachine):
             member.on_request_lost()
         else:
             member.on_response(resp)
+            if resp.error_code == Errors.NONE:
+                self.heard_in[member.member_id] = self.incarnation
 
     def _answer(self, req: InitializeShareGroupStateRequest | DeleteShareGroupStateRequest, error: Errors) -> None:
         if isinstance(req, DeleteShareGroupStateRequest):
@@ -306,6 +313,8 @@ class ShareGroupMachine(RuleBasedStateMachine):
         for client in self.members:
             if client.state is not MemberState.STABLE:
                 continue
+            if self.heard_in.get(client.member_id) != self.incarnation:
+                continue  # a zombie of a deleted incarnation; UNKNOWN_MEMBER_ID on its next heartbeat
             if group is not None:
                 assert client.member_epoch <= group.assignment_epoch
             known = group.members.get(client.member_id) if group is not None else None
