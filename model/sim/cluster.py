@@ -51,6 +51,10 @@ from model.core.config import (
     load_broker_config,
     load_group_config,
 )
+from model.core.group.consumer_group import ConsumerGroup
+from model.core.group.consumer_member import MemberStatus
+from model.core.group.coordinator import GroupCoordinatorShard
+from model.core.group.share_group import ShareGroup
 from model.core.group.share_member import MemberState
 from model.core.share_state import AcknowledgeType, SharePartitionKey
 from model.sim.admin import AdminClient
@@ -146,9 +150,9 @@ class ClusterTracker(Monitor):
             self.elections[topic] = self.elections.get(topic, 0) + 1
 
 
-def _percentile(values: Sequence[int], fraction: float) -> int:
+def _percentile(values: Sequence[int], fraction: float) -> int | None:
     if not values:
-        return 0
+        return None  # nothing accepted: no latency, rather than a latency of 0 that would pull means down
     ordered = sorted(values)
     index = min(len(ordered) - 1, max(0, int(fraction * len(ordered) + 0.5) - 1))
     return ordered[index]
@@ -533,12 +537,44 @@ class Cluster:
         return partitions, records
 
     def unstable_members(self) -> list[str]:
-        out = []
-        for name in sorted(self.share_consumers):
-            consumer = self.share_consumers[name]
-            if consumer.alive and not consumer.closed and consumer.member.state is not MemberState.STABLE:
-                out.append(name)
-        return out
+        """Live members, of share and of KIP-848 consumer groups, not converged (E-5)."""
+        return [name for name in sorted(self.consumers)
+                if self.consumers[name].alive and not self.consumers[name].closed
+                and not self._converged(self.consumers[name])]
+
+    def _converged(self, consumer: Any) -> bool:
+        """Stable on the view its group coordinator holds: a member of the group at the assignment
+        epoch, holding its target assignment (a KIP-848 member owns it, nothing left to revoke). A
+        member removed behind its back that still believes it is stable has not converged."""
+        member = consumer.member
+        shard = self._group_coordinator(consumer.group_id)
+        if shard is None:
+            return False
+        group: ShareGroup | ConsumerGroup | None
+        if isinstance(consumer, ShareConsumer):
+            stable = member.state is MemberState.STABLE
+            group = shard.share.group(consumer.group_id)
+            holds = member.assignment
+        else:
+            stable = member.status is MemberStatus.STABLE
+            group = shard.consumer.group(consumer.group_id)
+            holds = member.owned
+        known = group.members.get(member.member_id) if group is not None else None
+        if not stable or group is None or known is None:
+            return False
+        return (member.member_epoch == known.member_epoch == group.assignment_epoch
+                and holds == known.assigned_partitions == group.target_assignment.get(member.member_id))
+
+    def _group_coordinator(self, group_id: str) -> GroupCoordinatorShard | None:
+        """The loaded group coordinator of ``group_id`` (GC-6), if one serves it now."""
+        metadata = self.controller.metadata
+        partition = metadata.group_coordinator_partition(group_id)
+        info = metadata.leader_of(CONSUMER_OFFSETS_TOPIC, partition)
+        broker = self.brokers.get(info.leader) if info is not None else None
+        host = broker.group_coordinators.get(partition) if broker is not None and broker.alive else None
+        if host is None or not host.active or host.loading:
+            return None
+        return host.shard
 
     # -- metrics ------------------------------------------------------------------------------------
 
@@ -587,7 +623,7 @@ class Cluster:
             "latency_p50_ms": _percentile(latencies, 0.50),
             "latency_p95_ms": _percentile(latencies, 0.95),
             "latency_p99_ms": _percentile(latencies, 0.99),
-            "latency_max_ms": max(latencies, default=0),
+            "latency_max_ms": max(latencies, default=None),
             "rebalances": total.rebalances,
             "members_fenced": total.fenced,
             "share_session_resets": total.share_session_resets,

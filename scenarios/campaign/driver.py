@@ -68,7 +68,7 @@ def campaign_meta(meta: dict[str, Any]) -> dict[str, Any]:
     attempts = meta["attempts"]
     ran = sum(a["runs_run"] for a in attempts)
     seconds = sum(a["seconds"] for a in attempts)
-    return {**{k: v for k, v in meta.items() if k != "runs"}, "runs_planned": meta["runs"],
+    return {"kind": "campaign", **{k: v for k, v in meta.items() if k != "runs"}, "runs_planned": meta["runs"],
             "runs_per_second": ran / seconds if seconds > 0 else 0.0}
 
 

@@ -100,3 +100,30 @@ def test_liveness_holds_at_quiescence_and_member_convergence_needs_stable_member
     cluster.share_consumers["c1"].member.state = MemberState.JOINING  # hand-built: a member that never rejoined
     assert _judge_at_deadline(cluster) == ["member-convergence"]
     assert cluster.violations[0].spec == ("E-5",) and cluster.violations[0].state["members"] == ["c1"]
+
+
+def test_member_convergence_judges_members_against_their_group_coordinator() -> None:
+    cluster = Cluster(library.get("small"), 1)
+    cluster.run()
+    assert _judge_at_deadline(cluster) == []
+    # Hand-built: the coordinator removed c1 (its session expired) while c1 still believes it is stable.
+    shard = cluster._group_coordinator(cluster.share_consumers["c1"].group_id)
+    assert shard is not None
+    group = shard.share.group(cluster.share_consumers["c1"].group_id)
+    assert group is not None
+    del group.members[cluster.share_consumers["c1"].member.member_id]
+    assert cluster.share_consumers["c1"].member.state is MemberState.STABLE
+    assert _judge_at_deadline(cluster) == ["member-convergence"]
+    assert cluster.violations[0].state["members"] == ["c1"]
+
+
+def test_member_convergence_covers_kip848_members() -> None:
+    cluster = Cluster(library.get("consumer_group"), 0)
+    cluster.run()
+    assert cluster.quiescent_at_ms is not None and _judge_at_deadline(cluster) == []
+    name = sorted(n for n in cluster.consumers if n not in cluster.share_consumers)[0]
+    consumer = cluster.consumers[name]
+    consumer.member.owned = frozenset()  # hand-built: a member that revoked everything and took nothing back
+    assert consumer.member.member_epoch > 0
+    assert _judge_at_deadline(cluster) == ["member-convergence"]
+    assert cluster.violations[0].state["members"] == [name]
