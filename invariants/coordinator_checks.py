@@ -82,20 +82,24 @@ class SnapshotLimitMonitor(Monitor):
 
 
 class ReplayEqualMonitor(Monitor):
+    """SC-6 and SC-8: a loaded share coordinator holds the state of every committed record ever
+    written, although the records before its log start offset were pruned. The reference replays
+    the whole history, catching up on records before they are deleted."""
+
     def __init__(self, sink: ViolationSink) -> None:
         super().__init__(sink)
         self._reference: dict[int, ShareCoordinatorShard] = {}  # state partition -> committed records applied
-        self._applied: dict[int, int] = {}
+        self._applied: dict[int, int] = {}  # state partition -> the log offset the reference has reached
+
+    def on_share_state_pruning(self, partition: int, first_offset: int, records: Sequence[object],
+                               now_ms: int) -> None:
+        self._catch_up(partition, first_offset, records, limit=None)
 
     def on_share_coordinator_loaded(self, partition: int, shard: ShareCoordinatorShard,
-                                    committed: Sequence[object], uncommitted: Sequence[object], now_ms: int) -> None:
-        reference = self._reference.get(partition)
-        if reference is None:
-            reference = self._reference[partition] = ShareCoordinatorShard(shard.snapshot_update_records_per_snapshot)
-        applied = self._applied.get(partition, 0)
-        for record in committed[applied:]:
-            reference.apply(record)  # type: ignore[arg-type]
-        self._applied[partition] = len(committed)
+                                    committed: Sequence[object], uncommitted: Sequence[object], now_ms: int,
+                                    *, log_start_offset: int = 0) -> None:
+        reference = self._catch_up(partition, log_start_offset, committed,
+                                   limit=shard.snapshot_update_records_per_snapshot)
         in_tail = {getattr(record, "key", None) for record in uncommitted}
         for key in sorted(set(reference.keys()) | set(shard.keys())):
             if key in in_tail:
@@ -108,6 +112,19 @@ class ReplayEqualMonitor(Monitor):
                                  key=str(key), partition=partition, replayed=_brief(replayed),
                                  committed=_brief(expected))
                 return
+
+    def _catch_up(self, partition: int, first_offset: int, records: Sequence[object],
+                  limit: int | None) -> ShareCoordinatorShard:
+        """Apply the records of the log from ``first_offset`` the reference has not seen yet."""
+        reference = self._reference.get(partition)
+        if reference is None:
+            reference = self._reference[partition] = ShareCoordinatorShard(500 if limit is None else limit)
+        applied = self._applied.get(partition, 0)
+        assert first_offset <= applied, f"records {applied}..{first_offset - 1} were pruned unseen"
+        for record in records[applied - first_offset:]:
+            reference.apply(record)  # type: ignore[arg-type]
+        self._applied[partition] = max(applied, first_offset + len(records))
+        return reference
 
 
 def _brief(state: ShareGroupState | None) -> str:

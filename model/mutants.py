@@ -128,6 +128,12 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
            "after them (SC-2, SC-6: replay equals the old coordinator's state)",
            "coordinator-replay-equal", "share_coordinator_failover",
            "model/sim/coordinator_host.py: ShareCoordinatorHost._replayed"),
+    Mutant("prune-past-snapshot",
+           "the share coordinator prunes up to the newest latest ShareSnapshot among live keys instead of the "
+           "oldest, deleting the snapshots other keys still need: the next coordinator loads them without "
+           "their state (SC-8)",
+           "coordinator-replay-equal", "share_coordinator_pruning",
+           "model/sim/coordinator_host.py: ShareCoordinatorHost._prune"),
     # -- the group coordinator (GC-*, CG-*) ------------------------------------------------------------
     Mutant("assign-uninitialized",
            "the SimpleAssignor is given partitions whose share-group state is still initializing (GC-5, GC-7)",

@@ -79,6 +79,12 @@ BROKER_SETTINGS: tuple[Setting, ...] = (
     Setting("share.coordinator.append.linger.ms", "share_coordinator_append_linger_ms", 10, 0),
     Setting("share.coordinator.snapshot.update.records.per.snapshot", "snapshot_update_records_per_snapshot", 500, 0),
     Setting("share.coordinator.write.timeout.ms", "share_coordinator_write_timeout_ms", 5_000, 1),
+    # SC-8 housekeeping (Kafka's ShareCoordinatorConfig; the seeds give no values): how often a share
+    # coordinator re-snapshots idle keys and deletes the records replay no longer needs.
+    Setting("share.coordinator.cold.partition.snapshot.interval.ms",
+            "share_coordinator_cold_partition_snapshot_interval_ms", 300_000, 1, source="kafka"),
+    Setting("share.coordinator.state.topic.prune.interval.ms",
+            "share_coordinator_state_topic_prune_interval_ms", 300_000, 1, source="kafka"),
     # KIP-848 (004_32d84b698b32e157.txt), broker side of consumer groups.
     Setting("group.consumer.session.timeout.ms", "consumer_session_timeout_ms", 45_000, 1, source="004"),
     Setting("group.consumer.min.session.timeout.ms", "consumer_min_session_timeout_ms", 45_000, 1, source="004"),
@@ -134,6 +140,8 @@ class BrokerConfig:
     share_coordinator_append_linger_ms: int = 10
     snapshot_update_records_per_snapshot: int = 500
     share_coordinator_write_timeout_ms: int = 5_000
+    share_coordinator_cold_partition_snapshot_interval_ms: int = 300_000
+    share_coordinator_state_topic_prune_interval_ms: int = 300_000
     consumer_session_timeout_ms: int = 45_000
     consumer_min_session_timeout_ms: int = 45_000
     consumer_max_session_timeout_ms: int = 60_000

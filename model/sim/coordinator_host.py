@@ -112,16 +112,21 @@ class _Host:
 
 
 class ShareCoordinatorHost(_Host):
+    """A share coordinator shard on its broker. Besides the RPCs, SC-8 housekeeping on two timers:
+    idle keys are re-snapshotted, then the records before the oldest latest snapshot of a live key
+    are deleted (``deleteRecords``), so a new coordinator replays only what it needs."""
+
     topic = SHARE_STATE_TOPIC
 
     def __init__(self, broker: Broker, partition: int, log: ReplicatedLog) -> None:
         super().__init__(broker, partition, log)
+        self._housekeeping: list[Timer] = []
         self.shard = self._replayed()
-        self._start_load(log.committed_count)
+        self._start_load(len(log.committed))
 
     def _replayed(self) -> ShareCoordinatorShard:
         shard = ShareCoordinatorShard(self.broker.config.snapshot_update_records_per_snapshot)
-        shard.begin_load(0)
+        shard.begin_load(self.log.log_start_offset)
         for record in self.log.committed:
             if _mutants.ACTIVE == "replay-skips-updates" and isinstance(record, ShareUpdate):
                 continue
@@ -129,11 +134,77 @@ class ShareCoordinatorHost(_Host):
         for record in self.log.uncommitted():
             shard.apply(record)  # type: ignore[arg-type]
         self.broker.observer.on_share_coordinator_loaded(self.partition, shard, self.log.committed,
-                                                         self.log.uncommitted(), self.broker.scheduler.now_ms)
+                                                         self.log.uncommitted(), self.broker.scheduler.now_ms,
+                                                         log_start_offset=self.log.log_start_offset)
         return shard
 
     def _loaded(self) -> None:
         self.shard.complete_load()
+        config = self.broker.config
+        self._every(config.share_coordinator_cold_partition_snapshot_interval_ms, self._snapshot_cold)
+        self._every(config.share_coordinator_state_topic_prune_interval_ms, self._prune)
+
+    def retire(self) -> None:
+        super().retire()
+        for timer in self._housekeeping:
+            timer.cancel()
+        self._housekeeping.clear()
+
+    # -- SC-8 housekeeping ------------------------------------------------------------------------
+
+    def _every(self, interval_ms: int, task: Callable[[], None]) -> None:
+        def tick() -> None:
+            self._housekeeping.remove(timer)
+            if self.active:
+                self._every(interval_ms, task)
+                if not self.loading:
+                    task()
+
+        timer = self.broker.scheduler.timer(interval_ms, tick)
+        self._housekeeping.append(timer)
+
+    def _snapshot_cold(self) -> None:
+        """Fresh snapshots of the idle keys that hold redundant records back from pruning."""
+        if self.log.writable() != Errors.NONE:
+            return
+        records = self.shard.resnapshot_idle()
+        if not records:
+            return
+        error = self.log.append(records, self._snapshots_committed)
+        if error != Errors.NONE:
+            self._reload()
+        self._trace("coordinator.snapshot_cold", keys=len(records))
+
+    def _snapshots_committed(self, error: Errors, _offset: int) -> None:
+        if error != Errors.NONE and self.broker.alive:
+            self._lost_tail()
+
+    def _prune(self) -> None:
+        """Delete the committed records replay no longer needs (SC-8)."""
+        log = self.log
+        offset = self.shard.prune_offset(log.committed_count)
+        if _mutants.ACTIVE == "prune-past-snapshot":
+            # mutant: the newest latest snapshot among live keys, not the oldest
+            offset = max((o for o in self.shard._snapshot_offsets.values() if o < log.committed_count),
+                         default=offset)
+        if offset <= log.log_start_offset:
+            return
+        self.broker.observer.on_share_state_pruning(self.partition, log.log_start_offset,
+                                                    log.committed[: offset - log.log_start_offset],
+                                                    self.broker.scheduler.now_ms)
+        self.shard.prune(min(offset, self.shard.prune_offset()))
+        log.delete_records(offset)
+        self._trace("coordinator.prune", log_start_offset=offset)
+
+    def _reload(self) -> None:
+        """Nothing was appended: rebuild from the log (without the records) and load again."""
+        self.shard = self._replayed()
+        self._start_load(len(self.log.committed))
+
+    def _trace(self, kind: str, **fields: Any) -> None:
+        broker = self.broker
+        if broker.trace is not None:
+            broker.trace.record(broker.scheduler.now_ms, broker.node, kind, partition=self.partition, **fields)
 
     def handle(self, message: Message, body: Any) -> None:
         broker = self.broker
@@ -151,9 +222,7 @@ class ShareCoordinatorHost(_Host):
             response = None
         error = self.log.append(records, lambda err, _offset: self._committed(err, message, body, response))
         if error != Errors.NONE:
-            # Nothing was appended: rebuild from the log (without these records) and reload.
-            self.shard = self._replayed()
-            self._start_load(self.log.committed_count)
+            self._reload()
             broker.reply(message, share_state_error(body, coordinator_error(error)))
 
     def _committed(self, error: Errors, message: Message, body: Any, response: Any) -> None:

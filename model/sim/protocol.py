@@ -124,8 +124,14 @@ class Observer:
         """A share coordinator handled a request that wrote records; ``previous``: the key's state before."""
 
     def on_share_coordinator_loaded(self, partition: int, shard: ShareCoordinatorShard,
-                                    committed: Sequence[object], uncommitted: Sequence[object], now_ms: int) -> None:
-        """A share coordinator replayed its ``__share_group_state`` partition (SC-6)."""
+                                    committed: Sequence[object], uncommitted: Sequence[object], now_ms: int,
+                                    *, log_start_offset: int = 0) -> None:
+        """A share coordinator replayed its ``__share_group_state`` partition (SC-6): ``committed``
+        holds its committed records from ``log_start_offset`` on."""
+
+    def on_share_state_pruning(self, partition: int, first_offset: int, records: Sequence[object],
+                               now_ms: int) -> None:
+        """A share coordinator is about to delete ``records``, the log from ``first_offset`` (SC-8)."""
 
     def on_group_coordinator_step(self, partition: int, leader_epoch: int, shard: GroupCoordinatorShard,
                                   group_id: str | None, now_ms: int) -> None:

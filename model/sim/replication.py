@@ -56,7 +56,7 @@ class ReplicatedLog:
     __slots__ = (
         "_apply", "_generation", "_keep", "_last_due", "_pending", "_reachable", "_rng", "_sample",
         "_scheduler", "committed", "committed_count", "isr", "leader", "leader_epoch",
-        "min_insync_replicas", "partition", "topic",
+        "log_start_offset", "min_insync_replicas", "partition", "topic",
     )
 
     def __init__(
@@ -78,9 +78,11 @@ class ReplicatedLog:
         self.leader = -1
         self.leader_epoch = -1
         self.isr: tuple[int, ...] = ()
-        # The committed records (kept when a coordinator must replay them).
+        # The committed records from ``log_start_offset`` on (kept when a coordinator must replay
+        # them); ``committed_count`` is the committed end offset.
         self.committed: list[object] = []
         self.committed_count = 0
+        self.log_start_offset = 0
         self._keep = keep_committed
         self._apply = apply
         self._reachable = reachable
@@ -121,6 +123,17 @@ class ReplicatedLog:
         lost, self._pending = self._pending, deque()
         for p in lost:
             p.on_done(Errors.NOT_LEADER_OR_FOLLOWER, -1)
+
+    def delete_records(self, offset: int) -> list[object]:
+        """``deleteRecords``: move the log start offset to ``offset`` (within the committed records)
+        and return the records dropped. Every replica drops them: they are gone for good."""
+        if not self.log_start_offset <= offset <= self.committed_count:
+            raise ValueError(f"delete_records({offset}): must be within [{self.log_start_offset}, "
+                             f"{self.committed_count}], the committed records")
+        dropped = self.committed[: offset - self.log_start_offset]
+        del self.committed[: offset - self.log_start_offset]
+        self.log_start_offset = offset
+        return dropped
 
     # -- writes --------------------------------------------------------------------------------
 

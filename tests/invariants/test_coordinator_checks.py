@@ -159,3 +159,33 @@ def test_a_replay_that_differs_from_the_committed_state() -> None:
     monitor.on_share_coordinator_loaded(7, _replay(records, skip_updates=True), records, [], 3)
     assert _ids(sink) == ["coordinator-replay-equal"]
     assert sink.violations[0].state["key"] == str(KEY) and sink.violations[0].event == "load __share_group_state-7"
+
+
+def _load_from(records: list[object], start: int) -> ShareCoordinatorShard:
+    """A new coordinator of a log whose records before ``start`` were deleted (SC-8)."""
+    shard = ShareCoordinatorShard()
+    shard.begin_load(start)
+    for record in records[start:]:
+        shard.apply(record)  # type: ignore[arg-type]
+    shard.complete_load()
+    return shard
+
+
+def test_a_replay_after_pruning_is_judged_against_the_whole_history() -> None:
+    sink = ViolationSink(1)
+    monitor = ReplayEqualMonitor(sink)
+    shard, records = _shard(limit=2)  # KEY snapshots again after two updates; OTHER never does
+    records += shard.initialize(InitializeShareGroupStateRequest(OTHER, 1, 0))[1]
+    for n in range(3):
+        records += shard.write(_write(2, first=n, count=n + 1))[1]
+    start = shard.prune_offset()
+    assert start > 0 and getattr(records[start], "key", None) == OTHER  # OTHER's one snapshot: the oldest latest
+    monitor.on_share_state_pruning(7, 0, records[:start], 0)
+    monitor.on_share_coordinator_loaded(7, _load_from(records, start), records[start:], [], 1, log_start_offset=start)
+    assert sink.violations == []
+    # One record more deletes OTHER's only snapshot.
+    monitor.on_share_state_pruning(7, start, records[start:start + 1], 2)
+    monitor.on_share_coordinator_loaded(7, _load_from(records, start + 1), records[start + 1:], [], 3,
+                                        log_start_offset=start + 1)
+    assert _ids(sink) == ["coordinator-replay-equal"]
+    assert sink.violations[0].state["key"] == str(OTHER)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
@@ -98,6 +99,21 @@ def test_commits_keep_append_order() -> None:
     assert [c[0] for c in done.calls] == list("abcdefgh")
     assert [c[3] for c in done.calls] == sorted(c[3] for c in done.calls)
     assert log.committed == list("abcdefgh")
+
+
+def test_delete_records_moves_the_log_start_within_the_committed_records() -> None:
+    sched, log = make_log()
+    log.append(["a", "b", "c"], Done().cb("abc", sched))
+    sched.run(until=100)
+    log.append(["d"], Done().cb("d", sched))  # still in flight: not deletable
+    assert log.delete_records(2) == ["a", "b"]
+    assert log.log_start_offset == 2 and log.committed == ["c"] and log.committed_count == 3
+    assert log.delete_records(2) == []
+    for bad in (1, 4):
+        with pytest.raises(ValueError, match=r"within \[2, 3\]"):
+            log.delete_records(bad)
+    sched.run(until=200)
+    assert log.committed == ["c", "d"] and log.end_offset == 4
 
 
 def test_data_log_committed_is_the_high_water_mark() -> None:
