@@ -9,7 +9,12 @@ about to retire) is not judged.
 
 * ``GroupEpochMonitor`` (group-epoch-order, GC-2..GC-4, CG-1): assignment
   epoch <= group epoch; every member epoch <= assignment epoch; group and
-  assignment epochs never decrease (a deleted group starts afresh).
+  assignment epochs never fall below their committed values (a deleted group
+  starts afresh). Memory may go back: a write that fails to replicate is
+  undone (replay from the log), as Kafka's coordinator reverts to its last
+  committed snapshot, and nobody heard of it (responses wait for the commit).
+  The committed values are the epochs a coordinator holds when nothing waits
+  for replication (``on_group_coordinator_settled``).
 * ``AssignInitializedMonitor`` (assign-initialized-only, GC-5): a share member
   is assigned only partitions whose share-group state is initialized.
 * ``ExclusiveOwnershipMonitor`` (exclusive-ownership, CG-3): in the
@@ -52,7 +57,7 @@ def _groups(shard: GroupCoordinatorShard,
 class _Seen:
     partition: int  # the __consumer_offsets partition whose coordinator holds the group (GC-6)
     host_epoch: int = -1
-    group_epoch: int = -1
+    group_epoch: int = -1  # committed (group-epoch-order)
     assignment_epoch: int = -1
     members: dict[str, Seen] = field(default_factory=dict)
 
@@ -108,31 +113,47 @@ def _owned(member: object) -> frozenset[TopicPartition]:
 
 
 class GroupEpochMonitor(_GroupMonitor):
+    def on_group_coordinator_settled(self, partition: int, leader_epoch: int, shard: GroupCoordinatorShard,
+                                     now_ms: int) -> None:
+        for kind, gid, group in _groups(shard, None):
+            seen = self._seen.get((kind, gid))
+            if group is None or seen is None or seen.partition != partition or leader_epoch < seen.host_epoch:
+                continue
+            self._judge(kind, gid, group, seen, now_ms)  # committed epochs never go back either
+            seen.group_epoch = max(seen.group_epoch, group.group_epoch)
+            seen.assignment_epoch = max(seen.assignment_epoch, group.assignment_epoch)
+
     def check(self, kind: str, group_id: str, group: ShareGroup | ConsumerGroup, seen: _Seen,
               changed: Changed, now_ms: int) -> None:
+        if self._judge(kind, group_id, group, seen, now_ms):
+            return
+        for member_id, _, now in changed:
+            if now is not None and now[0] > group.assignment_epoch:
+                self.sink.report("group-epoch-order", now_ms, event=f"{kind} group {group_id}",
+                                 message=f"{kind} group {group_id}: member {member_id} at epoch {now[0]}, above "
+                                 f"the assignment epoch {group.assignment_epoch}", member=member_id,
+                                 member_epoch=now[0], **self._excerpt(kind, group_id, group, seen))
+                return
+
+    def _judge(self, kind: str, group_id: str, group: ShareGroup | ConsumerGroup, seen: _Seen, now_ms: int) -> bool:
+        """Report a group epoch below the assignment epoch, or epochs below the committed ones."""
         group_epoch, assignment_epoch = group.group_epoch, group.assignment_epoch
-        excerpt = {"group": group_id, "kind": kind, "group_epoch": group_epoch,
-                   "assignment_epoch": assignment_epoch, "previous_group_epoch": seen.group_epoch,
-                   "previous_assignment_epoch": seen.assignment_epoch}
-        event = f"{kind} group {group_id}"
         if assignment_epoch > group_epoch:
-            self.sink.report("group-epoch-order", now_ms, event=event,
-                             message=f"{kind} group {group_id}: assignment epoch {assignment_epoch} above the "
-                             f"group epoch {group_epoch}", **excerpt)
+            message = f"assignment epoch {assignment_epoch} above the group epoch {group_epoch}"
         elif group_epoch < seen.group_epoch or assignment_epoch < seen.assignment_epoch:
-            self.sink.report("group-epoch-order", now_ms, event=event,
-                             message=f"{kind} group {group_id}: epochs went back from group {seen.group_epoch} / "
-                             f"assignment {seen.assignment_epoch} to {group_epoch} / {assignment_epoch}", **excerpt)
+            message = (f"epochs went back from group {seen.group_epoch} / assignment {seen.assignment_epoch} "
+                       f"(committed) to {group_epoch} / {assignment_epoch}")
         else:
-            for member_id, _, now in changed:
-                if now is not None and now[0] > assignment_epoch:
-                    self.sink.report("group-epoch-order", now_ms, event=event,
-                                     message=f"{kind} group {group_id}: member {member_id} at epoch {now[0]}, above "
-                                     f"the assignment epoch {assignment_epoch}", member=member_id,
-                                     member_epoch=now[0], **excerpt)
-                    break
-        seen.group_epoch = max(seen.group_epoch, group_epoch)
-        seen.assignment_epoch = max(seen.assignment_epoch, assignment_epoch)
+            return False
+        self.sink.report("group-epoch-order", now_ms, event=f"{kind} group {group_id}",
+                         message=f"{kind} group {group_id}: {message}", **self._excerpt(kind, group_id, group, seen))
+        return True
+
+    @staticmethod
+    def _excerpt(kind: str, group_id: str, group: ShareGroup | ConsumerGroup, seen: _Seen) -> dict[str, object]:
+        return {"group": group_id, "kind": kind, "group_epoch": group.group_epoch,
+                "assignment_epoch": group.assignment_epoch, "previous_group_epoch": seen.group_epoch,
+                "previous_assignment_epoch": seen.assignment_epoch}
 
 
 class AssignInitializedMonitor(_GroupMonitor):

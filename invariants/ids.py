@@ -53,7 +53,7 @@ TABLE: Final[dict[str, Entry]] = {
     "group-epoch-order": Entry(
         ("GC-2", "GC-3", "GC-4", "CG-1"), "transition",
         "assignment epoch <= group epoch and member epochs <= assignment epoch; group and assignment epochs "
-        "never decrease"),
+        "never fall below their committed values"),
     "assign-initialized-only": Entry(
         ("GC-5",), "state", "only share-partitions whose state is initialized are assigned"),
     "exclusive-ownership": Entry(

@@ -343,6 +343,7 @@ class GroupCoordinatorHost(_Host):
                 return
         else:
             self._send(result, message)
+            self._settled()
         self._arm()
 
     def _committed(self, error: Errors, message: Message | None, result: ShardResult) -> None:
@@ -355,6 +356,13 @@ class GroupCoordinatorHost(_Host):
             return
         if self.active:
             self._send(result, message)
+            self._settled()
+
+    def _settled(self) -> None:
+        if self.active and not self.loading and self.log.pending_count == 0:
+            broker = self.broker
+            broker.observer.on_group_coordinator_settled(self.partition, self.leader_epoch, self.shard,
+                                                         broker.scheduler.now_ms)
 
     def _send(self, result: ShardResult, message: Message | None) -> None:
         broker = self.broker

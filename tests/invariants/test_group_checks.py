@@ -77,21 +77,47 @@ def test_a_member_epoch_above_the_assignment_epoch() -> None:
     assert _ids(sink) == ["group-epoch-order"] and sink.violations[0].state["member"] == "m1"
 
 
-def test_epochs_that_go_back_after_a_coordinator_failover() -> None:
+def _settle(monitor: GroupEpochMonitor, shard: _Shard, leader_epoch: int = 1) -> None:
+    monitor.on_group_coordinator_settled(0, leader_epoch, shard, 0)  # type: ignore[arg-type]
+
+
+def test_epochs_that_go_back_below_the_committed_ones_after_a_coordinator_failover() -> None:
     sink = ViolationSink(1)
     monitor, shard = GroupEpochMonitor(sink), _Shard()
     shard.share.groups["g"] = ShareGroup("g", group_epoch=7, assignment_epoch=7)
     _step(monitor, shard, leader_epoch=1)
+    _settle(monitor, shard, leader_epoch=1)  # 7 / 7 committed
     shard.share.groups["g"] = ShareGroup("g", group_epoch=3, assignment_epoch=3)
     _step(monitor, shard, leader_epoch=0)  # a stale coordinator about to retire: not judged
     del shard.share.groups["g"]
     _step(monitor, shard, group_id=None, leader_epoch=2)  # deleted ...
     shard.share.groups["g"] = ShareGroup("g", group_epoch=1, assignment_epoch=1)
     _step(monitor, shard, leader_epoch=2)  # ... and created afresh
+    _settle(monitor, shard, leader_epoch=2)
     assert sink.violations == []
     shard.share.groups["g"] = ShareGroup("g", group_epoch=0, assignment_epoch=0)
-    _step(monitor, shard, group_id=None, leader_epoch=3)  # a new coordinator that lost the epochs
+    _step(monitor, shard, group_id=None, leader_epoch=3)  # a new coordinator that lost the committed epochs
     assert _ids(sink) == ["group-epoch-order"] and sink.violations[0].state["previous_group_epoch"] == 1
+
+
+def test_an_uncommitted_bump_undone_is_not_a_step_back() -> None:
+    sink = ViolationSink(1)
+    monitor, shard = GroupEpochMonitor(sink), _Shard()
+    group = ShareGroup("g", group_epoch=3, assignment_epoch=3)
+    shard.share.groups["g"] = group
+    _step(monitor, shard, leader_epoch=2)
+    _settle(monitor, shard, leader_epoch=2)
+    group.group_epoch = 4  # bumped in memory; its write fails to replicate ...
+    _step(monitor, shard, leader_epoch=2)
+    group.group_epoch = 3  # ... and the coordinator replays its log: nobody heard of epoch 4
+    _step(monitor, shard, leader_epoch=2)
+    assert sink.violations == []
+    group.group_epoch = 4
+    _step(monitor, shard, leader_epoch=2)
+    _settle(monitor, shard, leader_epoch=2)  # 4 committed this time
+    group.group_epoch = 3
+    _step(monitor, shard, leader_epoch=2)
+    assert _ids(sink) == ["group-epoch-order"] and sink.violations[0].state["previous_group_epoch"] == 4
 
 
 # -- assign-initialized-only (GC-5) ---------------------------------------------------------------------------
