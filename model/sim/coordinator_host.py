@@ -342,8 +342,8 @@ class GroupCoordinatorHost(_Host):
                     self.broker.reply(message, error_response(message.payload.body, coordinator_error(error)))
                 return
         else:
-            self._send(result, message)
-            self._settled()
+            # It wrote nothing, but may have read what earlier writes still replicate: answer after them.
+            self.log.after_pending(lambda error: self._committed(error, message, result))
         self._arm()
 
     def _committed(self, error: Errors, message: Message | None, result: ShardResult) -> None:

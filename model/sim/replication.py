@@ -124,6 +124,23 @@ class ReplicatedLog:
         for p in lost:
             p.on_done(Errors.NOT_LEADER_OR_FOLLOWER, -1)
 
+    def after_pending(self, callback: Callable[[Errors], None]) -> None:
+        """Call ``callback(error)`` once everything appended so far is committed (NONE) or lost; at once
+        if nothing is waiting. Kafka's coordinators answer a request that wrote nothing this way, so that
+        no client hears of state that a failover could still undo."""
+        pending = self._pending
+        if not pending:
+            callback(Errors.NONE)
+            return
+        last = pending[-1]
+        done = last.on_done
+
+        def then(error: Errors, offset: int) -> None:
+            done(error, offset)
+            callback(error)
+
+        pending[-1] = last._replace(on_done=then)
+
     def delete_records(self, offset: int) -> list[object]:
         """``deleteRecords``: move the log start offset to ``offset`` (within the committed records)
         and return the records dropped. Every replica drops them: they are gone for good."""

@@ -116,6 +116,22 @@ def test_delete_records_moves_the_log_start_within_the_committed_records() -> No
     assert log.committed == ["c", "d"] and log.end_offset == 4
 
 
+def test_after_pending_waits_for_everything_appended_so_far() -> None:
+    sched, log = make_log()
+    calls: list[tuple[str, Errors, int]] = []
+    log.after_pending(lambda error: calls.append(("idle", error, sched.now_ms)))  # nothing waits: at once
+    log.append(["a"], Done().cb("a", sched))
+    log.append(["b"], Done().cb("b", sched))
+    log.after_pending(lambda error: calls.append(("read", error, sched.now_ms)))
+    assert calls == [("idle", Errors.NONE, 0)]
+    sched.run(until=100)
+    assert calls[1] == ("read", Errors.NONE, 10) and log.committed == ["a", "b"]
+    log.append(["c"], Done().cb("c", sched))
+    log.after_pending(lambda error: calls.append(("lost", error, sched.now_ms)))
+    log.set_leader(2, 2, (1, 2, 3))  # a new leader drops the tail: the read fails with it
+    assert calls[2] == ("lost", Errors.NOT_LEADER_OR_FOLLOWER, 100)
+
+
 def test_data_log_committed_is_the_high_water_mark() -> None:
     data = DataLog()
     assert data.apply([ProduceBatch(3, None, False, 100)]) == 0
