@@ -13,8 +13,9 @@ about to retire) is not judged.
   starts afresh). Memory may go back: a write that fails to replicate is
   undone (replay from the log), as Kafka's coordinator reverts to its last
   committed snapshot, and nobody heard of it (responses wait for the commit).
-  The committed values are the epochs a coordinator holds when nothing waits
-  for replication (``on_group_coordinator_settled``).
+  The committed values come from the group metadata and target-assignment
+  records as they commit (``on_group_records_committed``); only a committed
+  deletion of the group lets its epochs start again.
 * ``AssignInitializedMonitor`` (assign-initialized-only, GC-5): a share member
   is assigned only partitions whose share-group state is initialized.
 * ``ExclusiveOwnershipMonitor`` (exclusive-ownership, CG-3): in the
@@ -28,10 +29,17 @@ about to retire) is not judged.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from invariants.sink import Monitor, ViolationSink
+from model.core.group.consumer_records import (
+    ConsumerGroupMetadata,
+    ConsumerGroupTargetAssignmentMetadata,
+    ConsumerTombstone,
+)
+from model.core.group.share_records import ShareGroupMetadata, ShareGroupTargetAssignmentMetadata, Tombstone
 
 if TYPE_CHECKING:
     from model.core.group.consumer_group import ConsumerGroup
@@ -57,8 +65,6 @@ def _groups(shard: GroupCoordinatorShard,
 class _Seen:
     partition: int  # the __consumer_offsets partition whose coordinator holds the group (GC-6)
     host_epoch: int = -1
-    group_epoch: int = -1  # committed (group-epoch-order)
-    assignment_epoch: int = -1
     members: dict[str, Seen] = field(default_factory=dict)
 
 
@@ -113,47 +119,63 @@ def _owned(member: object) -> frozenset[TopicPartition]:
 
 
 class GroupEpochMonitor(_GroupMonitor):
-    def on_group_coordinator_settled(self, partition: int, leader_epoch: int, shard: GroupCoordinatorShard,
-                                     now_ms: int) -> None:
-        for kind, gid, group in _groups(shard, None):
-            seen = self._seen.get((kind, gid))
-            if group is None or seen is None or seen.partition != partition or leader_epoch < seen.host_epoch:
-                continue
-            self._judge(kind, gid, group, seen, now_ms)  # committed epochs never go back either
-            seen.group_epoch = max(seen.group_epoch, group.group_epoch)
-            seen.assignment_epoch = max(seen.assignment_epoch, group.assignment_epoch)
+    def __init__(self, sink: ViolationSink) -> None:
+        super().__init__(sink)
+        self._committed: dict[tuple[str, str], list[int]] = {}  # (kind, group) -> [group epoch, assignment epoch]
+
+    def on_group_records_committed(self, partition: int, records: Sequence[object], now_ms: int) -> None:
+        for record in records:
+            if isinstance(record, ShareGroupMetadata | ConsumerGroupMetadata):
+                self._commit(_kind(record), record.group_id, 0, record.epoch, now_ms)
+            elif isinstance(record, ShareGroupTargetAssignmentMetadata | ConsumerGroupTargetAssignmentMetadata):
+                self._commit(_kind(record), record.group_id, 1, record.assignment_epoch, now_ms)
+            elif isinstance(record, Tombstone | ConsumerTombstone) and record.key.kind in _GROUP_RECORDS:
+                # The group's deletion is durable: a group of that name starts afresh.
+                self._committed.pop(("share" if isinstance(record, Tombstone) else "consumer",
+                                     record.key.group_id), None)
+
+    def _commit(self, kind: str, group_id: str, which: int, epoch: int, now_ms: int) -> None:
+        committed = self._committed.setdefault((kind, group_id), [-1, -1])
+        if epoch < committed[which]:
+            name = ("group", "assignment")[which]
+            self.sink.report("group-epoch-order", now_ms, event=f"{kind} group {group_id}",
+                             message=f"{kind} group {group_id}: {name} epoch {epoch} committed after "
+                             f"{committed[which]}", group=group_id, kind=kind, committed_epoch=epoch,
+                             **{f"previous_{name}_epoch": committed[which]})
+        committed[which] = max(committed[which], epoch)
 
     def check(self, kind: str, group_id: str, group: ShareGroup | ConsumerGroup, seen: _Seen,
               changed: Changed, now_ms: int) -> None:
-        if self._judge(kind, group_id, group, seen, now_ms):
-            return
-        for member_id, _, now in changed:
-            if now is not None and now[0] > group.assignment_epoch:
-                self.sink.report("group-epoch-order", now_ms, event=f"{kind} group {group_id}",
-                                 message=f"{kind} group {group_id}: member {member_id} at epoch {now[0]}, above "
-                                 f"the assignment epoch {group.assignment_epoch}", member=member_id,
-                                 member_epoch=now[0], **self._excerpt(kind, group_id, group, seen))
-                return
-
-    def _judge(self, kind: str, group_id: str, group: ShareGroup | ConsumerGroup, seen: _Seen, now_ms: int) -> bool:
-        """Report a group epoch below the assignment epoch, or epochs below the committed ones."""
         group_epoch, assignment_epoch = group.group_epoch, group.assignment_epoch
+        floor_group, floor_assignment = self._committed.get((kind, group_id), (-1, -1))
+        excerpt = {"group": group_id, "kind": kind, "group_epoch": group_epoch,
+                   "assignment_epoch": assignment_epoch, "previous_group_epoch": floor_group,
+                   "previous_assignment_epoch": floor_assignment}
+        event = f"{kind} group {group_id}"
         if assignment_epoch > group_epoch:
-            message = f"assignment epoch {assignment_epoch} above the group epoch {group_epoch}"
-        elif group_epoch < seen.group_epoch or assignment_epoch < seen.assignment_epoch:
-            message = (f"epochs went back from group {seen.group_epoch} / assignment {seen.assignment_epoch} "
-                       f"(committed) to {group_epoch} / {assignment_epoch}")
+            self.sink.report("group-epoch-order", now_ms, event=event,
+                             message=f"{kind} group {group_id}: assignment epoch {assignment_epoch} above the "
+                             f"group epoch {group_epoch}", **excerpt)
+        elif group_epoch < floor_group or assignment_epoch < floor_assignment:
+            self.sink.report("group-epoch-order", now_ms, event=event,
+                             message=f"{kind} group {group_id}: epochs went back from group {floor_group} / "
+                             f"assignment {floor_assignment} (committed) to {group_epoch} / {assignment_epoch}",
+                             **excerpt)
         else:
-            return False
-        self.sink.report("group-epoch-order", now_ms, event=f"{kind} group {group_id}",
-                         message=f"{kind} group {group_id}: {message}", **self._excerpt(kind, group_id, group, seen))
-        return True
+            for member_id, _, now in changed:
+                if now is not None and now[0] > assignment_epoch:
+                    self.sink.report("group-epoch-order", now_ms, event=event,
+                                     message=f"{kind} group {group_id}: member {member_id} at epoch {now[0]}, above "
+                                     f"the assignment epoch {assignment_epoch}", member=member_id,
+                                     member_epoch=now[0], **excerpt)
+                    break
 
-    @staticmethod
-    def _excerpt(kind: str, group_id: str, group: ShareGroup | ConsumerGroup, seen: _Seen) -> dict[str, object]:
-        return {"group": group_id, "kind": kind, "group_epoch": group.group_epoch,
-                "assignment_epoch": group.assignment_epoch, "previous_group_epoch": seen.group_epoch,
-                "previous_assignment_epoch": seen.assignment_epoch}
+
+_GROUP_RECORDS: Final = ("ShareGroupMetadata", "ConsumerGroupMetadata")
+
+
+def _kind(record: object) -> str:
+    return "share" if isinstance(record, ShareGroupMetadata | ShareGroupTargetAssignmentMetadata) else "consumer"
 
 
 class AssignInitializedMonitor(_GroupMonitor):

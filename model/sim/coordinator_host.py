@@ -141,11 +141,15 @@ class ShareCoordinatorHost(_Host):
     def _loaded(self) -> None:
         self.shard.complete_load()
         config = self.broker.config
+        self._stop_housekeeping()  # a reload starts them again
         self._every(config.share_coordinator_cold_partition_snapshot_interval_ms, self._snapshot_cold)
         self._every(config.share_coordinator_state_topic_prune_interval_ms, self._prune)
 
     def retire(self) -> None:
         super().retire()
+        self._stop_housekeeping()
+
+    def _stop_housekeeping(self) -> None:
         for timer in self._housekeeping:
             timer.cancel()
         self._housekeeping.clear()
@@ -170,9 +174,9 @@ class ShareCoordinatorHost(_Host):
         records = self.shard.resnapshot_idle()
         if not records:
             return
-        error = self.log.append(records, self._snapshots_committed)
-        if error != Errors.NONE:
-            self._reload()
+        if self.log.append(records, self._snapshots_committed) != Errors.NONE:
+            self._reload()  # the snapshots are in memory only: drop them
+            return
         self._trace("coordinator.snapshot_cold", keys=len(records))
 
     def _snapshots_committed(self, error: Errors, _offset: int) -> None:
@@ -354,15 +358,11 @@ class GroupCoordinatorHost(_Host):
             if message is not None:
                 self.broker.reply(message, error_response(message.payload.body, coordinator_error(error)))
             return
+        if result.records:
+            self.broker.observer.on_group_records_committed(self.partition, result.records,
+                                                            self.broker.scheduler.now_ms)
         if self.active:
             self._send(result, message)
-            self._settled()
-
-    def _settled(self) -> None:
-        if self.active and not self.loading and self.log.pending_count == 0:
-            broker = self.broker
-            broker.observer.on_group_coordinator_settled(self.partition, self.leader_epoch, self.shard,
-                                                         broker.scheduler.now_ms)
 
     def _send(self, result: ShardResult, message: Message | None) -> None:
         broker = self.broker

@@ -137,9 +137,8 @@ class Observer:
                                   group_id: str | None, now_ms: int) -> None:
         """A group coordinator changed ``group_id`` (None: maybe any group) in memory."""
 
-    def on_group_coordinator_settled(self, partition: int, leader_epoch: int, shard: GroupCoordinatorShard,
-                                     now_ms: int) -> None:
-        """A group coordinator has nothing waiting for replication: its memory is its committed state."""
+    def on_group_records_committed(self, partition: int, records: Sequence[object], now_ms: int) -> None:
+        """A group coordinator's ``records`` committed (replicated): clients may now hear of them."""
 
     def on_consumer_reconciled(self, client: str, group_id: str, revoked: frozenset[TopicPartition],
                                assigned: frozenset[TopicPartition], owned: frozenset[TopicPartition],

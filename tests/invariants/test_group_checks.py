@@ -13,7 +13,14 @@ from invariants.group_checks import (
 )
 from invariants.sink import Monitor, ViolationSink
 from model.core.group.consumer_group import ConsumerGroup, ConsumerGroupMember
+from model.core.group.consumer_records import ConsumerGroupMetadata
 from model.core.group.share_group import ShareGroup, ShareGroupMember
+from model.core.group.share_records import (
+    RecordKey,
+    ShareGroupMetadata,
+    ShareGroupTargetAssignmentMetadata,
+    Tombstone,
+)
 from model.core.metadata import TopicPartition
 
 P0, P1, P2 = (TopicPartition("t", p) for p in range(3))
@@ -77,8 +84,16 @@ def test_a_member_epoch_above_the_assignment_epoch() -> None:
     assert _ids(sink) == ["group-epoch-order"] and sink.violations[0].state["member"] == "m1"
 
 
-def _settle(monitor: GroupEpochMonitor, shard: _Shard, leader_epoch: int = 1) -> None:
-    monitor.on_group_coordinator_settled(0, leader_epoch, shard, 0)  # type: ignore[arg-type]
+def _commit(monitor: GroupEpochMonitor, *records: object) -> None:
+    monitor.on_group_records_committed(0, records, 0)
+
+
+def _epochs(group_epoch: int, assignment_epoch: int) -> tuple[object, object]:
+    """The records that make a share group's epochs durable."""
+    return ShareGroupMetadata("g", group_epoch), ShareGroupTargetAssignmentMetadata("g", assignment_epoch)
+
+
+GROUP_DELETED = Tombstone(RecordKey("ShareGroupMetadata", "g"))
 
 
 def test_epochs_that_go_back_below_the_committed_ones_after_a_coordinator_failover() -> None:
@@ -86,14 +101,15 @@ def test_epochs_that_go_back_below_the_committed_ones_after_a_coordinator_failov
     monitor, shard = GroupEpochMonitor(sink), _Shard()
     shard.share.groups["g"] = ShareGroup("g", group_epoch=7, assignment_epoch=7)
     _step(monitor, shard, leader_epoch=1)
-    _settle(monitor, shard, leader_epoch=1)  # 7 / 7 committed
+    _commit(monitor, *_epochs(7, 7))
     shard.share.groups["g"] = ShareGroup("g", group_epoch=3, assignment_epoch=3)
     _step(monitor, shard, leader_epoch=0)  # a stale coordinator about to retire: not judged
     del shard.share.groups["g"]
     _step(monitor, shard, group_id=None, leader_epoch=2)  # deleted ...
+    _commit(monitor, GROUP_DELETED)
     shard.share.groups["g"] = ShareGroup("g", group_epoch=1, assignment_epoch=1)
     _step(monitor, shard, leader_epoch=2)  # ... and created afresh
-    _settle(monitor, shard, leader_epoch=2)
+    _commit(monitor, *_epochs(1, 1))
     assert sink.violations == []
     shard.share.groups["g"] = ShareGroup("g", group_epoch=0, assignment_epoch=0)
     _step(monitor, shard, group_id=None, leader_epoch=3)  # a new coordinator that lost the committed epochs
@@ -106,7 +122,7 @@ def test_an_uncommitted_bump_undone_is_not_a_step_back() -> None:
     group = ShareGroup("g", group_epoch=3, assignment_epoch=3)
     shard.share.groups["g"] = group
     _step(monitor, shard, leader_epoch=2)
-    _settle(monitor, shard, leader_epoch=2)
+    _commit(monitor, *_epochs(3, 3))
     group.group_epoch = 4  # bumped in memory; its write fails to replicate ...
     _step(monitor, shard, leader_epoch=2)
     group.group_epoch = 3  # ... and the coordinator replays its log: nobody heard of epoch 4
@@ -114,10 +130,33 @@ def test_an_uncommitted_bump_undone_is_not_a_step_back() -> None:
     assert sink.violations == []
     group.group_epoch = 4
     _step(monitor, shard, leader_epoch=2)
-    _settle(monitor, shard, leader_epoch=2)  # 4 committed this time
+    _commit(monitor, ShareGroupMetadata("g", 4))  # 4 committed this time (other writes may still wait)
     group.group_epoch = 3
     _step(monitor, shard, leader_epoch=2)
     assert _ids(sink) == ["group-epoch-order"] and sink.violations[0].state["previous_group_epoch"] == 4
+
+
+def test_a_deletion_that_never_committed_keeps_the_committed_epochs() -> None:
+    sink = ViolationSink(1)
+    monitor, shard = GroupEpochMonitor(sink), _Shard()
+    shard.share.groups["g"] = ShareGroup("g", group_epoch=5, assignment_epoch=5)
+    _step(monitor, shard)
+    _commit(monitor, *_epochs(5, 5))
+    del shard.share.groups["g"]
+    _step(monitor, shard, group_id=None)  # deleted in memory; the tombstone's write fails
+    shard.share.groups["g"] = ShareGroup("g", group_epoch=2, assignment_epoch=2)
+    _step(monitor, shard, group_id=None)
+    assert _ids(sink) == ["group-epoch-order"] and sink.violations[0].state["previous_group_epoch"] == 5
+
+
+def test_a_committed_epoch_below_an_earlier_committed_one() -> None:
+    sink = ViolationSink(1)
+    monitor = GroupEpochMonitor(sink)
+    _commit(monitor, *_epochs(6, 6))
+    _commit(monitor, ConsumerGroupMetadata("g", 2))  # another kind of group: its own epochs
+    assert sink.violations == []
+    _commit(monitor, ShareGroupTargetAssignmentMetadata("g", 5))
+    assert _ids(sink) == ["group-epoch-order"] and sink.violations[0].state["previous_assignment_epoch"] == 6
 
 
 # -- assign-initialized-only (GC-5) ---------------------------------------------------------------------------
