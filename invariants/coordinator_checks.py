@@ -93,13 +93,12 @@ class ReplayEqualMonitor(Monitor):
 
     def on_share_state_pruning(self, partition: int, first_offset: int, records: Sequence[object],
                                now_ms: int) -> None:
-        self._catch_up(partition, first_offset, records, limit=None)
+        self._catch_up(partition, first_offset, records)
 
     def on_share_coordinator_loaded(self, partition: int, shard: ShareCoordinatorShard,
                                     committed: Sequence[object], uncommitted: Sequence[object], now_ms: int,
                                     *, log_start_offset: int = 0) -> None:
-        reference = self._catch_up(partition, log_start_offset, committed,
-                                   limit=shard.snapshot_update_records_per_snapshot)
+        reference = self._catch_up(partition, log_start_offset, committed)
         in_tail = {getattr(record, "key", None) for record in uncommitted}
         for key in sorted(set(reference.keys()) | set(shard.keys())):
             if key in in_tail:
@@ -113,12 +112,11 @@ class ReplayEqualMonitor(Monitor):
                                  committed=_brief(expected))
                 return
 
-    def _catch_up(self, partition: int, first_offset: int, records: Sequence[object],
-                  limit: int | None) -> ShareCoordinatorShard:
+    def _catch_up(self, partition: int, first_offset: int, records: Sequence[object]) -> ShareCoordinatorShard:
         """Apply the records of the log from ``first_offset`` the reference has not seen yet."""
         reference = self._reference.get(partition)
-        if reference is None:
-            reference = self._reference[partition] = ShareCoordinatorShard(500 if limit is None else limit)
+        if reference is None:  # it only applies records: its snapshot limit plays no part
+            reference = self._reference[partition] = ShareCoordinatorShard()
         applied = self._applied.get(partition, 0)
         assert first_offset <= applied, f"records {applied}..{first_offset - 1} were pruned unseen"
         for record in records[applied - first_offset:]:

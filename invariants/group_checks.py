@@ -131,8 +131,7 @@ class GroupEpochMonitor(_GroupMonitor):
                 self._commit(_kind(record), record.group_id, 1, record.assignment_epoch, now_ms)
             elif isinstance(record, Tombstone | ConsumerTombstone) and record.key.kind in _GROUP_RECORDS:
                 # The group's deletion is durable: a group of that name starts afresh.
-                self._committed.pop(("share" if isinstance(record, Tombstone) else "consumer",
-                                     record.key.group_id), None)
+                self._committed.pop((_kind(record), record.key.group_id), None)
 
     def _commit(self, kind: str, group_id: str, which: int, epoch: int, now_ms: int) -> None:
         committed = self._committed.setdefault((kind, group_id), [-1, -1])
@@ -175,7 +174,8 @@ _GROUP_RECORDS: Final = ("ShareGroupMetadata", "ConsumerGroupMetadata")
 
 
 def _kind(record: object) -> str:
-    return "share" if isinstance(record, ShareGroupMetadata | ShareGroupTargetAssignmentMetadata) else "consumer"
+    share = isinstance(record, ShareGroupMetadata | ShareGroupTargetAssignmentMetadata | Tombstone)
+    return "share" if share else "consumer"
 
 
 class AssignInitializedMonitor(_GroupMonitor):

@@ -37,7 +37,6 @@ import pyarrow as pa
 from invariants.monitors import Monitor, ViolationSink
 from model.sim.controller import topic_id_for
 from model.sim.faults import FAULT_KINDS, FaultEvent
-from model.sim.protocol import CONSUMER_OFFSETS_TOPIC
 
 if TYPE_CHECKING:
     from model.core.group.coordinator import GroupCoordinatorShard
@@ -217,15 +216,11 @@ class RunSampler(Monitor):
                 yield now_ms, series, subject, value
 
     def _group_rows(self, cluster: Cluster, now_ms: int) -> Iterator[tuple[int, str, str, int]]:
-        metadata = cluster.controller.metadata
         for group in sorted(cluster.scenario.groups, key=lambda g: g.name):
-            partition = metadata.group_coordinator_partition(group.name)
-            info = metadata.leader_of(CONSUMER_OFFSETS_TOPIC, partition)
-            broker = cluster.brokers.get(info.leader) if info is not None else None
-            host = broker.group_coordinators.get(partition) if broker is not None else None
-            if host is None or host.loading:
+            shard = cluster.group_coordinator(group.name)
+            if shard is None:
                 continue
-            manager = host.shard.share if group.kind == "share" else host.shard.consumer
+            manager = shard.share if group.kind == "share" else shard.consumer
             state = manager.group(group.name)
             if state is not None:
                 yield now_ms, "group_epoch", group.name, state.group_epoch

@@ -538,16 +538,15 @@ class Cluster:
 
     def unstable_members(self) -> list[str]:
         """Live members, of share and of KIP-848 consumer groups, not converged (E-5)."""
-        return [name for name in sorted(self.consumers)
-                if self.consumers[name].alive and not self.consumers[name].closed
-                and not self._converged(self.consumers[name])]
+        return [name for name, consumer in sorted(self.consumers.items())
+                if consumer.alive and not consumer.closed and not self._converged(consumer)]
 
     def _converged(self, consumer: Any) -> bool:
         """Stable on the view its group coordinator holds: a member of the group at the assignment
         epoch, holding its target assignment (a KIP-848 member owns it, nothing left to revoke). A
         member removed behind its back that still believes it is stable has not converged."""
         member = consumer.member
-        shard = self._group_coordinator(consumer.group_id)
+        shard = self.group_coordinator(consumer.group_id)
         if shard is None:
             return False
         group: ShareGroup | ConsumerGroup | None
@@ -565,7 +564,7 @@ class Cluster:
         return (member.member_epoch == known.member_epoch == group.assignment_epoch
                 and holds == known.assigned_partitions == group.target_assignment.get(member.member_id))
 
-    def _group_coordinator(self, group_id: str) -> GroupCoordinatorShard | None:
+    def group_coordinator(self, group_id: str) -> GroupCoordinatorShard | None:
         """The loaded group coordinator of ``group_id`` (GC-6), if one serves it now."""
         metadata = self.controller.metadata
         partition = metadata.group_coordinator_partition(group_id)

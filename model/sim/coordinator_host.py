@@ -174,9 +174,8 @@ class ShareCoordinatorHost(_Host):
         records = self.shard.resnapshot_idle()
         if not records:
             return
-        if self.log.append(records, self._snapshots_committed) != Errors.NONE:
-            self._reload()  # the snapshots are in memory only: drop them
-            return
+        error = self.log.append(records, self._snapshots_committed)
+        assert error == Errors.NONE, error  # writable() just said so
         self._trace("coordinator.snapshot_cold", keys=len(records))
 
     def _snapshots_committed(self, error: Errors, _offset: int) -> None:

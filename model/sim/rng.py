@@ -34,18 +34,13 @@ def derive_seed(*parts: str | int) -> int:
     # One blake2b call over the joined encoding (hot: a poison check per record).
     encoded = []
     for part in parts:
-        kind = type(part)
-        if kind is str:
-            raw = part.encode("utf-8")  # type: ignore[union-attr]
-            encoded.append(b"s%d:%b" % (len(raw), raw))
-        elif kind is int or (kind is not bool and isinstance(part, int)):
-            raw = str(int(part)).encode("ascii")
-            encoded.append(b"i%d:%b" % (len(raw), raw))
-        elif isinstance(part, str):
-            raw = str(part).encode("utf-8")
-            encoded.append(b"s%d:%b" % (len(raw), raw))
+        if isinstance(part, str):
+            tag, raw = b"s", part.encode("utf-8")
+        elif isinstance(part, int) and not isinstance(part, bool):
+            tag, raw = b"i", str(int(part)).encode("ascii")
         else:
             raise TypeError(f"derive_seed part {part!r}: must be a str or an int, not {type(part).__name__}")
+        encoded.append(b"%b%d:%b" % (tag, len(raw), raw))
     digest = hashlib.blake2b(b"".join(encoded), digest_size=8, person=_SEED_PERSON).digest()
     return int.from_bytes(digest, "big")
 

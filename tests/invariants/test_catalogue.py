@@ -107,7 +107,7 @@ def test_member_convergence_judges_members_against_their_group_coordinator() -> 
     cluster.run()
     assert _judge_at_deadline(cluster) == []
     # Hand-built: the coordinator removed c1 (its session expired) while c1 still believes it is stable.
-    shard = cluster._group_coordinator(cluster.share_consumers["c1"].group_id)
+    shard = cluster.group_coordinator(cluster.share_consumers["c1"].group_id)
     assert shard is not None
     group = shard.share.group(cluster.share_consumers["c1"].group_id)
     assert group is not None
