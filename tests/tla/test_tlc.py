@@ -25,6 +25,7 @@ SMALL = run.select(small=True)
 MUTANTS = run.select(mutants=True)
 
 # Generous: the slowest small model takes about two minutes with one worker on a loaded machine.
+# A TLC that deadlocks (tlaplus/tlaplus#1438) is restarted by the runner long before this.
 TIMEOUT_S = 600
 
 
