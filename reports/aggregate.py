@@ -48,6 +48,7 @@ SITUATIONS: Final = (
     "rebalances",
     "redeliveries",
     "requests_timed_out",
+    "requests_disconnected",
     "records_rejected",
     "ack_errors",
 )

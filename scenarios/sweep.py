@@ -75,7 +75,7 @@ FREE_KEY_TABLES: Final = ("config", "rates", "params")  # tables whose keys are 
 MAIN_METRICS: Final = (
     "records_delivered", "redeliveries", "redelivery_rate", "records_accepted", "records_archived",
     "records_unresolved", "latency_p50_ms", "latency_p99_ms", "members_fenced", "rebalances",
-    "requests_timed_out", "sim_time_ms", "wall_time_s",
+    "requests_timed_out", "requests_disconnected", "sim_time_ms", "wall_time_s",
 )
 SUMMARY_FILE: Final = "summary.json"
 RUNS_FILE: Final = "runs.parquet"

@@ -2,8 +2,8 @@
 
 Each operation is a request retried (``Client.call``) until the group
 coordinator gives an answer that is not retriable (NOT_COORDINATOR and
-COORDINATOR_LOAD_IN_PROGRESS refresh metadata and go again) or
-``max_attempts`` pass. Outcomes are kept in ``results`` (and handed to an
+COORDINATOR_LOAD_IN_PROGRESS refresh metadata and go again) or the client's
+``default_api_timeout_ms`` has passed. Outcomes are kept in ``results`` (and handed to an
 optional callback); an admin error such as NON_EMPTY_GROUP (the group still has
 members, GC-8) is an outcome, not a failure of the simulation.
 
@@ -69,13 +69,11 @@ class AdminClient(Client):
         metadata_source: MetadataSource,
         *,
         add_partitions: Callable[[str, int], object] | None = None,
-        max_attempts: int = 20,
         config: ClientConfig | None = None,
         trace: Trace | None = None,
     ) -> None:
         super().__init__(name, scheduler, network, metadata_source, config=config, trace=trace)
         self._add_partitions = add_partitions
-        self.max_attempts = max_attempts
         self.results: list[AdminResult] = []
 
     # -- the fault kinds -----------------------------------------------------------------------
@@ -143,7 +141,6 @@ class AdminClient(Client):
                 FetchRequest(topic, p, fetch_offset=0, max_records=0),
                 partial(resolved_one, p),
                 error_of=_fetch_error,
-                max_attempts=self.max_attempts,
             )
 
     def _send_alter(self, group_id: str, topic: str, offsets: dict[int, int], on_done: AdminCallback | None) -> None:
@@ -213,7 +210,6 @@ class AdminClient(Client):
             request,
             done,
             error_of=error_of,
-            max_attempts=self.max_attempts,
         )
 
     def _leader_id(self, topic: str, partition: int) -> int | None:

@@ -29,7 +29,9 @@ partition it does not lead. Clients refresh metadata and retry.
 
 The broker sends share-state requests to share coordinators itself (as a
 share-partition leader and as a group coordinator): each has a request
-timeout timer; a late answer to a forgotten request is dropped.
+timeout timer, and fails early when the network reports the coordinator's
+broker crashed or refused the connection; a late answer to a forgotten request
+is dropped.
 
 ``crash`` loses everything in memory (sessions, share-partitions, shards,
 waiting requests, timers); the committed logs live in the controller's
@@ -42,7 +44,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from model.core.config import BrokerConfig, GroupConfig
 from model.core.errors import Errors
@@ -94,6 +96,15 @@ class BrokerSettings:
     fetch_max_wait_ms: int = 500  # a plain Fetch with nothing to return waits this long
 
 
+class _Request(NamedTuple):
+    """A request this broker sent and waits on."""
+
+    dst: str
+    sent_ms: int
+    callback: StateCallback
+    timer: Timer
+
+
 class _ParkedFetch:
     __slots__ = ("message", "request", "timer")
 
@@ -134,7 +145,7 @@ class Broker:
         self.group_coordinators: dict[int, GroupCoordinatorHost] = {}
         self.share_leader = ShareLeaderHost(self)
         self._image = MetadataImage()
-        self._inflight: dict[int, tuple[StateCallback, Timer]] = {}
+        self._inflight: dict[int, _Request] = {}
         self._correlation = itertools.count(1)
         self._parked: dict[tuple[str, int], list[_ParkedFetch]] = {}
         # Idempotent batches being replicated, (topic, partition, producer id, base sequence) -> the
@@ -152,7 +163,7 @@ class Broker:
         for kind in GROUP_KINDS:
             handlers[kind] = self._group
         self._handlers = handlers
-        network.register(self.node, self.handle)
+        network.register(self.node, self.handle, self._disconnected)
         controller.register_broker(self)
 
     def group_config(self, group_id: str) -> GroupConfig:
@@ -181,7 +192,7 @@ class Broker:
             return
         correlation_id = next(self._correlation)
         timer = self.scheduler.timer(self.settings.request_timeout_ms, self._timed_out, correlation_id)
-        self._inflight[correlation_id] = (callback, timer)
+        self._inflight[correlation_id] = _Request(dst, self.scheduler.now_ms, callback, timer)
         self.network.send(self.node, dst, kind, Envelope(correlation_id, body))
 
     def send_share_state(self, request: Any, callback: StateCallback) -> None:
@@ -203,13 +214,24 @@ class Broker:
     def _answered(self, message: Message) -> None:
         entry = self._inflight.pop(message.payload.correlation_id, None)
         if entry is not None:
-            entry[1].cancel()
-            entry[0](message.payload.body)
+            entry.timer.cancel()
+            entry.callback(message.payload.body)
 
     def _timed_out(self, correlation_id: int) -> None:
         entry = self._inflight.pop(correlation_id, None)
         if entry is not None:
-            entry[0](None)
+            entry.callback(None)
+
+    def _disconnected(self, peer: str, cutoff_ms: int) -> None:
+        """``peer`` crashed or refused us: what we sent it by ``cutoff_ms`` gets no answer."""
+        if not self.alive:
+            return
+        lost = [cid for cid, entry in self._inflight.items() if entry.dst == peer and entry.sent_ms <= cutoff_ms]
+        for correlation_id in lost:
+            entry = self._inflight.pop(correlation_id, None)
+            if entry is not None:
+                entry.timer.cancel()
+                entry.callback(None)
 
     # -- metadata and leadership -------------------------------------------------------------------
 
@@ -258,8 +280,8 @@ class Broker:
         self.share_coordinators.clear()
         self.group_coordinators.clear()
         self.share_leader.crash()
-        for _, timer in self._inflight.values():
-            timer.cancel()
+        for entry in self._inflight.values():
+            entry.timer.cancel()
         self._inflight.clear()
         for parked in self._parked.values():
             for fetch in parked:

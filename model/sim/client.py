@@ -9,10 +9,14 @@ deliveries (its registered handler) and to its own ``Scheduler`` timers.
   fires the request is forgotten and the caller told (a lost request or
   response); a response that arrives later, or twice, finds no entry and is
   ignored. Correlation ids never repeat within a client, across crashes too.
-* ``call`` wraps a request in retries: on a timeout or a retriable error
+  When the network reports that a broker crashed or refused the connection,
+  the requests sent to it before then fail at once, through the same
+  no-answer callback as a timeout (Kafka fails them with a disconnect).
+* ``call`` wraps a request in retries: on no answer or a retriable error
   (NOT_LEADER_OR_FOLLOWER, NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS …)
   it asks for a metadata refresh, backs off (exponentially, capped) and sends
-  again to whichever broker the target resolver names then.
+  again to whichever broker the target resolver names then, until
+  ``default_api_timeout_ms`` has passed (as Kafka's blocking calls do).
 * **Metadata** is the controller's published ``ClusterMetadata``, read through
   a callable. A client holds its own snapshot and reads a fresh one
   ``metadata_refresh_ms`` after asking (the staleness window that produces
@@ -89,6 +93,7 @@ class ClientConfig:
     retry_backoff_max_ms: int = 1_000  # retry.backoff.max.ms: back-offs double up to this
     metadata_refresh_ms: int = 100  # a refresh asked for now is seen this much later
     metadata_max_age_ms: int = 10_000  # metadata.max.age.ms: refresh at least this often
+    default_api_timeout_ms: int = 60_000  # default.api.timeout.ms: how long ``call`` keeps retrying
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -105,6 +110,7 @@ class ClientMetrics:
 
     requests_sent: int = 0
     requests_timed_out: int = 0
+    requests_disconnected: int = 0  # failed early: the broker crashed or refused the connection
     retries: int = 0
     metadata_refreshes: int = 0
     # producers
@@ -140,6 +146,7 @@ class ClientMetrics:
 class _InFlight:
     kind: str
     broker: int
+    sent_ms: int
     on_response: Callable[[Any], None]
     on_timeout: Callable[[], None]
     timer: Timer
@@ -175,7 +182,7 @@ class Client:
         self._held_timers: list[tuple[Callable[..., object], tuple[Any, ...]]] = []
         self._refresh_timer: Timer | None = None
         self._resume_timer: Timer | None = None
-        network.register(name, self._on_message)
+        network.register(name, self._on_message, self._on_disconnect)
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -286,7 +293,7 @@ class Client:
         correlation_id = self._next_correlation_id
         self._next_correlation_id += 1
         timer = self.call_later(self.config.request_timeout_ms, self._on_request_timeout, correlation_id)
-        self._inflight[correlation_id] = _InFlight(kind, broker, on_response, on_timeout, timer)
+        self._inflight[correlation_id] = _InFlight(kind, broker, self.scheduler.now_ms, on_response, on_timeout, timer)
         self.metrics.requests_sent += 1
         self.network.send(self.name, broker_node(broker), kind, Envelope(correlation_id, body))
         return correlation_id
@@ -308,6 +315,30 @@ class Client:
         self.metrics.requests_timed_out += 1
         self.record("client.timeout", msg_kind=pending.kind, broker=pending.broker, id=correlation_id)
         pending.on_timeout()
+
+    def _on_disconnect(self, peer: str, cutoff_ms: int) -> None:
+        if not self.alive:
+            return
+        if self.paused:  # the socket error is read when the client wakes up
+            self._held_timers.append((self._disconnected, (peer, cutoff_ms)))
+            return
+        self._disconnected(peer, cutoff_ms)
+
+    def _disconnected(self, peer: str, cutoff_ms: int) -> None:
+        """Fail every request sent to ``peer`` at or before ``cutoff_ms`` (oldest first)."""
+        lost = [
+            correlation_id
+            for correlation_id, pending in self._inflight.items()
+            if pending.sent_ms <= cutoff_ms and broker_node(pending.broker) == peer
+        ]
+        for correlation_id in lost:
+            pending = self._inflight.pop(correlation_id, None)
+            if pending is None:  # an earlier callback forgot it
+                continue
+            pending.timer.cancel()
+            self.metrics.requests_disconnected += 1
+            self.record("client.disconnect", msg_kind=pending.kind, broker=pending.broker, id=correlation_id)
+            pending.on_timeout()
 
     def _on_message(self, message: Message) -> None:
         if not self.alive:
@@ -336,17 +367,21 @@ class Client:
         on_done: Callable[[Any | None], None],
         *,
         error_of: Callable[[Any], Errors],
-        max_attempts: int = 0,
+        timeout_ms: int | None = None,
     ) -> None:
         """A request retried until it gets an answer that is not retriable.
 
         ``target`` names the broker each attempt (None: not known yet; refresh
         and try again). ``error_of`` reads the response's error; a RETRIABLE
-        one sends again after a back-off. ``on_done`` gets the final response;
-        after ``max_attempts`` attempts (0: unlimited) it gets the last
+        one sends again after a back-off. ``on_done`` gets the final response.
+        No attempt starts ``timeout_ms`` (default ``default_api_timeout_ms``;
+        0: never give up) after the first: then ``on_done`` gets the last
         retriable response, or None if the last attempt got no answer.
         """
-        _Call(self, target, kind, body, on_done, error_of, max_attempts).attempt()
+        if timeout_ms is None:
+            timeout_ms = self.config.default_api_timeout_ms
+        deadline_ms = self.scheduler.now_ms + timeout_ms if timeout_ms else None
+        _Call(self, target, kind, body, on_done, error_of, deadline_ms).attempt()
 
     def backoff_ms(self, attempt: int) -> int:
         """The back-off before attempt ``attempt + 1`` (attempt counts from 1)."""
@@ -463,7 +498,7 @@ class GroupConsumer(Client):
 class _Call:
     """One retried request (``Client.call``)."""
 
-    __slots__ = ("attempts", "body", "client", "error_of", "kind", "max_attempts", "on_done", "target")
+    __slots__ = ("attempts", "body", "client", "deadline_ms", "error_of", "kind", "on_done", "target")
 
     def __init__(
         self,
@@ -473,7 +508,7 @@ class _Call:
         body: Any,
         on_done: Callable[[Any | None], None],
         error_of: Callable[[Any], Errors],
-        max_attempts: int,
+        deadline_ms: int | None,
     ) -> None:
         self.client = client
         self.target = target
@@ -481,7 +516,7 @@ class _Call:
         self.body = body
         self.on_done = on_done
         self.error_of = error_of
-        self.max_attempts = max_attempts
+        self.deadline_ms = deadline_ms
         self.attempts = 0
 
     def attempt(self) -> None:
@@ -510,8 +545,10 @@ class _Call:
         self._again()
 
     def _again(self, last: Any | None = None) -> None:
-        if self.max_attempts and self.attempts >= self.max_attempts:
+        client = self.client
+        backoff_ms = client.backoff_ms(self.attempts)
+        if self.deadline_ms is not None and client.scheduler.now_ms + backoff_ms >= self.deadline_ms:
             self.on_done(last)
             return
-        self.client.metrics.retries += 1
-        self.client.call_later(self.client.backoff_ms(self.attempts), self.attempt)
+        client.metrics.retries += 1
+        client.call_later(backoff_ms, self.attempt)

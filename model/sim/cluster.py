@@ -634,6 +634,7 @@ class Cluster:
             "leader_failovers_in_transition": self.tracker.failovers_in_transition,
             "requests_sent": total.requests_sent,
             "requests_timed_out": total.requests_timed_out,
+            "requests_disconnected": total.requests_disconnected,
             "messages_sent": network.total("sent"),
             "messages_dropped": network.total("dropped"),
             "events": self.events,

@@ -61,7 +61,6 @@ class ConsumerSettings:
     heartbeat_interval_ms: int = 5_000  # until the coordinator says otherwise
     rebalance_timeout_ms: int = 300_000
     instance_id: str | None = None  # a static member (CG-5)
-    offset_fetch_attempts: int = 5  # then auto_offset_reset applies
 
     def __post_init__(self) -> None:
         if self.auto_offset_reset not in ("earliest", "latest"):
@@ -310,7 +309,6 @@ class Consumer(GroupConsumer):
             request,
             done,
             error_of=lambda response: response.error_code,
-            max_attempts=self.settings.offset_fetch_attempts,
         )
 
     def _commit(self, offsets: dict[TopicPartition, int], on_done: Callable[[bool], object] | None = None) -> None:
@@ -344,7 +342,6 @@ class Consumer(GroupConsumer):
             request,
             done,
             error_of=_commit_error,
-            max_attempts=5,
         )
 
     def _auto_commit(self) -> None:

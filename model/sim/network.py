@@ -25,6 +25,14 @@ Semantics chosen where Kafka's TCP connections decide them:
   flight: each link has a connection epoch, bumped by ``partition`` and
   ``crash_node``, and a message only arrives on the epoch it was sent on. A
   one-way partition blocks (and resets) only the listed direction.
+* **A crash is noticed, a partition is not.** When a node crashes its host
+  resets its TCP connections, and connecting to a node that is down is
+  refused, so an endpoint that registered an ``on_disconnect`` callback is
+  told ``(peer, cutoff_ms)`` one link latency later: every request it sent to
+  ``peer`` at or before ``cutoff_ms`` is lost, and it may retry at once
+  instead of waiting out its request timeout (Kafka's NetworkClient fails the
+  requests in flight on a disconnect). A partition drops packets silently, so
+  only the request timeout finds out.
 * **Duplication is opt-in per kind.** TCP does not duplicate; a duplicate
   models an RPC retried by the client after a lost response, so only kinds a
   client really retries should get it (``set_duplication``). The copy takes a
@@ -74,6 +82,7 @@ class Message(NamedTuple):
 
 
 Handler = Callable[[Message], object]
+DisconnectHandler = Callable[[str, int], object]  # (peer, cutoff_ms)
 
 
 @dataclass(frozen=True)
@@ -182,6 +191,7 @@ class Network:
         self._trace = trace if trace_messages else None
         self._default_latency = default_latency
         self._handlers: dict[str, Handler] = {}
+        self._on_disconnect: dict[str, DisconnectHandler] = {}
         self._links: dict[tuple[str, str], _Link] = {}
         self._links_of: dict[str, list[_Link]] = {}
         self._ids = itertools.count(1)
@@ -201,13 +211,16 @@ class Network:
 
     # -- endpoints -------------------------------------------------------------
 
-    def register(self, node: str, handler: Handler) -> None:
-        """Deliver messages addressed to ``node`` to ``handler`` (adds the node to the graph if new)."""
+    def register(self, node: str, handler: Handler, on_disconnect: DisconnectHandler | None = None) -> None:
+        """Deliver messages addressed to ``node`` to ``handler`` (adds the node to the graph if new);
+        tell ``on_disconnect`` when a peer it sent to crashed or refused the connection."""
         if not isinstance(node, str):
             raise TypeError(f"network node {node!r}: endpoint names must be str")
         if node not in self._graph:
             self._graph.add_node(node)
         self._handlers[node] = handler
+        if on_disconnect is not None:
+            self._on_disconnect[node] = on_disconnect
 
     def unregister(self, node: str) -> None:
         """Messages to ``node`` are dropped (``no_handler``) from now on."""
@@ -245,8 +258,12 @@ class Network:
 
     def _send_under_faults(self, message: Message, link: _Link) -> Message | None:
         src, dst, kind = message.src, message.dst, message.kind
-        if src in self._down or dst in self._down:
+        if src in self._down:
             self._drop(message, "down")
+            return None
+        if dst in self._down:
+            self._drop(message, "down")
+            self._tell_disconnected(link, message.sent_ms)  # connection refused
             return None
         if (src, dst) in self._blocked:
             self._drop(message, "partition")
@@ -350,9 +367,23 @@ class Network:
             return False
         self._down.add(node)
         self._faults_changed()
+        now = self._scheduler._now
         for link in self._links_of.get(node, ()):
             link.epoch += 1
+            if link.dst == node and link.src not in self._down:
+                self._tell_disconnected(link, now)  # the crashed host resets the connection
         return True
+
+    def _tell_disconnected(self, link: _Link, cutoff_ms: int) -> None:
+        """``link.src`` learns, one latency from now, that what it sent to ``link.dst`` by ``cutoff_ms`` is lost."""
+        if link.src in self._on_disconnect and (link.dst, link.src) not in self._blocked:
+            due = self._scheduler._now + link.sample(link.rng)
+            self._scheduler.post_at(due, self._disconnected, link.src, link.dst, cutoff_ms)
+
+    def _disconnected(self, node: str, peer: str, cutoff_ms: int) -> None:
+        if node in self._down:
+            return
+        self._on_disconnect[node](peer, cutoff_ms)
 
     def restart_node(self, node: str) -> bool:
         """``node`` is up again (with fresh connections). Returns False if it was not down."""

@@ -285,6 +285,7 @@ class Producer(Client):
                 EndTxnMarkerRequest(topic, partition, self.producer_id, txn.commit),
                 lambda response: self._on_marker(txn, response),
                 error_of=lambda response: response.error_code,
+                timeout_ms=0,  # markers are written in the end, however long the leader takes to come back
             )
 
     def _leader_id(self, partition: int) -> int | None:

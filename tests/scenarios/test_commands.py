@@ -81,10 +81,11 @@ def test_every_new_command_has_help() -> None:
 
 
 def test_a_sweep_with_a_violated_run_exits_1_and_counts_it(tmp_path: Path) -> None:
-    # A 1 ms healing phase cannot wait out the broker crash: the liveness check fails at once.
+    # The faults end at 1.5 s, while the producer still has half a second of records to send: a 1 ms
+    # healing phase cannot wait for them, so the liveness check fails at once.
     out = tmp_path / "sweep"
-    result = CliRunner().invoke(main, ["sweep", "broker_crash", "--param", "heal_ms=1,30000", "--seeds", "1",
-                                       "--out", str(out)])
+    result = CliRunner().invoke(main, ["sweep", "broker_crash", "--param", "duration_ms=1500",
+                                       "--param", "heal_ms=1,30000", "--seeds", "1", "--out", str(out)])
     assert result.exit_code == 1, result.output
     summary = json.loads((out / "summary.json").read_text())
     assert (summary["ok"], summary["violated"]) == (1, 1) and sum(summary["violations"].values()) >= 1

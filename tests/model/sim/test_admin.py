@@ -139,15 +139,16 @@ def test_load_in_progress_and_moved_coordinator_are_retried() -> None:
     assert fake.admin.results[-1].operation == "delete_group" and fake.admin.results[-1].error == Errors.NONE
 
 
-def test_gives_up_after_max_attempts_on_silence() -> None:
+def test_gives_up_after_the_api_timeout_on_silence() -> None:
     fake = Fake()
     fake.network.unregister("b1")
     fake.network.unregister("b2")
-    fake.admin.max_attempts = 3
     fake.admin.delete_share_group_offsets("g", [TOPIC])
     fake.scheduler.run(until=200_000)
-    assert [r.error for r in fake.admin.results] == [Errors.REQUEST_TIMED_OUT]
-    assert fake.admin.metrics.requests_timed_out == 3
+    # default.api.timeout.ms 60 s, request.timeout.ms 30 s: attempts at 0 and 30.1 s time out; the
+    # next (after a 200 ms back-off, at 60.3 s) would start past the deadline.
+    assert [(r.error, r.time_ms) for r in fake.admin.results] == [(Errors.REQUEST_TIMED_OUT, 60_100)]
+    assert fake.admin.metrics.requests_timed_out == 2
 
 
 def test_fault_events_drive_the_admin_kinds() -> None:

@@ -468,3 +468,22 @@ def test_a_restarted_broker_rejoins_and_can_lead_again() -> None:
     assert c.ctl.move_leadership("T", 0, to=leader)
     fetched = client.ask(leader, "Fetch", FetchRequest("T", 0, 0))
     assert isinstance(fetched, FetchResponse) and fetched.records == ((0, 1),)  # committed data survived
+
+
+def test_a_request_to_a_broker_that_crashes_fails_at_once_not_after_the_timeout() -> None:
+    c = Cluster()
+    loaded(c)
+    coordinator = c.share_coordinator()
+    sender = c.brokers[next(b for b in c.brokers if b != coordinator)]
+    answers: list[tuple[int, object]] = []
+    sender.request(broker_node(coordinator), "WriteShareGroupState", write(c.key(), -1, 0, 4),
+                   lambda answer: answers.append((c.sched.now_ms, answer)))
+    crashed_at = c.sched.now_ms
+    c.brokers[coordinator].crash()
+    c.net.crash_node(broker_node(coordinator))
+    c.run(4 * LATENCY)
+    assert answers == [(crashed_at + LATENCY, None)]  # the reset, one latency later; the timeout is 5 s
+    sender.request(broker_node(coordinator), "WriteShareGroupState", write(c.key(), -1, 0, 4),
+                   lambda answer: answers.append((c.sched.now_ms, answer)))
+    c.run(4 * LATENCY)
+    assert answers[1] == (crashed_at + 5 * LATENCY, None)  # refused: it is still down

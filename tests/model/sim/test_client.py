@@ -109,14 +109,82 @@ def test_call_retries_retriable_errors_then_follows_the_new_leader() -> None:
     assert [s.client.backoff_ms(a) for a in (1, 2, 3, 4)] == [10, 20, 40, 40]
 
 
-def test_call_gives_up_after_max_attempts() -> None:
+def test_call_gives_up_at_its_timeout() -> None:
     s = Setup(request_timeout_ms=20, retry_backoff_ms=5)
     s.brokers[1].script = [None, None, None]
-    done: list[Any] = []
-    s.client.call(lambda: 1, "Ping", "x", done.append, error_of=lambda r: r[0], max_attempts=3)
+    done: list[tuple[int, Any]] = []
+    # Attempts at 0, 25 (after 5 ms), 55 (after 10 ms); the fourth would start at 95, past 90.
+    s.client.call(lambda: 1, "Ping", "x", lambda r: done.append((s.scheduler.now_ms, r)), error_of=lambda r: r[0],
+                  timeout_ms=90)
     s.scheduler.run(until=1_000)
-    assert done == [None]
-    assert len(s.brokers[1].seen) == 3
+    assert done == [(75, None)]
+    assert [t for t, _ in s.brokers[1].seen] == [1, 2, 3]
+
+
+def test_call_with_timeout_zero_never_gives_up() -> None:
+    s = Setup(request_timeout_ms=20, retry_backoff_ms=5, retry_backoff_max_ms=5, default_api_timeout_ms=50)
+    s.brokers[1].script = [None] * 30
+    done: list[Any] = []
+    s.client.call(lambda: 1, "Ping", "x", done.append, error_of=lambda r: r[0], timeout_ms=0)
+    s.scheduler.run(until=10_000)
+    assert done == [(Errors.NONE, "x")]
+    assert len(s.brokers[1].seen) == 31
+
+
+def test_a_crashed_broker_fails_the_requests_sent_to_it_at_once() -> None:
+    s = Setup(latency=2, request_timeout_ms=30_000)
+    s.brokers[1].script = [None, None]  # it would never answer; the crash tells the client sooner
+    s.send(1, "a")
+    s.send(2, "other broker")
+    s.scheduler.run(until=10)
+    s.send(1, "b")
+    s.scheduler.run(until=20)
+    s.network.crash_node("b1")
+    s.scheduler.run(until=100)
+    # The reset travels one latency (2 ms); the request to b2 is untouched.
+    assert s.events == [(4, "response", (Errors.NONE, "other broker")), (22, "timeout", "a"), (22, "timeout", "b")]
+    assert s.client.metrics.requests_disconnected == 2 and s.client.metrics.requests_timed_out == 0
+
+
+def test_a_request_to_a_broker_that_is_down_is_refused() -> None:
+    s = Setup(latency=3)
+    s.network.crash_node("b1")
+    s.scheduler.run(until=10)
+    s.send(1, "refused")
+    s.scheduler.run(until=100)
+    assert s.events == [(13, "timeout", "refused")]
+    assert s.client.metrics.requests_disconnected == 1
+
+
+def test_a_reset_does_not_fail_requests_sent_after_it() -> None:
+    s = Setup(latency=5)
+    s.send(1, "lost")  # in flight when b1 crashes: reset
+    s.network.crash_node("b1")
+    s.network.restart_node("b1")  # back before the reset reaches the client
+    s.scheduler.run(until=1)
+    s.send(1, "new connection")
+    s.scheduler.run(until=100)
+    assert s.events == [(5, "timeout", "lost"), (11, "response", (Errors.NONE, "new connection"))]
+
+
+def test_a_partition_is_not_noticed_until_the_request_times_out() -> None:
+    s = Setup(latency=2, request_timeout_ms=500)
+    s.send(1, "cut off")
+    handle = s.network.partition(["c1"], ["b1"])
+    s.scheduler.run(until=1_000)
+    s.network.heal(handle)
+    assert s.events == [(500, "timeout", "cut off")]
+    assert s.client.metrics.requests_disconnected == 0
+
+
+def test_a_paused_client_reads_the_reset_when_it_wakes() -> None:
+    s = Setup(latency=2)
+    s.brokers[1].script = [None]
+    s.send(1, "a")
+    s.client.pause(1_000)
+    s.network.crash_node("b1")
+    s.scheduler.run(until=2_000)
+    assert s.events == [(1_000, "timeout", "a")]
 
 
 def test_metadata_refresh_is_delayed_and_coalesced() -> None:

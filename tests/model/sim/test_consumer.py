@@ -134,9 +134,10 @@ class FakeBroker:
         return FetchResponse(req.topic, req.partition, records=ranges, next_fetch_offset=next_offset,
                              produce_times=times, **offsets)
 
-    def consumer(self, name: str, settings_: ConsumerSettings | None = None) -> Consumer:
+    def consumer(self, name: str, settings_: ConsumerSettings | None = None,
+                 config: ClientConfig | None = None) -> Consumer:
         c = Consumer(name, GROUP, [TOPIC], self.scheduler, self.network, lambda: self.metadata, self.streams,
-                     settings=settings_, config=ClientConfig(), trace=self.trace)
+                     settings=settings_, config=config or ClientConfig(), trace=self.trace)
         c.start()
         self.consumers.append(c)
         return c
@@ -257,7 +258,8 @@ def test_lost_offset_fetch_answers_fall_back_to_auto_offset_reset() -> None:
     broker = FakeBroker(partitions=1, records=30)
     broker.network.unregister("b1")
     broker.network.register("b1", lambda m: broker.handle(m) if m.kind != "OffsetFetch" else None)
-    c = broker.consumer("c1", ConsumerSettings(offset_fetch_attempts=2, auto_offset_reset="latest"))
+    # Two attempts fit in the API timeout: 0 → 30 s, 30.1 s → 60.1 s; the next would start at 60.3 s.
+    c = broker.consumer("c1", ConsumerSettings(auto_offset_reset="latest"), ClientConfig(default_api_timeout_ms=60_200))
     broker.run(200_000)
     assert c.metrics.requests_timed_out == 2
     assert c.position(TopicPartition(TOPIC, 0)) == 30 and c.metrics.records_delivered == 0
