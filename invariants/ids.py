@@ -29,7 +29,9 @@ TABLE: Final[dict[str, Entry]] = {
         "and not accepted ends ARCHIVED"),
     "spso-monotonic": Entry(
         ("SP-6",), "transition", "the SPSO never decreases; every offset below it is durably terminal"),
-    "window-bounds": Entry(("SP-7",), "state", "SPSO <= SPEO <= the high-water mark (or last stable offset)"),
+    "window-bounds": Entry(
+        ("SP-7",), "state",
+        "SPSO <= SPEO <= the high-water mark (or last stable offset); past it only an empty window (admin reset)"),
     "window-size": Entry(("SP-8",), "state", "SPEO - SPSO <= group.share.partition.max.record.locks"),
     "ack-after-durable-write": Entry(
         ("SP-9",), "transition",

@@ -85,6 +85,12 @@ class _WindowTrack:
     durable_terminal: IntervalSet = field(default_factory=IntervalSet)
 
 
+def _in_bounds(spso: int, speo: int, bound: int) -> bool:
+    """SP-7: SPSO <= SPEO <= the bound, except that an admin reset (SP-12) may put the SPSO past the
+    bound: Kafka accepts it, and until the log reaches the SPSO nothing is brought into the window."""
+    return spso <= speo <= max(bound, spso)
+
+
 class SpsoWindowMonitor(Monitor):
     def __init__(self, sink: ViolationSink) -> None:
         super().__init__(sink)
@@ -129,7 +135,7 @@ class SpsoWindowMonitor(Monitor):
         track.leader_epoch = partition.leader_epoch
         spso, speo = partition.spso, partition.speo
         previous = track.spso
-        if spso == previous and spso <= speo <= bound and speo - spso <= partition.max_record_locks:
+        if spso == previous and _in_bounds(spso, speo, bound) and speo - spso <= partition.max_record_locks:
             head = partition.state_of(spso)
             if head is None or head.in_transition or head.state not in TERMINAL_STATES:
                 return  # the common step: nothing moved at the SPSO and the window is in bounds
@@ -140,9 +146,9 @@ class SpsoWindowMonitor(Monitor):
         spso, speo = partition.spso, partition.speo
         excerpt = {"key": _key_text(key), "spso": spso, "speo": speo, "bound": bound,
                    "leader_epoch": partition.leader_epoch, "state_epoch": partition.state_epoch}
-        if not spso <= speo <= bound:
+        if not _in_bounds(spso, speo, bound):
             self.sink.report("window-bounds", now_ms, event="share-partition step",
-                             message=f"{key}: SPSO {spso} <= SPEO {speo} <= bound {bound} does not hold",
+                             message=f"{key}: SPSO {spso} <= SPEO {speo} <= max(bound {bound}, SPSO) does not hold",
                              **excerpt)
         if speo - spso > partition.max_record_locks:
             self.sink.report("window-size", now_ms, event="share-partition step",

@@ -255,6 +255,16 @@ def test_sp7_fires_when_the_speo_passes_the_bound_or_the_spso() -> None:
                                         "leader_epoch": 1, "state_epoch": 1}
 
 
+def test_sp7_allows_an_empty_window_past_the_bound_after_an_admin_reset() -> None:
+    # SP-12: AlterShareGroupOffsets to 714 while the log holds 200 records. Kafka accepts it; nothing
+    # can be acquired until the log reaches 714, so the window stays empty.
+    monitor, sink = _window_monitor()
+    monitor.on_share_partition_step(_FakePartition(714, 714), 200, 1)  # type: ignore[arg-type]
+    assert sink.violations == []
+    monitor.on_share_partition_step(_FakePartition(714, 715), 200, 2)  # type: ignore[arg-type]
+    assert [v.invariant for v in sink.violations] == ["window-bounds"]  # acquired past the log
+
+
 def test_sp8_fires_when_the_window_exceeds_the_record_locks() -> None:
     monitor, sink = _window_monitor()
     monitor.on_share_partition_step(_FakePartition(0, 200), 1_000, 1)  # type: ignore[arg-type]
