@@ -29,6 +29,7 @@ about to retire) is not judged.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
@@ -68,7 +69,7 @@ class _Seen:
     members: dict[str, Seen] = field(default_factory=dict)
 
 
-class _GroupMonitor(Monitor):
+class _GroupMonitor(Monitor, ABC):
     """Calls ``check`` with the members whose epoch or partitions changed since the last look."""
 
     def __init__(self, sink: ViolationSink) -> None:
@@ -106,9 +107,10 @@ class _GroupMonitor(Monitor):
                 changed.append((member_id, seen.members.pop(member_id), None))
             self.check(kind, gid, group, seen, sorted(changed, key=lambda c: c[0]), now_ms)
 
+    @abstractmethod
     def check(self, kind: str, group_id: str, group: ShareGroup | ConsumerGroup, seen: _Seen,
               changed: Changed, now_ms: int) -> None:
-        raise NotImplementedError
+        """Judge the members of ``group`` that changed since the last look."""
 
 
 def _owned(member: object) -> frozenset[TopicPartition]:

@@ -41,6 +41,7 @@ them.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import Any, Final
@@ -437,7 +438,7 @@ class Client:
             self.trace.record(self.scheduler.now_ms, self.name, kind, **fields)
 
 
-class GroupConsumer(Client):
+class GroupConsumer(Client, ABC):
     """A consumer in a group: the heartbeat plumbing ``Consumer`` and ``ShareConsumer`` share."""
 
     def __init__(
@@ -460,9 +461,9 @@ class GroupConsumer(Client):
         self._heartbeat_timer: Timer | None = None
         self._heartbeat_request: int | None = None  # correlation id of the heartbeat in flight
 
+    @abstractmethod
     def _heartbeat(self) -> None:
         """Send the next heartbeat if one is due (the member builds it)."""
-        raise NotImplementedError
 
     def _schedule_heartbeat(self, delay_ms: int) -> None:
         if self._heartbeat_timer is not None:

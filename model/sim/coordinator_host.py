@@ -28,6 +28,7 @@ Both follow the same life (SC-6, SC-7, GC-6):
 from __future__ import annotations
 
 import itertools
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -64,7 +65,7 @@ def load_delay_ms(broker: Broker, records: int) -> int:
     return settings.coordinator_load_base_ms + records * settings.coordinator_load_us_per_record // 1000
 
 
-class _Host:
+class _Host(ABC):
     """Loading, serving and failing, shared by the two coordinator kinds."""
 
     topic: str
@@ -82,10 +83,12 @@ class _Host:
         self.loading = True
         delay = load_delay_ms(self.broker, records)
         self._load_timer = self.broker.scheduler.timer(delay, self._load_done)
+        self._trace("coordinator.load", records=records, topic=self.topic)
+
+    def _trace(self, kind: str, **fields: Any) -> None:
         broker = self.broker
         if broker.trace is not None:
-            broker.trace.record(broker.scheduler.now_ms, broker.node, "coordinator.load", partition=self.partition,
-                                records=records, topic=self.topic)
+            broker.trace.record(broker.scheduler.now_ms, broker.node, kind, partition=self.partition, **fields)
 
     def _load_done(self) -> None:
         self._load_timer = None
@@ -93,8 +96,9 @@ class _Host:
             self.loading = False
             self._loaded()
 
+    @abstractmethod
     def _loaded(self) -> None:
-        raise NotImplementedError
+        """The shard has replayed its log: start serving."""
 
     def retire(self) -> None:
         """Leadership lost or the broker crashed: stop; everything in memory is dropped."""
@@ -121,8 +125,7 @@ class ShareCoordinatorHost(_Host):
     def __init__(self, broker: Broker, partition: int, log: ReplicatedLog) -> None:
         super().__init__(broker, partition, log)
         self._housekeeping: list[Timer] = []
-        self.shard = self._replayed()
-        self._start_load(len(log.committed))
+        self._reload()
 
     def _replayed(self) -> ShareCoordinatorShard:
         shard = ShareCoordinatorShard(self.broker.config.snapshot_update_records_per_snapshot)
@@ -195,19 +198,14 @@ class ShareCoordinatorHost(_Host):
         self.broker.observer.on_share_state_pruning(self.partition, log.log_start_offset,
                                                     log.committed[: offset - log.log_start_offset],
                                                     self.broker.scheduler.now_ms)
-        self.shard.prune(min(offset, self.shard.prune_offset()))
+        self.shard.prune(min(offset, self.shard.prune_offset()))  # = offset, unless the mutant deletes more
         log.delete_records(offset)
         self._trace("coordinator.prune", log_start_offset=offset)
 
     def _reload(self) -> None:
-        """Nothing was appended: rebuild from the log (without the records) and load again."""
+        """Build the shard from the log (at start, or after an append failed) and load it."""
         self.shard = self._replayed()
         self._start_load(len(self.log.committed))
-
-    def _trace(self, kind: str, **fields: Any) -> None:
-        broker = self.broker
-        if broker.trace is not None:
-            broker.trace.record(broker.scheduler.now_ms, broker.node, kind, partition=self.partition, **fields)
 
     def handle(self, message: Message, body: Any) -> None:
         broker = self.broker
