@@ -247,19 +247,28 @@ class DeliveryLimitMonitor(Monitor):
                 counts.discard_below(partition.spso)
 
     def finish(self, now_ms: int) -> None:
-        """E-4/SP-5: a record delivered limit times is, at the end, terminal (or still in someone's hands)."""
+        """E-4/SP-5: a record delivered limit times is, at the end, terminal (or still in someone's hands).
+
+        SP-11: a failover may lose the increment of a delivery in flight, so a record delivered limit
+        times by an earlier leader may rightly be AVAILABLE at limit - 1 under the latest one. It is
+        judged by the latest leader's own count, or by the deliveries seen in the latest tenure."""
         for key in sorted(self._at_limit):
             partition = self._latest.get(key)
             if partition is None or not partition.ready:
                 continue
+            limit = self.limit_of(key)
+            counts = self._counts.get(key) if self._tenure.get(key) == partition.leader_epoch else None
             for first, last in self._at_limit[key]:
                 offset = max(first, partition.spso)
                 while offset <= last and offset < partition.speo:
                     state = partition.state_of(offset)
-                    if state is not None and state.state == RecordState.AVAILABLE and not state.in_transition:
+                    if (state is not None and state.state == RecordState.AVAILABLE and not state.in_transition
+                            and (state.delivery_count >= limit
+                                 or (counts is not None
+                                     and any(c >= limit for _, _, c in counts.overlapping(offset, offset))))):
                         self.sink.report("delivery-count-limit", now_ms, event="end of run",
                                          message=f"{key}: offset {offset} was delivered "
-                                         f"{self.limit_of(key)} times and is AVAILABLE at the end, not ARCHIVED",
+                                         f"{limit} times and is AVAILABLE at the end, not ARCHIVED",
                                          key=_key_text(key), offset=offset, delivery_count=state.delivery_count,
                                          spso=partition.spso, speo=partition.speo)
                         break

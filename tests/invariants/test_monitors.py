@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from hypothesis import HealthCheck, given, settings
+import pytest
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from invariants.intervals import IntervalSet, RangeMap
@@ -155,6 +156,10 @@ def test_release_cycles_archive_a_record_at_the_limit_quietly() -> None:
 @given(st.lists(st.tuples(st.sampled_from(["acquire", "accept", "release", "reject", "advance", "failover",
                                            "leave"]),
                           st.sampled_from(["m1", "m2", "m3"]), st.integers(1, 20)), max_size=40))
+# SP-11: the third delivery's increment is lost with the failover; the record is rightly AVAILABLE at
+# count 2 under the new leader (once flagged as delivered 3 times and not ARCHIVED).
+@example(steps=[("acquire", "m1", 1), ("release", "m1", 1), ("acquire", "m1", 1), ("release", "m1", 1),
+                ("acquire", "m1", 1), ("failover", "m1", 1)])
 def test_random_legal_sequences_never_raise_a_violation(steps: list[tuple[str, str, int]]) -> None:
     monitors = _monitors()
     h = _Harness(monitors, records=60)
@@ -438,3 +443,24 @@ def test_interval_set_and_range_map_agree_with_a_plain_set(adds: list[tuple[int,
     assert {o: v for f, l_, v in m for o in range(f, l_ + 1)} == values
     missing = s.first_missing(0, 80)
     assert missing == min(set(range(81)) - plain, default=None)
+
+
+# -- E-4 at the end of a run, across a failover (SP-11) --------------------------------------------
+
+
+@pytest.mark.parametrize(("acquired_epoch", "latest_epoch", "count_now", "flagged"), [
+    (1, 1, 3, True),   # delivered 3 times in this tenure, AVAILABLE: SP-5 broken
+    (1, 1, 2, True),   # this leader delivered it 3 times yet counts 2: still broken
+    (1, 2, 2, False),  # SP-11: the failover lost the third increment; one more delivery is due
+    (1, 2, 3, True),   # the new leader's own count is at the limit, yet AVAILABLE
+])
+def test_the_end_check_judges_by_the_latest_tenure(acquired_epoch: int, latest_epoch: int, count_now: int,
+                                                   flagged: bool) -> None:
+    sink = ViolationSink(seed=5)
+    monitor = DeliveryLimitMonitor(sink, limit=3)
+    monitor.on_acquire(KEY, "m1", [AcquiredRecords(0, 0, 3)], acquired_epoch, 1)
+    available = OffsetState(RecordState.AVAILABLE, count_now, None, False)
+    latest = _FakePartition(0, 1, leader_epoch=latest_epoch, states={0: available})
+    monitor.on_share_partition_step(latest, 100, 2)  # type: ignore[arg-type]
+    monitor.finish(3)
+    assert [v.invariant for v in sink.violations] == (["delivery-count-limit"] if flagged else [])
