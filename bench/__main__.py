@@ -12,6 +12,8 @@ import sys
 import time
 from pathlib import Path
 
+import model
+
 
 def _modules() -> list[str]:
     here = Path(__file__).parent
@@ -24,6 +26,7 @@ def main(argv: list[str]) -> int:
     if unknown:
         print(f"unknown benchmark(s): {', '.join(unknown)}; known: {', '.join(_modules())}")
         return 2
+    print(f"build: {model.build()} ({Path(model.__file__).parent})\n")
     for name in names:
         print(f"== {name}")
         started = time.perf_counter()

@@ -15,6 +15,8 @@ import importlib
 from dataclasses import dataclass
 from typing import Any, Final
 
+from mypy_extensions import mypyc_attr
+
 from invariants.ids import TABLE
 from model.unknown_name import UnknownName
 
@@ -70,6 +72,7 @@ CATALOGUE: Final[tuple[Invariant, ...]] = tuple(
 _BY_ID: Final = {invariant.id: invariant for invariant in CATALOGUE}
 
 
+@mypyc_attr(native_class=False)  # mypyc: a builtin exception base (KeyError)
 class UnknownInvariant(UnknownName):
     """An unknown invariant name; the message lists the known ones."""
 

@@ -19,8 +19,8 @@ the seed, a message and a compact state excerpt.
 * ``ExclusiveAcquisitionMonitor``: E-3 (no acquisition of an offset while another
   acquisition of it is live; no confirmed acknowledgement from a member that
   does not hold the live acquisition).
-* ``Monitors``: the one ``Observer`` the cluster is given; it fans each hook out
-  to the monitors that override it.
+* ``Monitors`` (``invariants/fan_out.py``): the one ``Observer`` the cluster is
+  given; it fans each hook out to the monitors that override it.
 
 Only states the leader calls ACTIVE are checked for SP-6..8 (a leader still
 loading has SPSO 0), and a share-partition with a leader epoch lower than one
@@ -29,9 +29,9 @@ already seen (a zombie, SP-10) is ignored by the window checks.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final, NamedTuple
+from typing import TYPE_CHECKING, Final, NamedTuple
 
 from invariants.coordinator_checks import (
     ReplayEqualMonitor,
@@ -39,6 +39,7 @@ from invariants.coordinator_checks import (
     StoredEpochMonitor,
     ZombieWriteMonitor,
 )
+from invariants.fan_out import Monitors
 from invariants.group_checks import (
     AssignInitializedMonitor,
     ExclusiveOwnershipMonitor,
@@ -58,7 +59,6 @@ from invariants.share_checks import (
 from invariants.sink import Monitor, ViolationSink
 from invariants.violation import Violation
 from model.core.share_state import UNKNOWN_OFFSET, RecordState, SharePartitionKey
-from model.sim.protocol import Observer
 
 if TYPE_CHECKING:
     from model.core.share_partition import AcknowledgementBatch, AcquiredRecords, SharePartition
@@ -422,48 +422,6 @@ class ExclusiveAcquisitionMonitor(Monitor):
             live = self._live.get(partition.key)
             if live is not None:
                 live.discard_below(partition.spso)
-
-
-# -- the fan-out ----------------------------------------------------------------------------------
-
-_HOOKS: Final = ("on_acquire", "on_ack_confirmed", "on_share_partition_step", "on_write_accepted",
-                 "on_leader_start", "on_event", "on_acknowledge", "on_write_completed", "on_state_read",
-                 "on_records_committed", "on_transaction_ended", "on_share_state_handled",
-                 "on_share_coordinator_loaded", "on_share_state_pruning",
-                 "on_group_coordinator_step", "on_group_records_committed", "on_consumer_reconciled",
-                 "on_share_session", "on_share_session_evicted")
-
-
-class Monitors(Observer):
-    """The one ``Observer`` handed to the cluster: calls each hook on the monitors that override it."""
-
-    def __init__(self, monitors: Sequence[Monitor], sink: ViolationSink) -> None:
-        self.monitors = tuple(monitors)
-        self.sink = sink
-        for hook in _HOOKS:
-            targets = [getattr(m, hook) for m in self.monitors
-                       if getattr(type(m), hook) is not getattr(Observer, hook)]
-            setattr(self, hook, _fan_out(targets) if targets else getattr(Observer, hook).__get__(self))
-
-    @property
-    def violations(self) -> list[Violation]:
-        return self.sink.violations
-
-    def finish(self, now_ms: int) -> None:
-        for monitor in self.monitors:
-            monitor.finish(now_ms)
-
-
-def _fan_out(targets: Iterable[Callable[..., None]]) -> Callable[..., None]:
-    calls = tuple(targets)
-    if len(calls) == 1:
-        return calls[0]
-
-    def call_all(*args: Any, **kwargs: Any) -> None:
-        for call in calls:
-            call(*args, **kwargs)
-
-    return call_all
 
 
 def standard_monitors(seed: int, *, delivery_count_limit: int = 5, lock_duration_ms: int = 30_000,

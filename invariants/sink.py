@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from mypy_extensions import mypyc_attr
+
 from invariants.ids import spec_of
 from invariants.violation import Violation
 from model.sim.protocol import Observer
@@ -26,6 +28,7 @@ class ViolationSink:
             self.on_violation(violation)
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # a monitor of a test or a user needs no compiling
 class Monitor(Observer):
     """A monitor reports to ``sink``; ``finish`` runs the end-of-run checks."""
 

@@ -25,7 +25,10 @@ import itertools
 import random
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, fields, replace
+from operator import itemgetter
 from typing import Any, Final, NamedTuple
+
+from mypy_extensions import mypyc_attr
 
 from model.sim.network import MessageFilter, Network
 from model.sim.rng import Distribution, DistributionError, RandomStreams, derive_seed
@@ -116,6 +119,9 @@ class FaultPlanError(ValueError):
 ParamValue = int | str
 
 
+# Interpreted in the compiled build (setup.py): scenarios carry it into Spark's workers, and a
+# native frozen class cannot be unpickled; its checks also keep their messages for any input.
+@mypyc_attr(native_class=False)
 @dataclass(frozen=True)
 class FaultEvent:
     """One timed fault. Which fields a kind reads is in ``FAULT_KINDS``; the rest must stay at their defaults."""
@@ -139,7 +145,7 @@ class FaultEvent:
         if isinstance(self.params, tuple) and all(
             isinstance(p, tuple) and len(p) == 2 and isinstance(p[0], str) for p in self.params
         ):
-            object.__setattr__(self, "params", tuple(sorted(self.params, key=lambda p: p[0])))  # canonical order
+            object.__setattr__(self, "params", tuple(sorted(self.params, key=itemgetter(0))))  # canonical order
         problems = self.problems()
         if problems:
             raise FaultPlanError([f"{self.label()}: {p}" for p in problems])

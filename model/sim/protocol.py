@@ -17,6 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
+from mypy_extensions import mypyc_attr
+
 from model.core.share_coordinator import share_state_partition
 from model.core.share_state import SharePartitionKey
 from model.sim.rng import derive_seed
@@ -77,6 +79,7 @@ class ClusterMetadata:
         return share_state_partition(key, max(1, self.partition_count(SHARE_STATE_TOPIC)))
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # Monitors and user monitors may stay interpreted
 class Observer:
     """Protocol steps the invariant monitors watch. Override what you check."""
 

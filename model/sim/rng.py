@@ -22,6 +22,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any, Final
 
+from mypy_extensions import mypyc_attr
+
 _SEED_PERSON: Final = b"sharesim-seed"  # blake2b personalisation: our seeds never collide with other blake2b uses
 
 
@@ -94,6 +96,9 @@ def _round_ms(value: float) -> int:
     return int(value + 0.5)  # value >= 0, so int() floors
 
 
+# Interpreted in the compiled build (setup.py): scenarios carry it into Spark's workers, and a
+# native frozen class cannot be unpickled; its checks also keep their messages for any input.
+@mypyc_attr(native_class=False)
 @dataclass(frozen=True)
 class Distribution:
     """A delay distribution in integer milliseconds.
@@ -114,10 +119,12 @@ class Distribution:
     value_ms: int = 0
     low_ms: int = 0
     high_ms: int = 0
-    mean_ms: float = 0.0
-    median_ms: float = 0.0
-    sigma: float = 0.0
-    probability: float = 0.0
+    # int | float, not float: a number stays as the scenario file wrote it, also in the compiled
+    # build (mypyc reads a float attribute as a float: 0 would show as 0.0 in a message).
+    mean_ms: int | float = 0.0
+    median_ms: int | float = 0.0
+    sigma: int | float = 0.0
+    probability: int | float = 0.0
     base: Distribution | None = None
     extra: Distribution | None = None
     min_ms: int = 0
@@ -193,47 +200,7 @@ class Distribution:
 
     def sampler(self) -> Sampler:
         """A specialised ``rng -> int`` function; hot paths build it once and keep it."""
-        raw = self._raw_sampler()
-        lo, hi = self.min_ms, self.max_ms
-        if lo == 0 and hi is None:
-            return raw  # every raw draw is already >= 0
-
-        def clamped(rng: random.Random) -> int:
-            value = raw(rng)
-            if value < lo:
-                return lo
-            if hi is not None and value > hi:
-                return hi
-            return value
-
-        return clamped
-
-    def _raw_sampler(self) -> Sampler:
-        kind = self.kind
-        if kind == "constant":
-            fixed = self.value_ms
-            return lambda rng: fixed
-        if kind == "uniform":
-            # low + floor(U * span) rather than randint: one C call, and the
-            # bias over a span of a few thousand ms is below 2**-40.
-            low, span = self.low_ms, self.high_ms - self.low_ms + 1
-            return lambda rng: low + int(rng.random() * span)
-        if kind == "exponential":
-            rate = 1.0 / self.mean_ms
-            return lambda rng: _round_ms(rng.expovariate(rate))
-        if kind == "lognormal":
-            mu, sigma = math.log(self.median_ms), self.sigma
-            return lambda rng: _round_ms(rng.lognormvariate(mu, sigma))
-        assert self.base is not None and self.extra is not None  # checked in __post_init__
-        base, extra, probability = self.base.sampler(), self.extra.sampler(), self.probability
-
-        def spiky(rng: random.Random) -> int:
-            value = base(rng)
-            if rng.random() < probability:
-                value += extra(rng)
-            return value
-
-        return spiky
+        return _sampler(self)
 
     # -- scenario files --------------------------------------------------------
 
@@ -264,3 +231,49 @@ class Distribution:
                 continue
             out[f.name] = value.to_mapping() if isinstance(value, Distribution) else value
         return out
+
+
+def _sampler(dist: Distribution) -> Sampler:
+    # Module level, not methods: mypyc cannot compile a closure in a method of an interpreted class.
+    raw = _raw_sampler(dist)
+    lo, hi = dist.min_ms, dist.max_ms
+    if lo == 0 and hi is None:
+        return raw  # every raw draw is already >= 0
+
+    def clamped(rng: random.Random) -> int:
+        value = raw(rng)
+        if value < lo:
+            return lo
+        if hi is not None and value > hi:
+            return hi
+        return value
+
+    return clamped
+
+
+def _raw_sampler(dist: Distribution) -> Sampler:
+    kind = dist.kind
+    if kind == "constant":
+        fixed = dist.value_ms
+        return lambda rng: fixed
+    if kind == "uniform":
+        # low + floor(U * span) rather than randint: one C call, and the
+        # bias over a span of a few thousand ms is below 2**-40.
+        low, span = dist.low_ms, dist.high_ms - dist.low_ms + 1
+        return lambda rng: low + int(rng.random() * span)
+    if kind == "exponential":
+        rate = 1.0 / dist.mean_ms
+        return lambda rng: _round_ms(rng.expovariate(rate))
+    if kind == "lognormal":
+        mu, sigma = math.log(dist.median_ms), dist.sigma
+        return lambda rng: _round_ms(rng.lognormvariate(mu, sigma))
+    assert dist.base is not None and dist.extra is not None  # checked in __post_init__
+    base, extra, probability = dist.base.sampler(), dist.extra.sampler(), dist.probability
+
+    def spiky(rng: random.Random) -> int:
+        value = base(rng)
+        if rng.random() < probability:
+            value += extra(rng)
+        return value
+
+    return spiky

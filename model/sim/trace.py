@@ -33,6 +33,8 @@ from operator import itemgetter
 from pathlib import Path
 from typing import Any, Final, NamedTuple
 
+from mypy_extensions import mypyc_attr
+
 _PERSON: Final = b"sharesim-trace"
 _BATCH: Final = 2048
 _ATOMS: Final = frozenset({int, str, bool, type(None)})
@@ -40,6 +42,7 @@ _fields_of: Final = itemgetter(3)
 _LIST_HEADER: Final = 5  # marshal: type byte + 4-byte length, stripped so batch bounds don't show
 
 
+@mypyc_attr(native_class=False)  # mypyc: a builtin exception base
 class TraceValueError(TypeError):
     """A trace field holds a value without a stable encoding; the message names the field."""
 

@@ -48,6 +48,8 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 
+from mypy_extensions import mypyc_attr
+
 from model import mutants as _mutants
 from model.core.config import BrokerConfig, GroupConfig
 from model.core.errors import ApiError, Errors
@@ -96,6 +98,7 @@ SESSION_TIMER = "session"
 REBALANCE_TIMER = "rebalance"
 
 
+@mypyc_attr(native_class=False)  # mypyc: a builtin exception base
 class IllegalStateError(RuntimeError):
     """The coordinator's own state broke a rule it relies on (a bug, not a bad request)."""
 

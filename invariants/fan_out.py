@@ -1,0 +1,56 @@
+"""``Monitors``: the one ``Observer`` the cluster is given; it fans each hook out to the monitors
+that override it.
+
+Each hook is bound once, per instance, to the overriding monitors' methods (or to a single one
+directly), so a hook no monitor watches costs one no-op call. Setting methods per instance is
+what a mypyc native class cannot do, so this module stays interpreted in the compiled build
+(``setup.py``); ``Observer`` allows interpreted subclasses for it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Final
+
+from invariants.sink import Monitor, ViolationSink
+from invariants.violation import Violation
+from model.sim.protocol import Observer
+
+_HOOKS: Final = ("on_acquire", "on_ack_confirmed", "on_share_partition_step", "on_write_accepted",
+                 "on_leader_start", "on_event", "on_acknowledge", "on_write_completed", "on_state_read",
+                 "on_records_committed", "on_transaction_ended", "on_share_state_handled",
+                 "on_share_coordinator_loaded", "on_share_state_pruning",
+                 "on_group_coordinator_step", "on_group_records_committed", "on_consumer_reconciled",
+                 "on_share_session", "on_share_session_evicted")
+
+
+class Monitors(Observer):
+    """Calls each hook on the monitors that override it."""
+
+    def __init__(self, monitors: Sequence[Monitor], sink: ViolationSink) -> None:
+        self.monitors = tuple(monitors)
+        self.sink = sink
+        for hook in _HOOKS:
+            targets = [getattr(m, hook) for m in self.monitors
+                       if getattr(type(m), hook) is not getattr(Observer, hook)]
+            setattr(self, hook, _fan_out(targets) if targets else getattr(Observer, hook).__get__(self))
+
+    @property
+    def violations(self) -> list[Violation]:
+        return self.sink.violations
+
+    def finish(self, now_ms: int) -> None:
+        for monitor in self.monitors:
+            monitor.finish(now_ms)
+
+
+def _fan_out(targets: Iterable[Callable[..., None]]) -> Callable[..., None]:
+    calls = tuple(targets)
+    if len(calls) == 1:
+        return calls[0]
+
+    def call_all(*args: Any, **kwargs: Any) -> None:
+        for call in calls:
+            call(*args, **kwargs)
+
+    return call_all

@@ -1,0 +1,38 @@
+"""The build: pure Python by default; ``SHARESIM_COMPILE=1`` compiles the simulator with mypyc.
+
+Everything else (metadata, dependencies, packages) is in ``pyproject.toml``. The compiled build
+runs the same code about twice as fast and gives the same trace hashes (``tests/test_compiled.py``
+checks both); README "Speed" says how to use it. It needs a C compiler, the Python headers and mypy
+in the build environment, hence ``pip install --no-build-isolation`` (``noxfile.py``: ``compiled``).
+
+Compiled: the pure core (``model/core``), the simulation (``model/sim``) and the invariant monitors
+(``invariants``): the code a run spends its time in. Interpreted: the fan-out of the monitors
+(``invariants/fan_out.py`` sets methods per instance, which a native class cannot), the CLIs, the
+mutant switch (``model/mutants.py``, module state set from outside), scenarios, reports and campaigns.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from setuptools import setup
+
+_INTERPRETED = {"invariants/fan_out.py", "invariants/cli.py"}
+
+
+def _compiled_modules() -> list[str]:
+    root = Path(__file__).parent
+    paths = [*root.glob("model/core/**/*.py"), *root.glob("model/sim/*.py"), *root.glob("invariants/*.py")]
+    return sorted(str(p.relative_to(root)) for p in paths if str(p.relative_to(root)) not in _INTERPRETED)
+
+
+def _ext_modules() -> list[object]:
+    if os.environ.get("SHARESIM_COMPILE") != "1":
+        return []
+    from mypyc.build import mypycify
+
+    return list(mypycify(_compiled_modules(), opt_level="3"))
+
+
+setup(ext_modules=_ext_modules())
