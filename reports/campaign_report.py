@@ -92,7 +92,8 @@ def render(data: dict[str, Any]) -> str:
         verdict = f'<p class="ok">no invariant was violated in {data["runs"]} run(s)</p>'
     totals = {"scenario": data["scenario"], "mutant": data.get("mutant") or "-", "runs": data["runs"],
               "ok": data["ok"], "violated": data["violated"], "errors": data["errors"],
-              "runs per second": data["runs_per_second"], "attempts": len(data.get("attempts", []))}
+              "runs per second": data["runs_per_second"], "build": data.get("build", "-"),
+              "attempts": len(data.get("attempts", []))}
     return page(
         f"sharesim campaign {data['campaign_id']}",
         verdict,

@@ -64,12 +64,14 @@ def _load_meta(out: Path, identity: dict[str, Any], runs: int, resume: bool) -> 
 
 
 def campaign_meta(meta: dict[str, Any]) -> dict[str, Any]:
-    """The campaign's own fields of summary.json, with runs per second over every attempt."""
+    """The campaign's own fields of summary.json, with runs per second over every attempt and the
+    build(s) the workers ran."""
     attempts = meta["attempts"]
     ran = sum(a["runs_run"] for a in attempts)
     seconds = sum(a["seconds"] for a in attempts)
+    builds = sorted({a.get("build", "unknown") for a in attempts})  # campaign.json of older versions: none
     return {"kind": "campaign", **{k: v for k, v in meta.items() if k != "runs"}, "runs_planned": meta["runs"],
-            "runs_per_second": ran / seconds if seconds > 0 else 0.0}
+            "runs_per_second": ran / seconds if seconds > 0 else 0.0, "build": ", ".join(builds) or "-"}
 
 
 def run_campaign(

@@ -49,10 +49,25 @@ class Attempt:
     partitions: int
     batch_runs: int
     master: str
+    build: str  # what the executors' Python workers ran: "compiled" or "interpreted" (model.build())
 
     @property
     def runs_per_second(self) -> float:
         return self.runs_run / self.seconds if self.seconds > 0 else 0.0
+
+
+def worker_build(spark: SparkSession) -> str:
+    """``model.build()`` as an executor's Python worker sees it: a rate means little without it."""
+    import pyarrow as pa
+
+    def probe(batches: Iterator[Any]) -> Iterator[Any]:
+        import model
+
+        for _ in batches:
+            pass
+        yield pa.RecordBatch.from_pydict({"build": [model.build()]})
+
+    return str(spark.range(0, 1, 1, 1).mapInArrow(probe, "build string").collect()[0]["build"])
 
 
 def default_partitions(spark: SparkSession) -> int:
@@ -178,5 +193,5 @@ def run_batches(
             frame.write.mode("append").partitionBy("scenario").parquet(str(runs_dir))
             ran += hi - lo - len(skip)
             progress.committed = ran
-    return Attempt(before, ran, time.perf_counter() - started, partitions, batch_runs,
-                   spark.sparkContext.master or "")
+    seconds = time.perf_counter() - started
+    return Attempt(before, ran, seconds, partitions, batch_runs, spark.sparkContext.master or "", worker_build(spark))

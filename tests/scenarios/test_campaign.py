@@ -102,6 +102,8 @@ def test_summary_json_has_runs_errors_violations_faults_and_rate(baseline: Path)
     data = json.loads((baseline / "summary.json").read_text())
     assert data["runs"] == RUNS and data["errors"] == 0 and data["duplicate_run_ids"] == 0
     assert data["runs_per_second"] > 0 and data["faults_fired"] == {}
+    # The workers' build, asked of a worker: the interpreted modules of this checkout here.
+    assert data["build"] == "interpreted" and [a["build"] for a in data["attempts"]] == ["interpreted"]
     assert set(data["violations"]) == set(INVARIANTS)
     spso = data["violations"]["spso-monotonic"]
     assert spso["runs_violated"] == 0 and spso["ci_low"] == 0 and 0.009 < spso["ci_high"] < 0.0096
@@ -111,6 +113,7 @@ def test_summary_json_has_runs_errors_violations_faults_and_rate(baseline: Path)
         f"{name}.parquet" for name in [*data["tables"], "totals"])
     html = (baseline / "report.html").read_text()
     assert "small_short/seed=7" in html and "data:image/png;base64," in html and "Fault coverage" in html
+    assert "<td>interpreted</td>" in html
 
 
 def test_rows_are_identical_with_2_and_with_7_partitions(spark: SparkSession, campaign: Campaign, baseline: Path,
