@@ -5,7 +5,7 @@ workers unpickle; a bad scenario file gets the same problems. It also checks tha
 are the compiled ones, so the comparison cannot pass by running the interpreted code twice.
 
 The wheel is built here, as the ``compiled`` nox session builds it (a C compiler, the Python
-headers and mypy; about three minutes on this machine's one core)."""
+headers and mypy; about a minute and a half on one core of this machine)."""
 
 from __future__ import annotations
 
