@@ -26,7 +26,7 @@ TABLE: Final[dict[str, Entry]] = {
     "delivery-count-limit": Entry(
         ("SP-5", "E-4"), "transition",
         "delivery count never above the limit within one leader tenure; a record delivered limit times "
-        "and not accepted ends ARCHIVED"),
+        "(by the latest leader's count, or within its tenure: SP-11) and not accepted ends ARCHIVED"),
     "spso-monotonic": Entry(
         ("SP-6",), "transition", "the SPSO never decreases; every offset below it is durably terminal"),
     "window-bounds": Entry(
