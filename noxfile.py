@@ -65,10 +65,9 @@ def bench(session: nox.Session, build: str) -> None:
     prints figures for the README."""
     if build == "interpreted":
         _install(session)
-        session.run("python", "-m", "bench", *session.posargs)
     else:
         _install_compiled(session)
-        session.run("python", "-m", "bench", *session.posargs, env=_COMPILED_ENV)
+    session.run("python", "-m", "bench", *session.posargs, env=_COMPILED_ENV if build == "compiled" else {})
 
 
 @nox.session

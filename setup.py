@@ -2,8 +2,9 @@
 
 Everything else (metadata, dependencies, packages) is in ``pyproject.toml``. The compiled build
 runs the same code about twice as fast and gives the same trace hashes (``tests/test_setup.py``
-checks both); the README's "The compiled build" says how to use it. It needs a C compiler, the Python headers and mypy
-in the build environment, hence ``pip install --no-build-isolation`` (``noxfile.py``: ``compiled``).
+checks both); the README's "The compiled build" says how to use it. It needs a C compiler, the
+Python headers and mypy in the build environment, hence ``pip install --no-build-isolation``
+(``noxfile.py``: ``compiled``).
 
 Compiled: the pure core (``model/core``), the simulation (``model/sim``) and the invariant monitors
 (``invariants``): the code a run spends its time in. Interpreted: the fan-out of the monitors
@@ -25,7 +26,8 @@ _INTERPRETED = {"invariants/fan_out.py", "invariants/cli.py"}
 def _compiled_modules() -> list[str]:
     root = Path(__file__).parent
     paths = [*root.glob("model/core/**/*.py"), *root.glob("model/sim/*.py"), *root.glob("invariants/*.py")]
-    return sorted(str(p.relative_to(root)) for p in paths if str(p.relative_to(root)) not in _INTERPRETED)
+    modules = sorted(str(p.relative_to(root)) for p in paths)
+    return [module for module in modules if module not in _INTERPRETED]
 
 
 def _ext_modules() -> list[object]:

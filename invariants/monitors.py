@@ -263,9 +263,7 @@ class DeliveryLimitMonitor(Monitor):
                 while offset <= last and offset < partition.speo:
                     state = partition.state_of(offset)
                     if (state is not None and state.state == RecordState.AVAILABLE and not state.in_transition
-                            and (state.delivery_count >= limit
-                                 or (counts is not None
-                                     and any(c >= limit for _, _, c in counts.overlapping(offset, offset))))):
+                            and max(state.delivery_count, _last_delivery(counts, offset)) >= limit):
                         self.sink.report("delivery-count-limit", now_ms, event="end of run",
                                          message=f"{key}: offset {offset} was delivered "
                                          f"{limit} times and is AVAILABLE at the end, not ARCHIVED",
@@ -273,6 +271,12 @@ class DeliveryLimitMonitor(Monitor):
                                          spso=partition.spso, speo=partition.speo)
                         break
                     offset += 1
+
+
+def _last_delivery(counts: RangeMap[int] | None, offset: int) -> int:
+    """The delivery count of ``offset``'s last acquisition in the tenure ``counts`` covers (0: none)."""
+    hits = counts.overlapping(offset, offset) if counts is not None else []
+    return hits[0][2] if hits else 0
 
 
 # -- E-2 ----------------------------------------------------------------------------------------
