@@ -52,7 +52,7 @@ def typecheck(session: nox.Session) -> None:
 
 @nox.session
 def demo(session: nox.Session) -> None:
-    """The main job: the KIP-932 worked example, then a fault campaign of 400 swarm_small runs on local
+    """The main job: the KIP-932 worked example, then a fault campaign of 1000 swarm runs on local
     Spark (needs Java 17); ends with the path of the campaign report (out/demo-campaign/report.html)."""
     _install(session)
     session.run("sharesim", "demo", *session.posargs)

@@ -8,10 +8,11 @@ started and imported sharesim (a one-off of seconds, paid once per worker);
 Spark's session start is printed apart, and so is what two plain Python
 processes side by side achieve over one at the time (on a shared machine the
 ceiling of any 2-way parallelism is below 2). ``swarm`` is the scenario the issue
-names; ``swarm_small`` (the small cluster with swarm faults) is the cheaper one
-for large campaigns, measured and labelled separately.
+names (the small cluster under a dense swarm); ``swarm_wide`` adds a KIP-848 group and
+transactions at about twice the cost, measured and labelled separately.
+``bench/swarm_power.py`` measures what each finds per second.
 
-    python -m bench campaign                 # swarm (40 s of runs) and swarm_small (30 s of runs)
+    python -m bench campaign                 # swarm (40 s of runs) and swarm_wide (30 s of runs)
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ CORES = 2
 MASTER = f"local[{CORES}]"
 # Seconds of sequential runs per scenario: as many run ids as fit, then the same ids as a campaign. A budget
 # rather than a count keeps the campaign long enough for a job's fixed cost not to show, on either build.
-CASES = (("swarm", 40.0), ("swarm_small", 30.0))
+CASES = (("swarm", 40.0), ("swarm_wide", 30.0))
 
 
 def sequential_runs(name: str, budget_s: float) -> tuple[int, float]:
@@ -73,7 +74,7 @@ def _hours(seconds: float) -> str:
 
 
 def main() -> None:
-    print(f"   two plain processes vs one (swarm_small, 200 runs): {plain_parallel_ratio('swarm_small', 200):.2f}x "
+    print(f"   two plain processes vs one (swarm, 400 runs): {plain_parallel_ratio('swarm', 400):.2f}x "
           "(the machine's 2-way ceiling now)")
     started = time.perf_counter()
     spark = spark_session(MASTER, app_name="sharesim bench")

@@ -26,7 +26,8 @@ def main() -> None:
 
 @main.command()
 @click.option("--seed", type=click.IntRange(0, None), default=1, show_default=True, help="The campaign seed.")
-@click.option("--runs", type=click.IntRange(1, 1_000_000), default=400, show_default=True, help="Runs of the campaign.")
+@click.option("--runs", type=click.IntRange(1, 1_000_000), default=1000, show_default=True,
+              help="Runs of the campaign.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("out/demo-campaign"),
               show_default=True, help="The campaign's output directory (replaced if it holds an earlier demo).")
 def demo(seed: int, runs: int, out: Path) -> None:
@@ -34,7 +35,7 @@ def demo(seed: int, runs: int, out: Path) -> None:
 
     Part 1 replays the SPSO/SPEO example of seed 002 through the real
     share-partition leader and prints the table. Part 2 runs --runs runs of
-    the `swarm_small` scenario (each seed draws its own mix of faults) as a
+    the `swarm` scenario (each seed draws its own dense mix of faults) as a
     Spark campaign in local mode, aggregates them, and ends with the path of
     the campaign report. Exit 1 if a run violated an invariant or raised.
     """

@@ -32,6 +32,8 @@ CASES = (
     ("read_committed_transactions", 0, None),
     ("swarm_small", 0, None),
     ("swarm_small", 3, None),
+    ("swarm", 1, None),
+    ("swarm_wide", 2, None),
     ("swarm_failovers", 34, None),
     ("small", 0, "spso-before-durable"),
 )

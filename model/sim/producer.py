@@ -155,7 +155,24 @@ class Producer(Client):
         self._send_ready()
         self._maybe_end_transaction()
         if self.handed_over < settings.records:
-            self.call_later(settings.linger_ms, self._tick)
+            self.call_later(self._next_tick_in_ms(), self._tick)
+
+    def _next_tick_in_ms(self) -> int:
+        """The next linger tick that has work: the first at which a record will have arrived.
+
+        A tick with no arrival and no backlog does nothing (a slow producer would otherwise cost an
+        event every ``linger_ms``), so it is skipped; the ticks that remain fall on the same
+        ``linger_ms`` grid, so every record is batched at the same time as before. (Only the order
+        among events due in the same millisecond may differ: a tick is set earlier.) A backlog that
+        could not be filled (no metadata yet) is retried on the very next tick."""
+        settings = self.settings
+        linger = settings.linger_ms
+        if self._backlog:
+            return linger
+        # The next record arrives once (t - start) * rate >= (handed_over + 1) * 1000.
+        arrives_ms = settings.start_ms - (-(self.handed_over + 1) * 1000 // settings.rate_per_s)
+        wait_ms = arrives_ms - self.scheduler.now_ms
+        return linger * max(1, -(-wait_ms // linger))
 
     def _fill(self) -> None:
         """Move backlog records into partition accumulators (into the open transaction, if any)."""

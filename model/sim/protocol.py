@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
@@ -41,6 +42,11 @@ class Envelope(NamedTuple):
     body: Any  # a request or response dataclass from model.core
 
 
+@functools.lru_cache(maxsize=1024)
+def _group_hash(group_id: str) -> int:
+    return derive_seed("group", group_id)
+
+
 def response_kind(kind: str) -> str:
     return kind + "Response"
 
@@ -63,16 +69,22 @@ class ClusterMetadata:
     partitions: Mapping[tuple[str, int], PartitionInfo] = field(default_factory=dict)
     topic_ids: Mapping[str, str] = field(default_factory=dict)
     alive_brokers: tuple[int, ...] = ()
+    # topic -> partition count, filled on first ask: every coordinator lookup and produce asks, and
+    # the image never changes.
+    _counts: dict[str, int] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def leader_of(self, topic: str, partition: int) -> PartitionInfo | None:
         return self.partitions.get((topic, partition))
 
     def partition_count(self, topic: str) -> int:
-        return sum(1 for (t, _) in self.partitions if t == topic)
+        count = self._counts.get(topic)
+        if count is None:
+            count = self._counts[topic] = sum(1 for (t, _) in self.partitions if t == topic)
+        return count
 
     def group_coordinator_partition(self, group_id: str) -> int:
         """GC-6: a group lives on one ``__consumer_offsets`` partition (a stable hash, not ``hash()``)."""
-        return derive_seed("group", group_id) % max(1, self.partition_count(CONSUMER_OFFSETS_TOPIC))
+        return _group_hash(group_id) % max(1, self.partition_count(CONSUMER_OFFSETS_TOPIC))
 
     def share_coordinator_partition(self, key: SharePartitionKey) -> int:
         """SC-1: Kafka's String.hashCode of "group:topicId:partition" modulo the partition count."""

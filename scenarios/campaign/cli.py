@@ -21,7 +21,7 @@ from scenarios.campaign.plan import MAX_RUNS, Campaign
 
 console = Console()
 
-DEMO_SCENARIO: Final = "swarm_small"
+DEMO_SCENARIO: Final = "swarm"
 
 
 class BadInput(click.ClickException):
@@ -146,7 +146,7 @@ def campaign_command(scenario: str, runs: int, out: Path, master: str | None, pa
 
 
 def demo_campaign(runs: int, out: Path, seed: int) -> int:
-    """The main job's campaign: ``runs`` runs of swarm_small on local Spark; returns the exit code."""
+    """The main job's campaign: ``runs`` runs of swarm on local Spark; returns the exit code."""
     if (out / "campaign.json").exists():  # a previous demo: start afresh
         shutil.rmtree(out)
     started = time.perf_counter()

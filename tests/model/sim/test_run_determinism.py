@@ -11,7 +11,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[3]
 # A faulted small scenario and the swarm (its fault plan is drawn from the seed too).
-CASES = (("broker_crash", 5), ("swarm", 5), ("swarm", 6))
+CASES = (("broker_crash", 5), ("swarm", 5), ("swarm", 6), ("swarm_wide", 5))
 
 _SCRIPT = """
 import json, sys

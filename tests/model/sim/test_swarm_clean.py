@@ -1,4 +1,4 @@
-"""The ``swarm`` scenario runs clean (no invariant violated) on a fixed set of seeds.
+"""``swarm_standard`` (the standard cluster under a swarm) runs clean (no invariant violated) on fixed seeds.
 
 Seeds 5, 7 and 17 once failed E-1: a ``slow_processing`` fault with a per-record extra of about
 the lock duration fixed the time of a whole 200-record batch when it started (about an hour of
@@ -21,7 +21,7 @@ OTHER_SEEDS = (2, 8, 10, 11, 15, 16, 19, 35)
 
 @pytest.mark.parametrize("seed", SLOW_PROCESSING_SEEDS + OTHER_SEEDS)
 def test_swarm_seed_runs_clean(seed: int) -> None:
-    result = run(library.get("swarm"), seed)
+    result = run(library.get("swarm_standard"), seed)
     assert result.violations == [], [v.describe() for v in result.violations]
     assert result.ok
     assert result.metrics["records_unresolved"] == 0
@@ -37,7 +37,7 @@ def test_the_seeds_cover_the_fault_kinds_of_the_swarm() -> None:
 
     kinds: set[str] = set()
     for seed in SLOW_PROCESSING_SEEDS + OTHER_SEEDS:
-        kinds.update(event.kind for event in Cluster(library.get("swarm"), seed).plan.events)
+        kinds.update(event.kind for event in Cluster(library.get("swarm_standard"), seed).plan.events)
     assert {"slow_processing", "leadership_move", "broker_crash", "consumer_crash", "consumer_pause",
             "network_partition", "message_loss", "message_delay", "group_coordinator_failover",
             "share_coordinator_failover", "admin_add_partitions", "admin_alter_offsets"} <= kinds
