@@ -48,7 +48,7 @@ from invariants.group_checks import (
 )
 from invariants.ids import TABLE
 from invariants.intervals import IntervalSet, RangeMap
-from invariants.ledger import TERMINAL_STATES, Ledger, terminal_runs
+from invariants.ledger import TERMINAL_STATES, Ledger, new_state_key, terminal_runs
 from invariants.share_checks import (
     AbortedDeliveryMonitor,
     AckAfterDurableWriteMonitor,
@@ -61,6 +61,7 @@ from invariants.violation import Violation
 from model.core.share_state import UNKNOWN_OFFSET, RecordState, SharePartitionKey
 
 if TYPE_CHECKING:
+    from model.core.share_coordinator import ShareCoordinatorShard, ShareGroupState
     from model.core.share_partition import AcknowledgementBatch, AcquiredRecords, SharePartition
     from model.core.share_state import WriteShareGroupStateRequest
 
@@ -101,6 +102,15 @@ class SpsoWindowMonitor(Monitor):
         if track is None:
             track = self._tracks[key] = _WindowTrack()
         return track
+
+    def on_share_state_handled(self, shard: ShareCoordinatorShard, request: object,
+                               previous: ShareGroupState | None, now_ms: int) -> None:
+        key = new_state_key(request, previous)
+        old = self._tracks.get(key) if key is not None else None
+        if key is not None and old is not None:
+            # A new life of the share-partition (its state was deleted): start afresh, but a leader
+            # older than one already seen is still a zombie.
+            self._tracks[key] = _WindowTrack(leader_epoch=old.leader_epoch)
 
     def on_write_accepted(self, request: WriteShareGroupStateRequest, now_ms: int) -> None:
         track = self._track(request.key)
@@ -197,6 +207,14 @@ class DeliveryLimitMonitor(Monitor):
 
     def limit_of(self, key: SharePartitionKey) -> int:
         return self.limits.get(key.group_id, self.limit)
+
+    def on_share_state_handled(self, shard: ShareCoordinatorShard, request: object,
+                               previous: ShareGroupState | None, now_ms: int) -> None:
+        key = new_state_key(request, previous)
+        if key is not None:  # a new life of the share-partition: its counts start afresh
+            self._counts.pop(key, None)
+            self._at_limit.pop(key, None)
+            self._state_epoch.pop(key, None)
 
     def on_acquire(self, key: SharePartitionKey, member_id: str, acquired: list[AcquiredRecords],
                    leader_epoch: int, now_ms: int) -> None:
@@ -299,6 +317,13 @@ class NoRedeliveryMonitor(Monitor):
                 self._ended.pop(key, None)
             self._state_epoch[key] = partition.state_epoch
 
+    def on_share_state_handled(self, shard: ShareCoordinatorShard, request: object,
+                               previous: ShareGroupState | None, now_ms: int) -> None:
+        key = new_state_key(request, previous)
+        if key is not None:  # a new life of the share-partition (its group was deleted): re-delivery is due
+            self._ended.pop(key, None)
+            self._state_epoch.pop(key, None)
+
     def on_ack_confirmed(self, key: SharePartitionKey, member_id: str, batches: tuple[AcknowledgementBatch, ...],
                          now_ms: int) -> None:
         ended = self._ended.get(key)
@@ -334,8 +359,9 @@ class _Holder(NamedTuple):
 
 
 class ExclusiveAcquisitionMonitor(Monitor):
-    """A live acquisition ends at its lock deadline, on its owner's confirmed acknowledgement, or when
-    the share coordinator accepts a write covering its offsets (a release, a lock timeout, SP-15)."""
+    """A live acquisition ends at its lock deadline, on its owner's confirmed acknowledgement, when
+    the share coordinator accepts a write covering its offsets (a release, a lock timeout, SP-15), or
+    when the leader adopts a higher state epoch (SP-12: it dropped every acquisition of the old state)."""
 
     def __init__(self, sink: ViolationSink, lock_duration_ms: int = 30_000,
                  lock_durations: dict[str, int] | None = None) -> None:
@@ -343,6 +369,7 @@ class ExclusiveAcquisitionMonitor(Monitor):
         self.lock_duration_ms = lock_duration_ms
         self.lock_durations = dict(lock_durations or {})
         self._live: dict[SharePartitionKey, RangeMap[_Holder]] = {}
+        self._state_epoch: dict[SharePartitionKey, int] = {}
 
     def _map(self, key: SharePartitionKey) -> RangeMap[_Holder]:
         live = self._live.get(key)
@@ -423,7 +450,15 @@ class ExclusiveAcquisitionMonitor(Monitor):
 
     def on_share_partition_step(self, partition: SharePartition, bound: int, now_ms: int) -> None:
         if partition.ready:
-            live = self._live.get(partition.key)
+            key = partition.key
+            epoch = self._state_epoch.get(key)
+            if epoch is None or partition.state_epoch > epoch:
+                # SP-12: an admin reset re-initialized the state; a leader serving the new state epoch
+                # has dropped (Kafka: fenced and rebuilt) every acquisition made under the old one.
+                if epoch is not None:
+                    self._live.pop(key, None)
+                self._state_epoch[key] = partition.state_epoch
+            live = self._live.get(key)
             if live is not None:
                 live.discard_below(partition.spso)
 

@@ -32,6 +32,7 @@ from model.core.log import PartitionLog
 from model.core.share_coordinator import ShareCoordinatorShard
 from model.core.share_partition import AcknowledgementBatch, AcquiredRecords, OffsetState, SharePartition
 from model.core.share_state import (
+    DeleteShareGroupStateRequest,
     InitializeShareGroupStateRequest,
     RecordState,
     SharePartitionKey,
@@ -383,6 +384,21 @@ def test_e3_quiet_after_the_lock_expires_an_ack_or_a_durable_release() -> None:
     assert sink.violations == []
 
 
+def test_e3_quiet_when_records_are_acquired_again_after_an_admin_reset_of_the_state_epoch() -> None:
+    # swarm seed 4904416709978441737: the write of an ack is fenced (FENCED_STATE_EPOCH), the leader
+    # drops its state, re-reads it at state epoch 2 and the same member acquires the records again.
+    sink = ViolationSink(1)
+    monitor = ExclusiveAcquisitionMonitor(sink, lock_duration_ms=2_000)
+    monitor.on_share_partition_step(_FakePartition(5, 25), 100, 0)  # type: ignore[arg-type]
+    monitor.on_acquire(KEY, "m1", [AcquiredRecords(5, 24, 1)], 1, 0)
+    monitor.on_share_partition_step(_FakePartition(4, 4, state_epoch=2), 100, 50)  # type: ignore[arg-type]
+    monitor.on_acquire(KEY, "m1", [AcquiredRecords(4, 23, 1)], 1, 90)
+    assert sink.violations == []
+    monitor.on_acquire(KEY, "m2", [AcquiredRecords(10, 10, 2)], 1, 100)  # within state epoch 2: still judged
+    assert [(v.invariant, v.state["holder"], v.state["first"]) for v in sink.violations] == [
+        ("exclusive-acquisition", "m1", 10)]
+
+
 def test_e3_fires_when_an_ack_from_a_member_that_does_not_hold_the_record_is_confirmed() -> None:
     sink = ViolationSink(1)
     monitor = ExclusiveAcquisitionMonitor(sink, lock_duration_ms=1_000)
@@ -464,3 +480,41 @@ def test_the_end_check_judges_by_the_latest_tenure(acquired_epoch: int, latest_e
     monitor.on_share_partition_step(latest, 100, 2)  # type: ignore[arg-type]
     monitor.finish(3)
     assert [v.invariant for v in sink.violations] == (["delivery-count-limit"] if flagged else [])
+
+
+# -- a share group deleted and created again (GC-7, GC-8) ------------------------------------------
+
+
+def _handled(monitors: Monitors, shard: ShareCoordinatorShard, request: object) -> None:
+    """The share coordinator handles ``request`` and calls the hook as ``CoordinatorHost.handle`` does."""
+    previous = shard.state(request.key)  # type: ignore[attr-defined]
+    _, records = shard.handle(request)
+    if records:
+        monitors.on_share_state_handled(shard, request, previous, 0)
+
+
+@pytest.mark.parametrize("deleted", [True, False])
+def test_a_deleted_and_recreated_share_partition_starts_a_new_life(deleted: bool) -> None:
+    """Seed 6514416928110056656 of swarm: the group is deleted (its state tombstoned) and created again;
+    the new group's epoch, hence the state epoch (GC-7), is 1 again and the state restarts at -1 → 0.
+    Redelivering 0-25 then is right; without the delete, a new leader restarting lower is a bug."""
+    sink = ViolationSink(1)
+    monitors = Monitors((SpsoWindowMonitor(sink), DeliveryLimitMonitor(sink, 3), NoRedeliveryMonitor(sink)), sink)
+    shard = ShareCoordinatorShard()
+    _handled(monitors, shard, InitializeShareGroupStateRequest(KEY, 1, -1))
+    monitors.on_share_partition_step(_FakePartition(0, 26), 100, 1)  # type: ignore[arg-type]
+    monitors.on_acquire(KEY, "m1", [AcquiredRecords(0, 25, 1)], 1, 2)
+    write = _write(26, (0, 25, RecordState.ACKNOWLEDGED))
+    _handled(monitors, shard, write)
+    monitors.on_write_accepted(write, 3)
+    monitors.on_write_completed(write, 4)
+    monitors.on_ack_confirmed(KEY, "m1", (AcknowledgementBatch(0, 25, (1,)),), 4)
+    monitors.on_share_partition_step(_FakePartition(26, 26), 100, 5)  # type: ignore[arg-type]
+    if deleted:
+        _handled(monitors, shard, DeleteShareGroupStateRequest(KEY))
+        _handled(monitors, shard, InitializeShareGroupStateRequest(KEY, 1, -1))
+        assert shard.state(KEY) is not None and shard.state(KEY).state_epoch == 1  # type: ignore[union-attr]
+    monitors.on_share_partition_step(_FakePartition(0, 20, leader_epoch=2), 100, 6)  # type: ignore[arg-type]
+    monitors.on_acquire(KEY, "m1", [AcquiredRecords(0, 19, 1)], 2, 7)
+    found = sorted({v.invariant for v in monitors.violations})
+    assert found == ([] if deleted else ["no-redelivery-after-accept", "spso-monotonic"])
