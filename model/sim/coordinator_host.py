@@ -262,6 +262,8 @@ class GroupCoordinatorHost(_Host):
         self._tokens = itertools.count(1)
         self._deferred: dict[int, Message] = {}  # token -> the request answered later
         self._deadline: Timer | None = None
+        self._metadata_timer: Timer | None = None
+        self._shard_metadata = metadata  # the image the shard has applied (or was built with)
         self.shard = self._replayed()
         self._start_load(log.committed_count)
 
@@ -269,6 +271,7 @@ class GroupCoordinatorHost(_Host):
         broker = self.broker
         shard = GroupCoordinatorShard(broker.config, self.metadata, self._member_ids,
                                       group_configs=broker.group_configs)
+        self._shard_metadata = self.metadata
         shard.begin_load()
         for record in self.log.committed:
             if _mutants.ACTIVE == "group-epoch-not-replayed" and isinstance(record, ShareGroupMetadata):
@@ -281,12 +284,16 @@ class GroupCoordinatorHost(_Host):
     def _loaded(self) -> None:
         self.shard.complete_load()
         self._emit(self.shard.on_loaded(self.broker.scheduler.now_ms), None)
+        self._apply_metadata()  # an image that arrived while loading
 
     def retire(self) -> None:
         super().retire()
         if self._deadline is not None:
             self._deadline.cancel()
             self._deadline = None
+        if self._metadata_timer is not None:
+            self._metadata_timer.cancel()
+            self._metadata_timer = None
         self._deferred.clear()
 
     # -- inputs --------------------------------------------------------------------------------
@@ -313,8 +320,26 @@ class GroupCoordinatorHost(_Host):
     def on_metadata(self, metadata: MetadataImage) -> None:
         """Topics or partitions changed (GC-2, GC-7, GC-8)."""
         self.metadata = metadata
-        if self.active and not self.loading and self.log.writable() == Errors.NONE:
-            self._emit(self.shard.on_metadata(metadata, self.broker.scheduler.now_ms), None)
+        self._apply_metadata()
+
+    def _apply_metadata(self) -> None:
+        """Hand the shard the newest image. An image is never dropped: while loading, ``_loaded``
+        applies it; while the log cannot take the records it leads to (NOT_ENOUGH_REPLICAS),
+        look again after a back-off (Kafka only marks the groups for a metadata refresh, done on
+        their next heartbeat)."""
+        if not self.active or self.loading or self._shard_metadata == self.metadata:
+            return
+        if self.log.writable() != Errors.NONE:
+            if self._metadata_timer is None:
+                self._metadata_timer = self.broker.scheduler.timer(self.broker.settings.retry_backoff_ms,
+                                                                   self._retry_metadata)
+            return
+        self._shard_metadata = self.metadata
+        self._emit(self.shard.on_metadata(self.metadata, self.broker.scheduler.now_ms), None)
+
+    def _retry_metadata(self) -> None:
+        self._metadata_timer = None
+        self._apply_metadata()
 
     def _expire(self) -> None:
         self._deadline = None

@@ -40,7 +40,6 @@
 from __future__ import annotations
 
 import functools
-
 import random
 from collections import deque
 from dataclasses import dataclass, field
