@@ -22,7 +22,10 @@ about to retire) is not judged.
   coordinator, no partition is owned (assigned or pending revocation) by two
   members; among the consumers, one told it is fenced owns nothing another
   consumer owns (an unaware zombie, cut off from the coordinator, is the
-  protocol's accepted window and is not judged).
+  protocol's accepted window and is not judged). A group gone from the
+  coordinator's memory (a replay that lost its uncommitted creation, GC-6, or
+  a deletion) ends its members' ownership: nobody heard of what was lost
+  (responses wait for the commit), and a deleted group had no members.
 * ``NoAssignAndRevokeMonitor`` (no-assign-and-revoke, CG-2): no heartbeat
   response both assigns and revokes partitions.
 """
@@ -90,6 +93,7 @@ class _GroupMonitor(Monitor, ABC):
             if group is None:
                 if seen is not None:
                     del self._seen[(kind, gid)]  # deleted: a new group of that name starts afresh
+                    self.forget(kind, gid, seen)
                 continue
             if seen is None:
                 seen = self._seen[(kind, gid)] = _Seen(partition)
@@ -111,6 +115,9 @@ class _GroupMonitor(Monitor, ABC):
     def check(self, kind: str, group_id: str, group: ShareGroup | ConsumerGroup, seen: _Seen,
               changed: Changed, now_ms: int) -> None:
         """Judge the members of ``group`` that changed since the last look."""
+
+    def forget(self, kind: str, group_id: str, seen: _Seen) -> None:
+        """The group is gone from the coordinator, with the members last seen in ``seen``."""
 
 
 def _owned(member: object) -> frozenset[TopicPartition]:
@@ -227,6 +234,15 @@ class ExclusiveOwnershipMonitor(_GroupMonitor):
                                      f"still owns it", group=group_id, partition=str(tp), member=member_id,
                                      holder=holder)
                 owner[(group_id, tp)] = member_id
+
+    def forget(self, kind: str, group_id: str, seen: _Seen) -> None:
+        if kind != "consumer":
+            return
+        owner = self._owner
+        for member_id, (_, held) in seen.members.items():
+            for tp in held:
+                if owner.get((group_id, tp)) == member_id:
+                    del owner[(group_id, tp)]
 
     def on_consumer_reconciled(self, client: str, group_id: str, revoked: frozenset[TopicPartition],
                                assigned: frozenset[TopicPartition], owned: frozenset[TopicPartition],

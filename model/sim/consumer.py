@@ -24,6 +24,9 @@
   the new epoch).
 * **Static members** (``instance_id``): ``close(temporary=True)`` leaves with
   epoch -2 so a restart (``start`` again) gets the same assignment back (CG-5).
+* **The application** processes one batch at a time, as the share consumer does
+  (``model/sim/processing.py``): a slow spell ends with its fault, not with the
+  batch it began in.
 * Metrics: records_delivered counts records processed; end-to-end latency is
   taken when a record's processing ends.
 """
@@ -42,6 +45,7 @@ from model.core.metadata import TopicPartition
 from model.core.produce_fetch import FetchRequest, FetchResponse, OffsetFetchRequest, OffsetFetchResponse
 from model.sim.client import STALE_METADATA_ERRORS, ClientConfig, GroupConsumer, MetadataSource
 from model.sim.network import Network
+from model.sim.processing import BatchProcessing
 from model.sim.protocol import Observer
 from model.sim.rng import Distribution, RandomStreams
 from model.sim.timers import Scheduler, Timer
@@ -87,6 +91,7 @@ class _Delivery:
     next_offset: int
     records: int
     produce_times: tuple[int, ...]
+    processing: BatchProcessing | None = None  # set when its processing starts
 
 
 class Consumer(GroupConsumer):
@@ -154,7 +159,16 @@ class Consumer(GroupConsumer):
         self._heartbeat_request = None
 
     def slow_processing(self, extra_ms: int) -> None:
+        """Each record takes ``extra_ms`` more to process (0 ends the fault).
+
+        The record being processed keeps its time; the records after it in the batch take the new extra.
+        """
         self.extra_processing_ms = extra_ms
+        delivery = self._processing
+        processing = delivery.processing if delivery is not None else None
+        now = self.scheduler.now_ms
+        if processing is not None and processing.retime(now, extra_ms):
+            processing.arm(now, self.call_later, self._processed, delivery)
 
     @property
     def owned(self) -> frozenset[TopicPartition]:
@@ -436,11 +450,15 @@ class Consumer(GroupConsumer):
             return
         delivery = self._queue.popleft()
         self._processing = delivery
-        sample, rng, extra = self._sample, self._rng, self.extra_processing_ms
-        total = sum(sample(rng) + extra for _ in range(delivery.records))
-        self.call_later(total, self._processed, delivery)
+        sample, rng = self._sample, self._rng
+        durations = [sample(rng) for _ in range(delivery.records)]
+        now = self.scheduler.now_ms
+        delivery.processing = BatchProcessing(durations, now, self.extra_processing_ms)
+        delivery.processing.arm(now, self.call_later, self._processed, delivery)
 
     def _processed(self, delivery: _Delivery) -> None:
+        if self._processing is not delivery:
+            return  # a re-timed batch's old timer, already held by a pause when it was cancelled
         self._processing = None
         part = delivery.part
         part.queued = False

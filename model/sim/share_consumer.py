@@ -62,6 +62,7 @@ from model.core.share_session import FINAL_EPOCH, INITIAL_EPOCH, next_epoch
 from model.core.share_state import AcknowledgeType
 from model.sim.client import STALE_METADATA_ERRORS, ClientConfig, GroupConsumer, MetadataSource
 from model.sim.network import Network
+from model.sim.processing import BatchProcessing
 from model.sim.rng import Distribution, RandomStreams, derive_seed
 from model.sim.timers import Scheduler, Timer
 from model.sim.trace import Trace
@@ -162,19 +163,7 @@ class _Delivery:
     session: _Session
     generation: int
     records: list[tuple[TopicPartition, AcquiredRecords, tuple[int, ...]]]  # (tp, range, produce times)
-    # Processing: each record's draw of the distribution, and the current stretch of the batch —
-    # records from ``stretch_index`` on, the first starting at ``stretch_start_ms``, each taking
-    # its draw plus ``stretch_extra_ms`` (the slow_processing extra when the stretch began).
-    durations: list[int] = field(default_factory=list)
-    stretch_index: int = 0
-    stretch_start_ms: int = 0
-    stretch_extra_ms: int = 0
-    timer: Timer | None = None
-
-    def end_ms(self) -> int:
-        """When the last record is processed, if the extra stays as it is."""
-        rest = self.durations[self.stretch_index :]
-        return self.stretch_start_ms + sum(rest) + len(rest) * self.stretch_extra_ms
+    processing: BatchProcessing | None = None  # set when its processing starts
 
 
 class ShareConsumer(GroupConsumer):
@@ -233,22 +222,10 @@ class ShareConsumer(GroupConsumer):
         self.extra_processing_ms = extra_ms
         self.record("consumer.slow", extra_ms=extra_ms)
         delivery = self._processing
-        if delivery is None or delivery.stretch_extra_ms == extra_ms:
-            return
+        processing = delivery.processing if delivery is not None else None
         now = self.scheduler.now_ms
-        durations, extra = delivery.durations, delivery.stretch_extra_ms
-        index, start = delivery.stretch_index, delivery.stretch_start_ms
-        while index < len(durations) and start + durations[index] + extra <= now:
-            start += durations[index] + extra
-            index += 1
-        if index >= len(durations) - 1:
-            return  # the last record is under way (or done, its timer held by a pause): nothing to re-time
-        delivery.stretch_index = index + 1
-        delivery.stretch_start_ms = start + durations[index] + extra  # the current record ends as begun
-        delivery.stretch_extra_ms = extra_ms
-        if delivery.timer is not None:
-            delivery.timer.cancel()
-        delivery.timer = self.call_later(delivery.end_ms() - now, self._processed, delivery)
+        if processing is not None and processing.retime(now, extra_ms):
+            processing.arm(now, self.call_later, self._processed, delivery)
 
     @property
     def assignment(self) -> frozenset[TopicPartition]:
@@ -479,20 +456,16 @@ class ShareConsumer(GroupConsumer):
         delivery = self._queue.popleft()
         self._processing = delivery
         sample, rng = self._sample_processing, self._processing_rng
-        durations = delivery.durations
-        for _, acquired, _ in delivery.records:
-            for _ in range(acquired.last_offset - acquired.first_offset + 1):
-                durations.append(sample(rng))
+        durations = [sample(rng) for _, acquired, _ in delivery.records
+                     for _ in range(acquired.last_offset - acquired.first_offset + 1)]
         now = self.scheduler.now_ms
-        delivery.stretch_start_ms = now
-        delivery.stretch_extra_ms = self.extra_processing_ms
-        delivery.timer = self.call_later(delivery.end_ms() - now, self._processed, delivery)
+        delivery.processing = BatchProcessing(durations, now, self.extra_processing_ms)
+        delivery.processing.arm(now, self.call_later, self._processed, delivery)
 
     def _processed(self, delivery: _Delivery) -> None:
         if self._processing is not delivery:
             return  # a re-timed batch's old timer, already held by a pause when it was cancelled
         self._processing = None
-        delivery.timer = None
         session = delivery.session
         session.outstanding -= 1
         count = 0

@@ -197,6 +197,23 @@ def test_the_coordinator_hands_a_partition_over_before_it_is_revoked() -> None:
     assert (sink.violations[0].state["member"], sink.violations[0].state["holder"]) == ("m2", "m1")
 
 
+def test_a_group_lost_with_its_uncommitted_tail_owns_nothing() -> None:
+    # swarm_wide seed 1886069722351558784: m1 joins and gets P0, P1, but the records never commit (the
+    # coordinator fails over); the new coordinator replays a log without the group, and the next join
+    # creates it afresh, giving P0, P1 to m2. Nobody heard of m1's assignment: no double ownership.
+    sink = ViolationSink(1)
+    monitor, shard = ExclusiveOwnershipMonitor(sink), _Shard()
+    m1 = ConsumerGroupMember("m1", member_epoch=1, assigned_partitions=frozenset({P0, P1}))
+    shard.consumer.groups["g"] = ConsumerGroup("g", 1, assignment_epoch=1, members={"m1": m1})
+    _step(monitor, shard)
+    del shard.consumer.groups["g"]
+    _step(monitor, shard, group_id=None, leader_epoch=3)  # the new coordinator loaded: no group
+    m2 = ConsumerGroupMember("m2", member_epoch=1, assigned_partitions=frozenset({P0, P1}))
+    shard.consumer.groups["g"] = ConsumerGroup("g", 1, assignment_epoch=1, members={"m2": m2})
+    _step(monitor, shard, leader_epoch=3)
+    assert sink.violations == []
+
+
 def test_a_consumer_told_it_is_fenced_keeps_a_partition_another_owns() -> None:
     sink = ViolationSink(1)
     monitor = ExclusiveOwnershipMonitor(sink)

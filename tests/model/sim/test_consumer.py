@@ -306,3 +306,24 @@ def test_stale_member_epoch_commit_heartbeats_at_once_and_commits_later() -> Non
     assert beats and beats[0] - commit_time < 100  # not the 5 s interval
     broker.run(10_000)
     assert broker.committed(0) == 30 and c.metrics.offsets_committed == 1
+
+
+def test_slow_processing_ends_with_its_fault_not_with_the_batch() -> None:
+    # swarm_wide seeds 223060601181880369, 7253512121070530027, 5760959757858439633, 8154010480964993709,
+    # 692621596779196987: a batch begun under slow_processing (about 3 s extra a record, 19 records) kept
+    # its 57 s after the fault ended; a revocation waited for it with the heartbeats stopped, so the
+    # member was still not stable 45 s after the faults (E-5 member-convergence).
+    broker = FakeBroker(partitions=2, records=20)
+    slow = ConsumerSettings(processing=Distribution.constant(2), max_poll_records=20)
+    c1 = broker.consumer("c1", slow)
+    c1.slow_processing(3_000)
+    broker.run(1_000)
+    assert c1.owned == {TopicPartition(TOPIC, 0), TopicPartition(TOPIC, 1)} and c1._processing is not None
+    c2 = broker.consumer("c2", slow)  # c1 must give up a partition (at its next heartbeat)
+    broker.run(2_000)
+    c1.slow_processing(0)  # the record under way keeps its 3 s; the other 19 take 2 ms each
+    broker.run(15_000)
+    assert c1.metrics.records_delivered + c2.metrics.records_delivered == 40
+    assert c1.owned | c2.owned == {TopicPartition(TOPIC, 0), TopicPartition(TOPIC, 1)}
+    assert len(c1.owned) == len(c2.owned) == 1
+    assert [broker.committed(p) for p in range(2)] == [20, 20]
