@@ -360,8 +360,10 @@ class _Holder(NamedTuple):
 
 class ExclusiveAcquisitionMonitor(Monitor):
     """A live acquisition ends at its lock deadline, on its owner's confirmed acknowledgement, when
-    the share coordinator accepts a write covering its offsets (a release, a lock timeout, SP-15), or
-    when the leader adopts a higher state epoch (SP-12: it dropped every acquisition of the old state)."""
+    the share coordinator accepts a write covering its offsets (a release, a lock timeout, SP-15),
+    when the leader adopts a higher state epoch (SP-12: it dropped every acquisition of the old state),
+    or when the leader stops being ready in its tenure (it dropped its state: a higher state epoch,
+    the state deleted (SC-9), fenced; a not-ready leader holds no acquisition)."""
 
     def __init__(self, sink: ViolationSink, lock_duration_ms: int = 30_000,
                  lock_durations: dict[str, int] | None = None) -> None:
@@ -449,18 +451,26 @@ class ExclusiveAcquisitionMonitor(Monitor):
                     live.remove(lo, hi)
 
     def on_share_partition_step(self, partition: SharePartition, bound: int, now_ms: int) -> None:
-        if partition.ready:
-            key = partition.key
-            epoch = self._state_epoch.get(key)
-            if epoch is None or partition.state_epoch > epoch:
-                # SP-12: an admin reset re-initialized the state; a leader serving the new state epoch
-                # has dropped (Kafka: fenced and rebuilt) every acquisition made under the old one.
-                if epoch is not None:
-                    self._live.pop(key, None)
-                self._state_epoch[key] = partition.state_epoch
-            live = self._live.get(key)
+        if not partition.ready:
+            live = self._live.get(partition.key)
             if live is not None:
-                live.discard_below(partition.spso)
+                # Its acquisitions (not a newer tenure's) are gone; a re-read may adopt a state of the
+                # same state epoch (a deleted group re-created, GC-7), so the epoch check misses it.
+                for lo, hi, other in list(live):
+                    if other.leader_epoch <= partition.leader_epoch:
+                        live.remove(lo, hi)
+            return
+        key = partition.key
+        epoch = self._state_epoch.get(key)
+        if epoch is None or partition.state_epoch > epoch:
+            # SP-12: an admin reset re-initialized the state; a leader serving the new state epoch
+            # has dropped (Kafka: fenced and rebuilt) every acquisition made under the old one.
+            if epoch is not None:
+                self._live.pop(key, None)
+            self._state_epoch[key] = partition.state_epoch
+        live = self._live.get(key)
+        if live is not None:
+            live.discard_below(partition.spso)
 
 
 def standard_monitors(seed: int, *, delivery_count_limit: int = 5, lock_duration_ms: int = 30_000,

@@ -357,7 +357,13 @@ class SharePartition:
     def check_state_epoch(self, summary: ReadShareGroupStateSummaryResponse) -> bool:
         """SP-12 (002: checked when the first share session opens): a newer state epoch
         means an admin reset; drop the state and read again. Returns True if dropped."""
-        if summary.error_code == Errors.NONE and summary.state_epoch > self._state_epoch and self.ready:
+        if not self.ready:
+            return False
+        newer = summary.error_code == Errors.NONE and summary.state_epoch > self._state_epoch
+        # SC-9/GC-8: no state for the key: it was deleted (its group or topic), and what this leader
+        # holds belongs to a life that is over; a re-created group may re-initialize it at the same
+        # state epoch with no leader epoch stored, so no later write would be fenced.
+        if newer or summary.error_code == Errors.UNKNOWN_TOPIC_OR_PARTITION:
             self._drop_state()
             self._status = PartitionStatus.STALE_STATE
             return True
@@ -657,8 +663,9 @@ class SharePartition:
             self._start_writes -= 1
         if error == Errors.NONE:
             self._write_succeeded(write_id, info)
-        elif error == Errors.FENCED_STATE_EPOCH:
-            # SP-12: the state was re-initialized with a higher state epoch. Read again.
+        elif error in (Errors.FENCED_STATE_EPOCH, Errors.UNKNOWN_TOPIC_OR_PARTITION):
+            # SP-12: the state was re-initialized with a higher state epoch, or (SC-9) deleted with
+            # its group or topic: what this leader holds is over; read again (once re-initialized).
             self._drop_state()
             self._status = PartitionStatus.STALE_STATE
         elif error == Errors.FENCED_LEADER_EPOCH:

@@ -455,6 +455,7 @@ class ShareLeaderHost:
             return
         if (slot.serving and isinstance(resp, ReadShareGroupStateSummaryResponse)
                 and slot.sp.check_state_epoch(resp)):
+            self._after(slot, self.broker.scheduler.now_ms)  # the dropped state: timers, observer
             self._read(slot)
         call.checks -= 1
         if not call.checks and not call.done:

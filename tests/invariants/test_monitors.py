@@ -399,6 +399,24 @@ def test_e3_quiet_when_records_are_acquired_again_after_an_admin_reset_of_the_st
         ("exclusive-acquisition", "m1", 10)]
 
 
+def test_e3_quiet_when_a_leader_drops_its_state_and_reads_a_new_life_at_the_same_state_epoch() -> None:
+    # swarm seed 6394583595046328460: the group was deleted; the leader's write is answered that no
+    # state exists, it drops its state (not ready), and once the group, created again, re-initialized
+    # the state at state epoch 1 it reads it and the same member acquires offset 45 again.
+    sink = ViolationSink(1)
+    monitor = ExclusiveAcquisitionMonitor(sink, lock_duration_ms=2_000)
+    monitor.on_share_partition_step(_FakePartition(45, 60, leader_epoch=3), 100, 0)  # type: ignore[arg-type]
+    monitor.on_acquire(KEY, "m1", [AcquiredRecords(45, 45, 2)], 3, 0)
+    monitor.on_acquire(KEY, "m2", [AcquiredRecords(46, 46, 1)], 4, 0)  # a newer tenure's: kept
+    monitor.on_share_partition_step(_FakePartition(45, 45, leader_epoch=3, ready=False), 100, 10)  # type: ignore[arg-type]
+    monitor.on_share_partition_step(_FakePartition(0, 0, leader_epoch=3), 100, 50)  # type: ignore[arg-type]
+    monitor.on_acquire(KEY, "m1", [AcquiredRecords(40, 45, 1)], 3, 90)
+    assert sink.violations == []
+    monitor.on_acquire(KEY, "m3", [AcquiredRecords(46, 46, 1)], 4, 100)
+    assert [(v.invariant, v.state["holder"], v.state["first"]) for v in sink.violations] == [
+        ("exclusive-acquisition", "m2", 46)]
+
+
 def test_e3_fires_when_an_ack_from_a_member_that_does_not_hold_the_record_is_confirmed() -> None:
     sink = ViolationSink(1)
     monitor = ExclusiveAcquisitionMonitor(sink, lock_duration_ms=1_000)

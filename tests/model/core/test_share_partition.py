@@ -495,6 +495,40 @@ def test_sp12_state_epoch_check_on_the_first_session() -> None:
     assert sp.not_ready_error == Errors.FENCED_STATE_EPOCH
 
 
+def test_sc9_a_write_answered_no_state_drops_the_state_and_reads_again() -> None:
+    # swarm seed 6394583595046328460: the group was deleted (its state tombstoned) under a leader that
+    # kept serving; its write came back UNKNOWN_TOPIC_OR_PARTITION and was re-issued until the group,
+    # created again, re-initialized the state at state epoch 1 with no leader epoch stored: the old
+    # life's writes were then accepted into the new state and the SPSO jumped past offsets it lacks.
+    sp = make(10)
+    sp.acquire("m1", 5, 0)
+    ack(sp, "m1", 0, 1, ACCEPT)
+    [w] = sp.take_writes()
+    no_state = WriteShareGroupStateResponse(KEY, Errors.UNKNOWN_TOPIC_OR_PARTITION)
+    done = sp.complete_write(w.write_id, no_state, 0)
+    assert done.error_code == Errors.UNKNOWN_TOPIC_OR_PARTITION
+    assert sp.status is PartitionStatus.STALE_STATE and not sp.ready
+    assert sp.take_writes() == [] and list(sp.batches()) == [] and sp.in_flight_count == 0
+    sp.read_request()
+    sp.recover(ReadShareGroupStateResponse(KEY, state_epoch=1, start_offset=4), 0)  # the new life
+    assert sp.ready and sp.spso == 4
+    assert sp.acquire("m1", 2, 0) == [AcquiredRecords(4, 5, 1)]
+
+
+def test_sc9_the_first_session_finds_the_state_deleted() -> None:
+    # swarm seed 4300022205136953387: a session opens on a leader whose group was deleted; the summary
+    # answers that no state exists, and the leader must not serve (and later write) the old life.
+    sp = make(10)
+    sp.acquire("m1", 5, 0)
+    gone = ReadShareGroupStateSummaryResponse(KEY, Errors.UNKNOWN_TOPIC_OR_PARTITION)
+    assert sp.check_state_epoch(gone)
+    assert sp.status is PartitionStatus.STALE_STATE and sp.in_flight_count == 0
+    assert not sp.check_state_epoch(gone)  # not ready: nothing more to drop
+    transient = ReadShareGroupStateSummaryResponse(KEY, Errors.COORDINATOR_LOAD_IN_PROGRESS)
+    fresh = make(10)
+    assert not fresh.check_state_epoch(transient) and fresh.ready
+
+
 def test_fenced_leader_epoch_makes_a_zombie() -> None:
     sp = make(10)
     sp.acquire("m1", 5, 0)
