@@ -28,7 +28,9 @@ TABLE: Final[dict[str, Entry]] = {
         "delivery count never above the limit within one leader tenure; a record delivered limit times "
         "(by the latest leader's count, or within its tenure: SP-11) and not accepted ends ARCHIVED"),
     "spso-monotonic": Entry(
-        ("SP-6",), "transition", "the SPSO never decreases; every offset below it is durably terminal"),
+        ("SP-6",), "transition",
+        "the SPSO never decreases; every offset below it is durably terminal (a group deleted and re-created "
+        "starts afresh)"),
     "window-bounds": Entry(
         ("SP-7",), "state",
         "SPSO <= SPEO <= the high-water mark (or last stable offset); past it only an empty window (admin reset)"),
@@ -66,7 +68,7 @@ TABLE: Final[dict[str, Entry]] = {
         ("E-1",), "liveness", "every committed record is eventually accepted or archived once faults stop"),
     "no-redelivery-after-accept": Entry(
         ("E-2",), "transition",
-        "a record whose accept or reject was confirmed to a consumer is never delivered again"),
+        "a record whose accept or reject was confirmed to a consumer is never delivered again (in that group's life)"),
     "exclusive-acquisition": Entry(
         ("E-3",), "transition",
         "at most one live acquisition per record; acknowledgements from anyone else are rejected"),
