@@ -78,9 +78,12 @@ class _GroupMonitor(Monitor, ABC):
     def __init__(self, sink: ViolationSink) -> None:
         super().__init__(sink)
         self._seen: dict[tuple[str, str], _Seen] = {}
+        self._shard: GroupCoordinatorShard | None = None  # the shard of the step being judged ...
+        self._leader_epoch = -1  # ... and its coordinator's leader epoch
 
     def on_group_coordinator_step(self, partition: int, leader_epoch: int, shard: GroupCoordinatorShard,
                                   group_id: str | None, now_ms: int) -> None:
+        self._shard, self._leader_epoch = shard, leader_epoch
         looked = _groups(shard, group_id)
         if group_id is None:  # also the groups this partition held that are gone now
             present = {(kind, gid) for kind, gid, _ in looked}
@@ -131,6 +134,11 @@ class GroupEpochMonitor(_GroupMonitor):
     def __init__(self, sink: ViolationSink) -> None:
         super().__init__(sink)
         self._committed: dict[tuple[str, str], list[int]] = {}  # (kind, group) -> [group epoch, assignment epoch]
+        # (kind, group) -> the shard (and leader epoch) that deleted it in memory, until the deletion commits.
+        # A group of that name in the same shard is a new life built on tombstones not committed yet: the
+        # old life's committed epochs do not bind it (its own are judged as they commit). A rebuilt shard (a
+        # failed append, a new coordinator) replays the log, and the committed epochs bind what it holds.
+        self._deleted_in: dict[tuple[str, str], tuple[GroupCoordinatorShard, int]] = {}
 
     def on_group_records_committed(self, partition: int, records: Sequence[object], now_ms: int) -> None:
         for record in records:
@@ -139,8 +147,9 @@ class GroupEpochMonitor(_GroupMonitor):
             elif isinstance(record, ShareGroupTargetAssignmentMetadata | ConsumerGroupTargetAssignmentMetadata):
                 self._commit(_kind(record), record.group_id, 1, record.assignment_epoch, now_ms)
             elif isinstance(record, Tombstone | ConsumerTombstone) and record.key.kind in _GROUP_RECORDS:
-                # The group's deletion is durable: a group of that name starts afresh.
+                # The group's deletion is durable: a group of that name starts afresh, judged in full.
                 self._committed.pop((_kind(record), record.key.group_id), None)
+                self._deleted_in.pop((_kind(record), record.key.group_id), None)
 
     def _commit(self, kind: str, group_id: str, which: int, epoch: int, now_ms: int) -> None:
         committed = self._committed.setdefault((kind, group_id), [-1, -1])
@@ -152,10 +161,20 @@ class GroupEpochMonitor(_GroupMonitor):
                              **{f"previous_{name}_epoch": committed[which]})
         committed[which] = max(committed[which], epoch)
 
+    def forget(self, kind: str, group_id: str, seen: _Seen) -> None:
+        assert self._shard is not None
+        self._deleted_in[(kind, group_id)] = (self._shard, self._leader_epoch)
+
     def check(self, kind: str, group_id: str, group: ShareGroup | ConsumerGroup, seen: _Seen,
               changed: Changed, now_ms: int) -> None:
         group_epoch, assignment_epoch = group.group_epoch, group.assignment_epoch
         floor_group, floor_assignment = self._committed.get((kind, group_id), (-1, -1))
+        deleted_in = self._deleted_in.get((kind, group_id))
+        if deleted_in is not None:
+            if deleted_in[0] is self._shard and deleted_in[1] == self._leader_epoch:
+                floor_group, floor_assignment = -1, -1
+            else:
+                del self._deleted_in[(kind, group_id)]
         excerpt = {"group": group_id, "kind": kind, "group_epoch": group_epoch,
                    "assignment_epoch": assignment_epoch, "previous_group_epoch": floor_group,
                    "previous_assignment_epoch": floor_assignment}

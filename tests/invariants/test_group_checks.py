@@ -144,6 +144,7 @@ def test_a_deletion_that_never_committed_keeps_the_committed_epochs() -> None:
     _commit(monitor, *_epochs(5, 5))
     del shard.share.groups["g"]
     _step(monitor, shard, group_id=None)  # deleted in memory; the tombstone's write fails
+    shard = _Shard()  # the host rebuilds its shard from the log (a new object, as GroupCoordinatorHost does)
     shard.share.groups["g"] = ShareGroup("g", group_epoch=2, assignment_epoch=2)
     _step(monitor, shard, group_id=None)
     assert _ids(sink) == ["group-epoch-order"] and sink.violations[0].state["previous_group_epoch"] == 5
@@ -243,3 +244,22 @@ def test_one_heartbeat_response_assigns_and_revokes() -> None:
     monitor.on_consumer_reconciled("c1", "g", frozenset({P0}), frozenset({P1}), frozenset({P1, P2}), False, 3)
     assert _ids(sink) == ["no-assign-and-revoke"]
     assert sink.violations[0].state["assigned"] == ["t-1"] and sink.violations[0].state["revoked"] == ["t-0"]
+
+
+def test_a_group_created_afresh_on_a_deletion_still_replicating() -> None:
+    # swarm_wide seed 6440920623302742870: DeleteGroups tombstones "readers" (committed at 4 / 2); a member
+    # rejoins 2 ms later and the same shard creates the group afresh at 1 / 1 before the tombstone commits.
+    sink = ViolationSink(1)
+    monitor, shard = GroupEpochMonitor(sink), _Shard()
+    shard.share.groups["g"] = ShareGroup("g", group_epoch=4, assignment_epoch=2)
+    _step(monitor, shard)
+    _commit(monitor, *_epochs(4, 2))
+    del shard.share.groups["g"]
+    _step(monitor, shard, group_id=None)  # deleted in memory; the tombstone is appended, not yet committed
+    shard.share.groups["g"] = ShareGroup("g", group_epoch=1, assignment_epoch=1)
+    _step(monitor, shard)  # a new life on top of the tombstone
+    assert sink.violations == []
+    replayed = _Shard()  # the append fails: the host rebuilds its shard from the log, the old life is back ...
+    replayed.share.groups["g"] = ShareGroup("g", group_epoch=3, assignment_epoch=2)
+    _step(monitor, replayed, group_id=None)  # ... below its committed epochs: judged again
+    assert _ids(sink) == ["group-epoch-order"] and sink.violations[0].state["previous_group_epoch"] == 4
