@@ -28,16 +28,9 @@ from typing import TYPE_CHECKING, Final, NamedTuple
 
 from invariants.intervals import IntervalSet, RangeMap
 from invariants.sink import Monitor, ViolationSink
-from model.core.share_state import (
-    UNKNOWN_OFFSET,
-    AcknowledgeType,
-    InitializeShareGroupStateRequest,
-    RecordState,
-    SharePartitionKey,
-)
+from model.core.share_state import UNKNOWN_OFFSET, AcknowledgeType, RecordState, SharePartitionKey
 
 if TYPE_CHECKING:
-    from model.core.share_coordinator import ShareCoordinatorShard, ShareGroupState
     from model.core.share_partition import AcknowledgementBatch, AcquiredRecords, SharePartition
     from model.core.share_state import WriteShareGroupStateRequest
 
@@ -51,19 +44,6 @@ _TRIM_EVERY: Final = 1_024  # offsets the SPSO moves between two trims of a shar
 def topic_id_of(topic: str) -> str:
     """The controller's topic id (``model.sim.controller.topic_id_for``), without importing the simulation."""
     return f"{topic}-id"
-
-
-def new_state_key(request: object, previous: ShareGroupState | None) -> SharePartitionKey | None:
-    """The key whose share-partition state a share coordinator just created afresh, if any.
-
-    An initialize of a key with no stored state (never initialized, or deleted with its group or
-    topic, GC-8/SC-8) starts a new life of that share-partition: its state epoch is the new group's
-    epoch and may repeat one of the deleted state (GC-7), so the SP-6/E-2 history of the old life,
-    compared within a state epoch, no longer binds (like an admin reset, SP-12).
-    """
-    if previous is None and isinstance(request, InitializeShareGroupStateRequest):
-        return request.key
-    return None
 
 
 def terminal_runs(batch: AcknowledgementBatch) -> Iterator[tuple[int, int]]:
@@ -192,14 +172,11 @@ class Ledger(Monitor):
     def on_write_completed(self, request: WriteShareGroupStateRequest, now_ms: int) -> None:
         self._accepted.pop(id(request), None)
 
-    def on_share_state_handled(self, shard: ShareCoordinatorShard, request: object,
-                               previous: ShareGroupState | None, now_ms: int) -> None:
-        key = new_state_key(request, previous)
-        if key is not None:  # a new life of the share-partition: keep only the leader epoch fence
-            state = self.durable_of(key)
-            state.restart(-1)
-            self.deliveries.pop(key, None)
-            self.confirmed.pop(key, None)
+    def on_share_state_created(self, key: SharePartitionKey, now_ms: int) -> None:
+        # A new life of the share-partition: its history no longer binds; keep only the leader epoch fence.
+        self.durable_of(key).restart(-1)
+        self.deliveries.pop(key, None)
+        self.confirmed.pop(key, None)
 
     def on_state_read(self, key: SharePartitionKey, leader_epoch: int, now_ms: int) -> None:
         state = self.durable_of(key)

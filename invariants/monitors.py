@@ -48,7 +48,7 @@ from invariants.group_checks import (
 )
 from invariants.ids import TABLE
 from invariants.intervals import IntervalSet, RangeMap
-from invariants.ledger import TERMINAL_STATES, Ledger, new_state_key, terminal_runs
+from invariants.ledger import TERMINAL_STATES, Ledger, terminal_runs
 from invariants.share_checks import (
     AbortedDeliveryMonitor,
     AckAfterDurableWriteMonitor,
@@ -61,7 +61,6 @@ from invariants.violation import Violation
 from model.core.share_state import UNKNOWN_OFFSET, RecordState, SharePartitionKey
 
 if TYPE_CHECKING:
-    from model.core.share_coordinator import ShareCoordinatorShard, ShareGroupState
     from model.core.share_partition import AcknowledgementBatch, AcquiredRecords, SharePartition
     from model.core.share_state import WriteShareGroupStateRequest
 
@@ -103,11 +102,9 @@ class SpsoWindowMonitor(Monitor):
             track = self._tracks[key] = _WindowTrack()
         return track
 
-    def on_share_state_handled(self, shard: ShareCoordinatorShard, request: object,
-                               previous: ShareGroupState | None, now_ms: int) -> None:
-        key = new_state_key(request, previous)
-        old = self._tracks.get(key) if key is not None else None
-        if key is not None and old is not None:
+    def on_share_state_created(self, key: SharePartitionKey, now_ms: int) -> None:
+        old = self._tracks.get(key)
+        if old is not None:
             # A new life of the share-partition (its state was deleted): start afresh, but a leader
             # older than one already seen is still a zombie.
             self._tracks[key] = _WindowTrack(leader_epoch=old.leader_epoch)
@@ -208,13 +205,11 @@ class DeliveryLimitMonitor(Monitor):
     def limit_of(self, key: SharePartitionKey) -> int:
         return self.limits.get(key.group_id, self.limit)
 
-    def on_share_state_handled(self, shard: ShareCoordinatorShard, request: object,
-                               previous: ShareGroupState | None, now_ms: int) -> None:
-        key = new_state_key(request, previous)
-        if key is not None:  # a new life of the share-partition: its counts start afresh
-            self._counts.pop(key, None)
-            self._at_limit.pop(key, None)
-            self._state_epoch.pop(key, None)
+    def on_share_state_created(self, key: SharePartitionKey, now_ms: int) -> None:
+        # A new life of the share-partition: its counts start afresh.
+        self._counts.pop(key, None)
+        self._at_limit.pop(key, None)
+        self._state_epoch.pop(key, None)
 
     def on_acquire(self, key: SharePartitionKey, member_id: str, acquired: list[AcquiredRecords],
                    leader_epoch: int, now_ms: int) -> None:
@@ -317,12 +312,10 @@ class NoRedeliveryMonitor(Monitor):
                 self._ended.pop(key, None)
             self._state_epoch[key] = partition.state_epoch
 
-    def on_share_state_handled(self, shard: ShareCoordinatorShard, request: object,
-                               previous: ShareGroupState | None, now_ms: int) -> None:
-        key = new_state_key(request, previous)
-        if key is not None:  # a new life of the share-partition (its group was deleted): re-delivery is due
-            self._ended.pop(key, None)
-            self._state_epoch.pop(key, None)
+    def on_share_state_created(self, key: SharePartitionKey, now_ms: int) -> None:
+        # A new life of the share-partition (its group was deleted): delivering its records again is due.
+        self._ended.pop(key, None)
+        self._state_epoch.pop(key, None)
 
     def on_ack_confirmed(self, key: SharePartitionKey, member_id: str, batches: tuple[AcknowledgementBatch, ...],
                          now_ms: int) -> None:

@@ -165,10 +165,8 @@ class Consumer(GroupConsumer):
         """
         self.extra_processing_ms = extra_ms
         delivery = self._processing
-        processing = delivery.processing if delivery is not None else None
-        now = self.scheduler.now_ms
-        if processing is not None and processing.retime(now, extra_ms):
-            processing.arm(now, self.call_later, self._processed, delivery)
+        if delivery is not None and delivery.processing is not None:
+            delivery.processing.retime(self.scheduler.now_ms, extra_ms)
 
     @property
     def owned(self) -> frozenset[TopicPartition]:
@@ -452,9 +450,8 @@ class Consumer(GroupConsumer):
         self._processing = delivery
         sample, rng = self._sample, self._rng
         durations = [sample(rng) for _ in range(delivery.records)]
-        now = self.scheduler.now_ms
-        delivery.processing = BatchProcessing(durations, now, self.extra_processing_ms)
-        delivery.processing.arm(now, self.call_later, self._processed, delivery)
+        delivery.processing = BatchProcessing(durations, self.scheduler.now_ms, self.extra_processing_ms,
+                                              self.call_later, self._processed, delivery)
 
     def _processed(self, delivery: _Delivery) -> None:
         if self._processing is not delivery:

@@ -39,7 +39,7 @@ from model.core.group.share_records import ShareGroupMetadata
 from model.core.metadata import MetadataImage
 from model.core.share_coordinator import ShareCoordinatorShard, share_state_error
 from model.core.share_records import ShareUpdate
-from model.core.share_state import WriteShareGroupStateRequest
+from model.core.share_state import InitializeShareGroupStateRequest, WriteShareGroupStateRequest
 from model.sim.network import Message
 from model.sim.protocol import CONSUMER_OFFSETS_TOPIC, SHARE_STATE_TOPIC
 from model.sim.replication import ReplicatedLog
@@ -218,6 +218,8 @@ class ShareCoordinatorHost(_Host):
             broker.reply(message, response)
             return
         broker.observer.on_share_state_handled(self.shard, body, previous, broker.scheduler.now_ms)
+        if previous is None and isinstance(body, InitializeShareGroupStateRequest):
+            broker.observer.on_share_state_created(body.key, broker.scheduler.now_ms)
         if _mutants.ACTIVE == "respond-before-commit":
             broker.reply(message, response)  # mutant: answered before the records commit
             response = None

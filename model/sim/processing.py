@@ -20,41 +20,40 @@ CallLater = Callable[..., Timer]  # Client.call_later(delay_ms, fn, *args)
 
 class BatchProcessing:
     """The records of one batch: their draws, and the stretch now running — records from ``index`` on,
-    the first starting at ``start_ms``, each taking its draw plus ``extra_ms``."""
+    the first starting at ``start_ms``, each taking its draw plus ``extra_ms``. One timer calls
+    ``fn(*args)`` when the last record is done; it is set here and moved by ``retime``."""
 
-    __slots__ = ("durations", "extra_ms", "index", "start_ms", "timer")
+    __slots__ = ("_args", "_call_later", "_fn", "durations", "extra_ms", "index", "start_ms", "timer")
 
-    def __init__(self, durations: list[int], now_ms: int, extra_ms: int) -> None:
+    def __init__(self, durations: list[int], now_ms: int, extra_ms: int, call_later: CallLater,
+                 fn: Callable[..., object], *args: Any) -> None:
         self.durations = durations
         self.index = 0
         self.start_ms = now_ms
         self.extra_ms = extra_ms
-        self.timer: Timer | None = None
+        self._call_later, self._fn, self._args = call_later, fn, args
+        self.timer: Timer = call_later(self.end_ms() - now_ms, fn, *args)
 
     def end_ms(self) -> int:
         """When the last record is processed, if the extra stays as it is."""
         rest = self.durations[self.index:]
         return self.start_ms + sum(rest) + len(rest) * self.extra_ms
 
-    def arm(self, now_ms: int, call_later: CallLater, fn: Callable[..., object], *args: Any) -> None:
-        """(Re)set the one timer to call ``fn(*args)`` when the batch is done."""
-        if self.timer is not None:
-            self.timer.cancel()
-        self.timer = call_later(self.end_ms() - now_ms, fn, *args)
-
-    def retime(self, now_ms: int, extra_ms: int) -> bool:
+    def retime(self, now_ms: int, extra_ms: int) -> None:
         """From the record after the one under way, each takes ``extra_ms`` more; the record under way
-        ends as it began. False when nothing is left to re-time (then the timer stands)."""
+        ends as it began. Nothing changes when the last record is under way (or done, its timer held
+        by a pause)."""
         if extra_ms == self.extra_ms:
-            return False
+            return
         durations, extra = self.durations, self.extra_ms
         index, start = self.index, self.start_ms
         while index < len(durations) and start + durations[index] + extra <= now_ms:
             start += durations[index] + extra
             index += 1
         if index >= len(durations) - 1:
-            return False  # the last record is under way (or done, its timer held by a pause)
+            return
         self.index = index + 1
         self.start_ms = start + durations[index] + extra
         self.extra_ms = extra_ms
-        return True
+        self.timer.cancel()
+        self.timer = self._call_later(self.end_ms() - now_ms, self._fn, *self._args)

@@ -138,6 +138,11 @@ class Observer:
                                previous: ShareGroupState | None, now_ms: int) -> None:
         """A share coordinator handled a request that wrote records; ``previous``: the key's state before."""
 
+    def on_share_state_created(self, key: SharePartitionKey, now_ms: int) -> None:
+        """A share coordinator initialized a key that had no stored state (never initialized, or deleted
+        with its group or topic, GC-8): a new life of that share-partition. Its state epoch is the new
+        group's epoch (GC-7) and may repeat one of the deleted state's."""
+
     def on_share_coordinator_loaded(self, partition: int, shard: ShareCoordinatorShard,
                                     committed: Sequence[object], uncommitted: Sequence[object], now_ms: int,
                                     *, log_start_offset: int = 0) -> None:

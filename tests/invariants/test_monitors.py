@@ -504,11 +504,13 @@ def test_the_end_check_judges_by_the_latest_tenure(acquired_epoch: int, latest_e
 
 
 def _handled(monitors: Monitors, shard: ShareCoordinatorShard, request: object) -> None:
-    """The share coordinator handles ``request`` and calls the hook as ``CoordinatorHost.handle`` does."""
+    """The share coordinator handles ``request`` and calls the hooks as ``CoordinatorHost.handle`` does."""
     previous = shard.state(request.key)  # type: ignore[attr-defined]
     _, records = shard.handle(request)
     if records:
         monitors.on_share_state_handled(shard, request, previous, 0)
+        if previous is None and isinstance(request, InitializeShareGroupStateRequest):
+            monitors.on_share_state_created(request.key, 0)
 
 
 @pytest.mark.parametrize("deleted", [True, False])
