@@ -9,10 +9,10 @@ what a mypyc native class cannot do, so this module stays interpreted in the com
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Final
+from collections.abc import Sequence
+from typing import Final
 
-from invariants.sink import Monitor, ViolationSink
+from invariants.sink import FanOut, Monitor, ViolationSink
 from invariants.violation import Violation
 from model.sim.protocol import Observer
 
@@ -31,9 +31,11 @@ class Monitors(Observer):
         self.monitors = tuple(monitors)
         self.sink = sink
         for hook in _HOOKS:
-            targets = [getattr(m, hook) for m in self.monitors
-                       if getattr(type(m), hook) is not getattr(Observer, hook)]
-            setattr(self, hook, _fan_out(targets) if targets else getattr(Observer, hook).__get__(self))
+            targets = tuple(getattr(m, hook) for m in self.monitors if hook in _overridden(type(m)))
+            if not targets:
+                setattr(self, hook, getattr(Observer, hook).__get__(self))
+            else:
+                setattr(self, hook, targets[0] if len(targets) == 1 else FanOut(targets))
 
     @property
     def violations(self) -> list[Violation]:
@@ -44,13 +46,13 @@ class Monitors(Observer):
             monitor.finish(now_ms)
 
 
-def _fan_out(targets: Iterable[Callable[..., None]]) -> Callable[..., None]:
-    calls = tuple(targets)
-    if len(calls) == 1:
-        return calls[0]
+_OVERRIDDEN: Final[dict[type, frozenset[str]]] = {}
 
-    def call_all(*args: Any, **kwargs: Any) -> None:
-        for call in calls:
-            call(*args, **kwargs)
 
-    return call_all
+def _overridden(monitor_type: type) -> frozenset[str]:
+    """The hooks ``monitor_type`` overrides; worked out once per class (every run builds its monitors)."""
+    hooks = _OVERRIDDEN.get(monitor_type)
+    if hooks is None:
+        hooks = _OVERRIDDEN[monitor_type] = frozenset(
+            hook for hook in _HOOKS if getattr(monitor_type, hook) is not getattr(Observer, hook))
+    return hooks

@@ -18,37 +18,54 @@ empty tuple means the leader did not say (the consumer records no latency).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Final
 
 from model.core.errors import Errors
+from model.core.message import Message
 
 # A produce time for an offset the leader knows nothing about (a marker, a gap).
 UNKNOWN_PRODUCE_TIME = -1
 
 
-@dataclass(frozen=True, slots=True)
-class ProduceRequest:
-    topic: str
-    partition: int
-    records: int  # how many records this batch holds (>= 1)
-    producer_id: int | None = None
-    transactional: bool = False  # needs a producer id; opens its transaction on this partition
-    produce_time_ms: int = 0  # when the producer handed the batch over, for end-to-end latency
-    # Idempotence: the batch's first sequence number for (producer_id, partition),
-    # -1 when not idempotent. A leader that already appended this (producer id,
-    # base sequence) answers with the first append's base offset instead of
-    # appending again: a retry after a lost response does not duplicate records.
-    base_sequence: int = -1
-    # One key per record (key numbers, what log compaction keeps the latest of); () when unkeyed.
-    keys: tuple[int, ...] = ()
+class ProduceRequest(Message):
+    """A batch of ``records`` (>= 1) for one partition (a ``Message``: built on every event)."""
+
+    FIELDS = ("topic", "partition", "records", "producer_id", "transactional", "produce_time_ms",
+              "base_sequence", "keys")
+    __slots__ = FIELDS
+
+    def __init__(self, topic: str, partition: int, records: int, producer_id: int | None = None,
+                 transactional: bool = False, produce_time_ms: int = 0, base_sequence: int = -1,
+                 keys: tuple[int, ...] = ()) -> None:
+        self.topic: Final = topic
+        self.partition: Final = partition
+        self.records: Final = records
+        self.producer_id: Final = producer_id
+        # Needs a producer id; opens its transaction on this partition.
+        self.transactional: Final = transactional
+        # When the producer handed the batch over, for end-to-end latency.
+        self.produce_time_ms: Final = produce_time_ms
+        # Idempotence: the batch's first sequence number for (producer_id, partition),
+        # -1 when not idempotent. A leader that already appended this (producer id,
+        # base sequence) answers with the first append's base offset instead of
+        # appending again: a retry after a lost response does not duplicate records.
+        self.base_sequence: Final = base_sequence
+        # One key per record (key numbers, what log compaction keeps the latest of); () when unkeyed.
+        self.keys: Final = keys
 
 
-@dataclass(frozen=True, slots=True)
-class ProduceResponse:
-    topic: str
-    partition: int
-    error_code: Errors = Errors.NONE
-    base_offset: int = -1  # first offset of the batch (answered once it is committed, acks=all)
-    leader_epoch: int = -1
+class ProduceResponse(Message):
+    FIELDS = ("topic", "partition", "error_code", "base_offset", "leader_epoch")
+    __slots__ = FIELDS
+
+    def __init__(self, topic: str, partition: int, error_code: Errors = Errors.NONE, base_offset: int = -1,
+                 leader_epoch: int = -1) -> None:
+        self.topic: Final = topic
+        self.partition: Final = partition
+        self.error_code: Final = error_code
+        # First offset of the batch (answered once it is committed, acks=all).
+        self.base_offset: Final = base_offset
+        self.leader_epoch: Final = leader_epoch
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Final
 
 from model import mutants as _mutants
 from model.core.errors import ApiError, Errors
+from model.core.message import Message
 
 INITIAL_EPOCH = 0
 FINAL_EPOCH = -1
@@ -38,16 +40,20 @@ class ShareSession:
     last_used_ms: int = 0
 
 
-@dataclass(frozen=True)
-class SessionContext:
+class SessionContext(Message):
     """What a ShareFetch / ShareAcknowledge may do after the session check."""
 
-    session: ShareSession | None
-    closing: bool
-    # Keys whose sessions ended here (replaced); their acquired records must be released.
-    released: tuple[SessionKey, ...] = ()
-    # Keys of idle sessions evicted to make room for this one; released too (SP-15).
-    evicted: tuple[SessionKey, ...] = ()
+    FIELDS = ("session", "closing", "released", "evicted")
+    __slots__ = FIELDS
+
+    def __init__(self, session: ShareSession | None, closing: bool, released: tuple[SessionKey, ...] = (),
+                 evicted: tuple[SessionKey, ...] = ()) -> None:
+        self.session: Final = session
+        self.closing: Final = closing
+        # Keys whose sessions ended here (replaced); their acquired records must be released.
+        self.released: Final = released
+        # Keys of idle sessions evicted to make room for this one; released too (SP-15).
+        self.evicted: Final = evicted
 
 
 class ShareSessionCache:

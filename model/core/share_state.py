@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import IntEnum
+from typing import Final
 
 from model.core.errors import Errors
 
@@ -40,13 +41,40 @@ class AcknowledgeType(IntEnum):
     REJECT = 3
 
 
-@dataclass(frozen=True, slots=True, order=True)
 class SharePartitionKey:
-    """SC-1: the share coordinator's key, "groupId:topicId:partition"."""
+    """SC-1: the share coordinator's key, "groupId:topicId:partition"; immutable, hashable, ordered.
 
-    group_id: str
-    topic_id: str
-    partition: int
+    Written out rather than a frozen dataclass for the reason TopicPartition is (model/core/metadata.py):
+    the coordinators and monitors look it up thousands of times a run."""
+
+    __slots__ = ("_hash", "group_id", "partition", "topic_id")
+
+    def __init__(self, group_id: str, topic_id: str, partition: int) -> None:
+        self.group_id: Final = group_id
+        self.topic_id: Final = topic_id
+        self.partition: Final = partition
+        self._hash: Final = hash((group_id, topic_id, partition))
+
+    def _key(self) -> tuple[str, str, int]:
+        return (self.group_id, self.topic_id, self.partition)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SharePartitionKey):
+            return NotImplemented
+        return self.partition == other.partition and self.topic_id == other.topic_id and self.group_id == other.group_id
+
+    def __lt__(self, other: SharePartitionKey) -> bool:
+        return self._key() < other._key()
+
+    def __le__(self, other: SharePartitionKey) -> bool:
+        return self._key() <= other._key()
+
+    def __repr__(self) -> str:
+        return (f"SharePartitionKey(group_id={self.group_id!r}, topic_id={self.topic_id!r}, "
+                f"partition={self.partition!r})")
 
     def __str__(self) -> str:
         return f"{self.group_id}:{self.topic_id}:{self.partition}"

@@ -143,14 +143,20 @@ class ClientMetrics:
                 setattr(self, f.name, mine + getattr(other, f.name))
 
 
-@dataclass
 class _InFlight:
-    kind: str
-    broker: int
-    sent_ms: int
-    on_response: Callable[[Any], None]
-    on_timeout: Callable[[], None]
-    timer: Timer
+    """A request awaiting its answer (a plain class, not a dataclass: one per request, see
+    ``model/core/message.py``)."""
+
+    __slots__ = ("broker", "kind", "on_response", "on_timeout", "sent_ms", "timer")
+
+    def __init__(self, kind: str, broker: int, sent_ms: int, on_response: Callable[[Any], None],
+                 on_timeout: Callable[[], None], timer: Timer) -> None:
+        self.kind = kind
+        self.broker = broker
+        self.sent_ms = sent_ms
+        self.on_response = on_response
+        self.on_timeout = on_timeout
+        self.timer = timer
 
 
 class Client:

@@ -457,6 +457,7 @@ class Consumer(GroupConsumer):
         if self._processing is not delivery:
             return  # a re-timed batch's old timer, already held by a pause when it was cancelled
         self._processing = None
+        delivery.processing = None  # done; and the cycle delivery -> timer -> delivery goes with refcounting
         part = delivery.part
         part.queued = False
         if part.position == delivery.fetch_offset:

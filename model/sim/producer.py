@@ -69,14 +69,19 @@ class ProducerSettings:
         return self.records_per_transaction > 0
 
 
-@dataclass
 class _Batch:
-    partition: int
-    records: int
-    base_sequence: int
-    produce_time_ms: int
-    transactional: bool
-    keys: tuple[int, ...] = ()  # one per record when keyed (log compaction keeps each key's latest)
+    """A batch on its way (a plain class, not a dataclass: one per batch, see ``model/core/message.py``)."""
+
+    __slots__ = ("base_sequence", "keys", "partition", "produce_time_ms", "records", "transactional")
+
+    def __init__(self, partition: int, records: int, base_sequence: int, produce_time_ms: int,
+                 transactional: bool, keys: tuple[int, ...] = ()) -> None:
+        self.partition = partition
+        self.records = records
+        self.base_sequence = base_sequence
+        self.produce_time_ms = produce_time_ms
+        self.transactional = transactional
+        self.keys = keys  # one per record when keyed (log compaction keeps each key's latest)
 
 
 @dataclass

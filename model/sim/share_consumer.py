@@ -463,6 +463,7 @@ class ShareConsumer(GroupConsumer):
         if self._processing is not delivery:
             return  # a re-timed batch's old timer, already held by a pause when it was cancelled
         self._processing = None
+        delivery.processing = None  # done; and the cycle delivery -> timer -> delivery goes with refcounting
         session = delivery.session
         session.outstanding -= 1
         count = 0

@@ -8,6 +8,7 @@ not cost the other million runs.
 
 from __future__ import annotations
 
+import gc
 import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -31,7 +32,31 @@ def simulate(task: RunTask, trace_path: Path | None = None) -> Any:
     options: dict[str, Any] = {"trace_path": trace_path}
     if task.mutant:
         options["mutant"] = task.mutant
-    return run(task.scenario, task.seed, **options)
+    try:
+        return run(task.scenario, task.seed, **options)
+    finally:
+        _collect()
+
+
+# The cyclic collector's defaults cost a campaign about a tenth of its time (400 swarm runs in one
+# process, compiled: 8.2 -> 7.3 ms a run): every young collection walks objects that live for the
+# whole run, and every full one walks every imported module. So a run ends with a full collection,
+# the objects left after the first (the imported modules) are frozen, never to be walked again, and
+# young collections are rarer. A run that makes much cyclic garbage is still collected as it goes,
+# so a long run's memory stays bounded.
+_GC_YOUNG_THRESHOLD: Final = 10_000
+_gc_settled = False
+
+
+def _collect() -> None:
+    """After a run: its cluster is one big cycle; free it now, while it is in cache. After the first
+    run (every module a run needs is imported by then), freeze what is left and raise the threshold."""
+    global _gc_settled
+    gc.collect()
+    if not _gc_settled:
+        gc.freeze()
+        gc.set_threshold(_GC_YOUNG_THRESHOLD, *gc.get_threshold()[1:])
+        _gc_settled = True
 
 
 def run_row(workload: Workload, run_id: int, simulate_fn: Simulate = simulate) -> dict[str, Any]:

@@ -47,6 +47,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Final
 
 from model.core.config import BrokerConfig, GroupConfig
 from model.core.errors import Errors
@@ -85,6 +86,7 @@ from model.core.group.share_messages import (
     ShareGroupHeartbeatResponse,
 )
 from model.core.group.share_records import is_share_group_record
+from model.core.message import Message
 from model.core.metadata import MetadataImage, TopicPartition
 from model.core.produce_fetch import OffsetFetchRequest, OffsetFetchResponse, OffsetFetchResponsePartition
 from model.core.share_state import (
@@ -98,12 +100,16 @@ from model.core.share_state import (
 # --- what every call returns -----------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class ShardResult:
-    response: object | None = None
-    records: tuple[object, ...] = ()
-    outputs: tuple[object, ...] = ()
-    completed: tuple[tuple[int, object], ...] = ()
+class ShardResult(Message):
+    FIELDS = ("response", "records", "outputs", "completed")
+    __slots__ = FIELDS
+
+    def __init__(self, response: object | None = None, records: tuple[object, ...] = (),
+                 outputs: tuple[object, ...] = (), completed: tuple[tuple[int, object], ...] = ()) -> None:
+        self.response: Final = response
+        self.records: Final = records
+        self.outputs: Final = outputs
+        self.completed: Final = completed
 
 
 _EMPTY = ShardResult()

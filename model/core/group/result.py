@@ -8,11 +8,17 @@ the response for the caller, the records to append to the coordinator's log
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import Final
+
+from model.core.message import Message
 
 
-@dataclass(frozen=True)
-class CoordinatorResult:
-    response: object | None = None
-    records: tuple[object, ...] = ()
-    outputs: tuple[object, ...] = ()
+class CoordinatorResult(Message):
+    FIELDS = ("response", "records", "outputs")
+    __slots__ = FIELDS
+
+    def __init__(self, response: object | None = None, records: tuple[object, ...] = (),
+                 outputs: tuple[object, ...] = ()) -> None:
+        self.response: Final = response
+        self.records: Final = records
+        self.outputs: Final = outputs

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Final
 
 from model.core.errors import Errors
+from model.core.message import Message
 from model.core.metadata import MetadataImage, TopicPartition
 
 # ShareGroupHeartbeat member epochs with a meaning of their own (GC-1).
@@ -71,30 +73,42 @@ class Assignment:
 # --- ShareGroupHeartbeat (apiKey 76) --------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class ShareGroupHeartbeatRequest:
+class ShareGroupHeartbeatRequest(Message):
     """Epoch 0 joins (all fields set), -1 leaves; otherwise only changed fields are set."""
 
-    group_id: str
-    member_id: str
-    member_epoch: int
-    rack_id: str | None = None
-    subscribed_topic_names: tuple[str, ...] | None = None
-    client_id: str = ""
-    client_host: str = ""
+    FIELDS = ("group_id", "member_id", "member_epoch", "rack_id", "subscribed_topic_names", "client_id",
+              "client_host")
+    __slots__ = FIELDS
+
+    def __init__(self, group_id: str, member_id: str, member_epoch: int, rack_id: str | None = None,
+                 subscribed_topic_names: tuple[str, ...] | None = None, client_id: str = "",
+                 client_host: str = "") -> None:
+        self.group_id: Final = group_id
+        self.member_id: Final = member_id
+        self.member_epoch: Final = member_epoch
+        self.rack_id: Final = rack_id
+        self.subscribed_topic_names: Final = subscribed_topic_names
+        self.client_id: Final = client_id
+        self.client_host: Final = client_host
 
 
-@dataclass(frozen=True, slots=True)
-class ShareGroupHeartbeatResponse:
+class ShareGroupHeartbeatResponse(Message):
     """``assignment`` is None unless the member joined or its assignment changed."""
 
-    error_code: Errors = Errors.NONE
-    error_message: str | None = None
-    member_id: str | None = None
-    member_epoch: int = 0
-    heartbeat_interval_ms: int = 0
-    assignment: Assignment | None = None
-    throttle_time_ms: int = 0
+    FIELDS = ("error_code", "error_message", "member_id", "member_epoch", "heartbeat_interval_ms", "assignment",
+              "throttle_time_ms")
+    __slots__ = FIELDS
+
+    def __init__(self, error_code: Errors = Errors.NONE, error_message: str | None = None,
+                 member_id: str | None = None, member_epoch: int = 0, heartbeat_interval_ms: int = 0,
+                 assignment: Assignment | None = None, throttle_time_ms: int = 0) -> None:
+        self.error_code: Final = error_code
+        self.error_message: Final = error_message
+        self.member_id: Final = member_id
+        self.member_epoch: Final = member_epoch
+        self.heartbeat_interval_ms: Final = heartbeat_interval_ms
+        self.assignment: Final = assignment
+        self.throttle_time_ms: Final = throttle_time_ms
 
 
 # --- ShareGroupDescribe (apiKey 77) ---------------------------------------------------------

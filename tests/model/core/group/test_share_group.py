@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -50,6 +49,7 @@ from model.core.share_state import (
     InitializeShareGroupStateResponse,
     ReadShareGroupStateSummaryRequest,
     ReadShareGroupStateSummaryResponse,
+    SharePartitionKey,
 )
 
 G = "g"
@@ -347,7 +347,7 @@ def test_stale_and_duplicate_initialize_answers_are_ignored() -> None:
     epoch = h.epoch()
     again = h.take(h.mgr.on_initialize_response(InitializeShareGroupStateResponse(req.key), 0))
     assert again == CoordinatorResult() and h.epoch() == epoch
-    unknown = replace(req.key, topic_id="nope")
+    unknown = SharePartitionKey(req.key.group_id, "nope", req.key.partition)
     assert h.mgr.on_initialize_response(InitializeShareGroupStateResponse(unknown), 0) == CoordinatorResult()
 
 

@@ -1,0 +1,47 @@
+"""``Message``: the hand-written per-event messages keep a dataclass's value semantics."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+
+import pytest
+
+import model
+from model.core.errors import Errors
+from model.core.message import Message
+from model.core.produce_fetch import ProduceRequest, ProduceResponse
+from model.core.share_fetch import ShareFetchResponse
+
+
+def _messages() -> list[type[Message]]:
+    for info in pkgutil.walk_packages(model.__path__, "model."):
+        importlib.import_module(info.name)
+    found, todo = [], list(Message.__subclasses__())
+    while todo:
+        cls = todo.pop()
+        found.append(cls)
+        todo.extend(cls.__subclasses__())
+    return sorted(found, key=lambda cls: f"{cls.__module__}.{cls.__qualname__}")
+
+
+def test_there_are_messages() -> None:
+    assert {ProduceRequest, ProduceResponse, ShareFetchResponse} <= set(_messages())
+
+
+@pytest.mark.parametrize("cls", _messages(), ids=lambda cls: cls.__qualname__)
+def test_fields_are_the_init_parameters_in_order(cls: type[Message]) -> None:
+    # FIELDS drives equality, hash and repr: a field missing from it would be ignored by all three.
+    parameters = list(inspect.signature(cls.__init__).parameters)[1:]
+    assert list(cls.FIELDS) == parameters
+
+
+def test_equality_hash_and_repr_are_by_value() -> None:
+    a = ProduceRequest("t", 0, 3, producer_id=7)
+    assert a == ProduceRequest("t", 0, 3, producer_id=7)
+    assert hash(a) == hash(ProduceRequest("t", 0, 3, producer_id=7))
+    assert a != ProduceRequest("t", 0, 3, producer_id=8)
+    assert a != ProduceResponse("t", 0)  # another type is never equal, even on shared fields
+    assert repr(ProduceResponse("t", 1, Errors.NONE, 5)) == (
+        "ProduceResponse(topic='t', partition=1, error_code=<Errors.NONE: 0>, base_offset=5, leader_epoch=-1)")
