@@ -37,13 +37,14 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 from model import mutants as _mutants
 from model.core.config import BrokerConfig, GroupConfig, effective_lock_duration_ms
 from model.core.errors import ApiError, Errors
 from model.core.inflight import NO_DEADLINE, NO_WRITE, InFlightRange, InFlightWindow
 from model.core.log import PartitionLog, SpanKind
+from model.core.message import Message
 from model.core.share_state import (
     UNKNOWN_OFFSET,
     AcknowledgeType,
@@ -122,31 +123,41 @@ class WriteReason(Enum):
     LOG_START = "log-start"  # the log start offset moved past the SPSO
 
 
-@dataclass(frozen=True, slots=True)
-class PendingWrite:
-    write_id: int
-    reason: WriteReason
-    member_id: str | None  # the acknowledging member, for ACKNOWLEDGE writes
-    request: WriteShareGroupStateRequest
+class PendingWrite(Message):
+    FIELDS = ("write_id", "reason", "member_id", "request")
+    __slots__ = FIELDS
+
+    def __init__(self, write_id: int, reason: WriteReason, member_id: str | None,
+                 request: WriteShareGroupStateRequest) -> None:
+        self.write_id: Final = write_id
+        self.reason: Final = reason
+        self.member_id: Final = member_id  # the acknowledging member, for ACKNOWLEDGE writes
+        self.request: Final = request
 
 
-@dataclass(frozen=True, slots=True)
-class AcknowledgeResult:
+class AcknowledgeResult(Message):
     """An acknowledgement's immediate answer: an error, or the write whose completion answers it."""
 
-    error_code: Errors
-    write_id: int | None = None
-    error_message: str | None = None
+    FIELDS = ("error_code", "write_id", "error_message")
+    __slots__ = FIELDS
+
+    def __init__(self, error_code: Errors, write_id: int | None = None, error_message: str | None = None) -> None:
+        self.error_code: Final = error_code
+        self.write_id: Final = write_id
+        self.error_message: Final = error_message
 
 
-@dataclass(frozen=True, slots=True)
-class WriteCompletion:
+class WriteCompletion(Message):
     """What a write's answer means; for ACKNOWLEDGE writes, ``error_code`` is the ack's result."""
 
-    write_id: int
-    reason: WriteReason
-    member_id: str | None
-    error_code: Errors
+    FIELDS = ("write_id", "reason", "member_id", "error_code")
+    __slots__ = FIELDS
+
+    def __init__(self, write_id: int, reason: WriteReason, member_id: str | None, error_code: Errors) -> None:
+        self.write_id: Final = write_id
+        self.reason: Final = reason
+        self.member_id: Final = member_id
+        self.error_code: Final = error_code
 
 
 class PartitionStatus(Enum):

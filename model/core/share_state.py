@@ -14,6 +14,7 @@ from enum import IntEnum
 from typing import Final
 
 from model.core.errors import Errors
+from model.core.message import Message
 
 
 class RecordState(IntEnum):
@@ -124,20 +125,28 @@ class ReadShareGroupStateResponse:
     state_batches: tuple[StateBatch, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class WriteShareGroupStateRequest:
-    key: SharePartitionKey
-    state_epoch: int
-    leader_epoch: int
-    start_offset: int
-    state_batches: tuple[StateBatch, ...]
+class WriteShareGroupStateRequest(Message):
+    FIELDS = ("key", "state_epoch", "leader_epoch", "start_offset", "state_batches")
+    __slots__ = FIELDS
+
+    def __init__(self, key: SharePartitionKey, state_epoch: int, leader_epoch: int, start_offset: int,
+                 state_batches: tuple[StateBatch, ...]) -> None:
+        self.key: Final = key
+        self.state_epoch: Final = state_epoch
+        self.leader_epoch: Final = leader_epoch
+        self.start_offset: Final = start_offset
+        self.state_batches: Final = state_batches
 
 
-@dataclass(frozen=True, slots=True)
-class WriteShareGroupStateResponse:
-    key: SharePartitionKey
-    error_code: Errors = Errors.NONE
-    error_message: str | None = None
+class WriteShareGroupStateResponse(Message):
+    FIELDS = ("key", "error_code", "error_message")
+    __slots__ = FIELDS
+
+    def __init__(self, key: SharePartitionKey, error_code: Errors = Errors.NONE,
+                 error_message: str | None = None) -> None:
+        self.key: Final = key
+        self.error_code: Final = error_code
+        self.error_message: Final = error_message
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from mypy_extensions import mypyc_attr
 
+from model.core.message import Message
 from model.core.share_coordinator import share_state_partition
 from model.core.share_state import SharePartitionKey
 from model.sim.rng import derive_seed
@@ -51,14 +52,18 @@ def response_kind(kind: str) -> str:
     return kind + "Response"
 
 
-@dataclass(frozen=True, slots=True)
-class PartitionInfo:
-    topic: str
-    partition: int
-    leader: int  # broker id, -1 when no replica is alive
-    leader_epoch: int
-    replicas: tuple[int, ...]
-    isr: tuple[int, ...]
+class PartitionInfo(Message):
+    FIELDS = ("topic", "partition", "leader", "leader_epoch", "replicas", "isr")
+    __slots__ = FIELDS
+
+    def __init__(self, topic: str, partition: int, leader: int, leader_epoch: int, replicas: tuple[int, ...],
+                 isr: tuple[int, ...]) -> None:
+        self.topic: Final = topic
+        self.partition: Final = partition
+        self.leader: Final = leader  # broker id, -1 when no replica is alive
+        self.leader_epoch: Final = leader_epoch
+        self.replicas: Final = replicas
+        self.isr: Final = isr
 
 
 @dataclass(frozen=True)

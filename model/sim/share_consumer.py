@@ -156,14 +156,18 @@ class _Session:
         return {tp: sorted(runs, key=lambda a: a.batch.first_offset) for tp, runs in sorted(acks.items())}
 
 
-@dataclass
 class _Delivery:
-    """Records of one ShareFetch answer, waiting for (or in) processing."""
+    """Records of one ShareFetch answer, waiting for (or in) processing (a plain class: one per fetch,
+    see ``model/core/message.py``)."""
 
-    session: _Session
-    generation: int
-    records: list[tuple[TopicPartition, AcquiredRecords, tuple[int, ...]]]  # (tp, range, produce times)
-    processing: BatchProcessing | None = None  # set when its processing starts
+    __slots__ = ("generation", "processing", "records", "session")
+
+    def __init__(self, session: _Session, generation: int,
+                 records: list[tuple[TopicPartition, AcquiredRecords, tuple[int, ...]]]) -> None:
+        self.session = session
+        self.generation = generation
+        self.records = records  # (tp, range, produce times)
+        self.processing: BatchProcessing | None = None  # set when its processing starts
 
 
 class ShareConsumer(GroupConsumer):

@@ -128,7 +128,7 @@ def campaign_once(scenario_ref: str, runs: int, out: Path, *, master: str | None
 @click.option("--partitions", type=click.IntRange(1, 100_000), default=None,
               help="Spark tasks per batch (default: 4 x the default parallelism).")
 @click.option("--batch-runs", type=click.IntRange(1, MAX_RUNS), default=None,
-              help="Runs per Spark job; each batch is committed as a whole (default: 2500 x parallelism).")
+              help="Runs per Spark job; each batch is committed as a whole (default: about a minute of work).")
 @click.option("--campaign-seed", type=click.IntRange(0, None), default=0, show_default=True,
               help="Seeds are derived from (campaign seed, scenario, run id).")
 @click.option("--mutant", default=None, help="Run a mutant of the model (model/mutants.py).")

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from reports.aggregate import read_runs, run_files
 from scenarios.campaign.plan import Workload
-from scenarios.campaign.worker import Simulate, rows_of, run_ids, simulate
+from scenarios.campaign.worker import Simulate, rows_of, run_ids, run_row, simulate
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -75,11 +75,29 @@ def default_partitions(spark: SparkSession) -> int:
     return 4 * spark.sparkContext.defaultParallelism
 
 
-def default_batch_runs(spark: SparkSession) -> int:
-    # A job costs about a second of its own (scheduling, the Parquet commit, the last tasks' tail): the
-    # swarm's runs take milliseconds, so a batch is tens of seconds of work on one machine (about half an
-    # hour for the 20 000-record scenarios), and an interruption still loses little.
-    return 2_500 * spark.sparkContext.defaultParallelism
+# A job costs a few seconds of its own (scheduling, the tasks' start and tail, the Parquet commit), and
+# an interruption loses the batch under way: so a batch is about a minute of the cores' work.
+BATCH_TARGET_S = 60.0
+_PROBE_RUNS = 10  # timed in the driver, after one untimed run (imports)
+_PROBE_S = 1.0
+
+
+def default_batch_runs(spark: SparkSession, workload: Workload, simulate_fn: Simulate = simulate) -> int:
+    """About ``BATCH_TARGET_S`` of work for the cores per batch, from a few of the workload's runs timed
+    here in the driver (a swarm run takes milliseconds, a 20 000-record run most of a second). Which
+    batch a run falls in changes nothing in its row; ``--resume`` works with any batch size."""
+    cores = spark.sparkContext.defaultParallelism
+    probe = min(workload.runs, 1 + _PROBE_RUNS)
+    run_row(workload, 0, simulate_fn)
+    started = time.perf_counter()
+    timed = 0
+    for run_id in range(1, probe):
+        run_row(workload, run_id, simulate_fn)
+        timed += 1
+        if time.perf_counter() - started > _PROBE_S:
+            break
+    per_run_s = (time.perf_counter() - started) / timed if timed else 1.0
+    return max(cores, int(BATCH_TARGET_S * cores / max(per_run_s, 1e-4)))
 
 
 def _done_per_batch(spark: SparkSession, runs_dir: Path, batch_runs: int) -> dict[int, int]:
@@ -168,7 +186,7 @@ def run_batches(
     """Run every run id of ``workload`` not yet in ``runs_dir``; ``stop_after_batches`` interrupts
     the campaign after that many batches (what a Ctrl-C between two batches does)."""
     partitions = partitions or default_partitions(spark)
-    batch_runs = batch_runs or default_batch_runs(spark)
+    batch_runs = batch_runs or default_batch_runs(spark, workload, simulate_fn)
     if partitions < 1 or batch_runs < 1:
         raise ValueError(f"partitions = {partitions}, batch runs = {batch_runs}: must be integers >= 1")
     if run_files(runs_dir) and not resume:

@@ -38,25 +38,27 @@ def simulate(task: RunTask, trace_path: Path | None = None) -> Any:
         _collect()
 
 
-# The cyclic collector's defaults cost a campaign about a tenth of its time (400 swarm runs in one
-# process, compiled: 8.2 -> 7.3 ms a run): every young collection walks objects that live for the
-# whole run, and every full one walks every imported module. So a run ends with a full collection,
-# the objects left after the first (the imported modules) are frozen, never to be walked again, and
-# young collections are rarer. A run that makes much cyclic garbage is still collected as it goes,
-# so a long run's memory stays bounded.
+# The cyclic collector's defaults cost a campaign about a tenth of its time (600 swarm runs in one
+# process, compiled: 7.3 against 8.2 ms a run), and far more once a big library (pyarrow, pandas) is
+# imported: every young collection walks objects that live for the whole run, and every full one
+# walks every imported module. So a run ends with a full collection (its cluster is one big cycle:
+# freed at once, while it is in cache), then whatever survived it (modules, caches: the process's
+# own) is frozen, never walked again, and young collections are rarer. Now and then everything is
+# thawed and collected once, so a frozen object that became cyclic garbage is not kept for good.
 _GC_YOUNG_THRESHOLD: Final = 10_000
-_gc_settled = False
+_RUNS_BETWEEN_THAWS: Final = 1_000
+_runs_collected = 0
 
 
 def _collect() -> None:
-    """After a run: its cluster is one big cycle; free it now, while it is in cache. After the first
-    run (every module a run needs is imported by then), freeze what is left and raise the threshold."""
-    global _gc_settled
-    gc.collect()
-    if not _gc_settled:
-        gc.freeze()
+    global _runs_collected
+    if _runs_collected == 0:
         gc.set_threshold(_GC_YOUNG_THRESHOLD, *gc.get_threshold()[1:])
-        _gc_settled = True
+    _runs_collected += 1
+    if _runs_collected % _RUNS_BETWEEN_THAWS == 0:
+        gc.unfreeze()
+    gc.collect()
+    gc.freeze()
 
 
 def run_row(workload: Workload, run_id: int, simulate_fn: Simulate = simulate) -> dict[str, Any]:
