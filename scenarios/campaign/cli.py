@@ -126,7 +126,7 @@ def campaign_once(scenario_ref: str, runs: int, out: Path, *, master: str | None
               help="Output directory: runs/ (Parquet), summary.json, report.html, repro/.")
 @click.option("--master", default=None, help="Spark master URL (default: spark-submit's, else local[*]).")
 @click.option("--partitions", type=click.IntRange(1, 100_000), default=None,
-              help="Spark tasks per batch (default: 4 x the default parallelism).")
+              help="Spark tasks per batch (default: 2 x the default parallelism).")
 @click.option("--batch-runs", type=click.IntRange(1, MAX_RUNS), default=None,
               help="Runs per Spark job; each batch is committed as a whole (default: about a minute of work).")
 @click.option("--campaign-seed", type=click.IntRange(0, None), default=0, show_default=True,
