@@ -1,0 +1,60 @@
+"""What a campaign does around its runs, without Spark: the worker frees each run's garbage, and a batch
+is sized to about a minute of the cores' work from runs timed in the driver."""
+
+from __future__ import annotations
+
+import gc
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from scenarios import library
+from scenarios.campaign import Campaign, execute
+from scenarios.campaign.worker import simulate
+
+
+def test_a_run_leaves_no_cyclic_garbage_and_what_survives_it_is_frozen() -> None:
+    campaign = Campaign(library.get("swarm"), 3, campaign_seed=0)
+    simulate(campaign.task(0))
+    frozen = gc.get_freeze_count()
+    simulate(campaign.task(1))
+    try:
+        assert gc.collect() == 0  # the cluster, one big cycle, was collected as the run ended
+        assert frozen > 0 and gc.get_freeze_count() >= frozen
+        assert gc.get_threshold()[0] >= 10_000
+    finally:
+        gc.unfreeze()
+
+
+class _Clock:
+    """``perf_counter`` for execute.py: advances only when a (fake) run runs."""
+
+    def __init__(self) -> None:
+        self.now_s = 0.0
+
+    def perf_counter(self) -> float:
+        return self.now_s
+
+
+@pytest.mark.parametrize(("run_s", "cores", "expected"), [
+    (0.005, 2, 24_000),  # a swarm run: a batch of tens of thousands
+    (0.5, 2, 240),  # a 20 000-record run: a few hundred
+    (0.5, 8, 960),
+    (200.0, 2, 2),  # never fewer runs than cores
+])
+def test_a_batch_is_about_a_minute_of_the_cores_work(monkeypatch: pytest.MonkeyPatch, run_s: float, cores: int,
+                                                     expected: int) -> None:
+    clock = _Clock()
+    monkeypatch.setattr(execute, "time", clock)
+    ran: list[int] = []
+
+    def fake_simulate(task: Any) -> Any:
+        ran.append(task.run_id)
+        clock.now_s += run_s
+        raise RuntimeError("not a real run")  # an error row still times the run
+
+    spark = SimpleNamespace(sparkContext=SimpleNamespace(defaultParallelism=cores))
+    campaign = Campaign(library.get("swarm"), 1_000, campaign_seed=0)
+    assert execute.default_batch_runs(spark, campaign, fake_simulate) == expected  # type: ignore[arg-type]
+    assert ran[0] == 0 and len(ran) <= 11  # one untimed run, then at most ten timed ones
