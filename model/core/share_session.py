@@ -110,6 +110,13 @@ class ShareSessionCache:
     def remove(self, key: SessionKey) -> bool:
         return self._sessions.pop(key, None) is not None
 
+    def remove_group(self, group_id: str) -> list[SessionKey]:
+        """Forget every session of a deleted group (GC-8); their keys, in order."""
+        gone = [k for k in sorted(self._sessions) if k[0] == group_id]
+        for k in gone:
+            del self._sessions[k]
+        return gone
+
     def evict_idle(self, now_ms: int) -> list[SessionKey]:
         """Every session idle past the eviction time; their records are released."""
         idle = self._idle(now_ms)

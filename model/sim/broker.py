@@ -270,6 +270,11 @@ class Broker:
                 self._unpark_all(topic, partition, Errors.NOT_LEADER_OR_FOLLOWER)
         self.share_leader.on_metadata(metadata)
 
+    def on_share_group_deleted(self, group_id: str) -> None:
+        """A share group's deletion committed (GC-8): its share-partition leaders here drop it."""
+        if self.alive:
+            self.share_leader.on_group_deleted(group_id)
+
     def crash(self) -> None:
         """Everything in memory is lost; nothing more is sent until ``restart``."""
         self.alive = False

@@ -16,7 +16,9 @@ Not a network node (KRaft's quorum is not what we study). It
   restarts (the broker rejoins the ISR after ``catchup_ms``, and leads the
   partitions that had no leader);
 * moves leadership on request (``move_leadership``: another ISR replica),
-  which is how coordinator failovers are injected, and adds partitions.
+  which is how coordinator failovers are injected, and adds partitions;
+* passes a share group's committed deletion on to every live broker
+  (``share_group_deleted``), whose share-partition leaders drop the group.
 
 Each partition's ``ReplicatedLog`` (and, for data topics, its ``DataLog``)
 lives here: storage that outlives any broker.
@@ -60,6 +62,8 @@ class MetadataListener(Protocol):
     def broker_id(self) -> int: ...
 
     def on_metadata(self, metadata: ClusterMetadata) -> None: ...
+
+    def on_share_group_deleted(self, group_id: str) -> None: ...
 
     def crash(self) -> None: ...
 
@@ -252,6 +256,15 @@ class Controller:
             if broker_id in self.alive:
                 self.brokers[broker_id].on_metadata(md)
         return md
+
+    def share_group_deleted(self, group_id: str) -> None:
+        """A group coordinator committed a share group's deletion (GC-8). Every live broker hears of
+        it at once, as of a metadata image, so none keeps serving the old life (a partitioned one
+        too); a broker that is down holds nothing of it. SPEC.md is silent on how share-partition
+        leaders learn of a deletion: Kafka's learn from their share sessions (ShareGroupListener)."""
+        for broker_id in sorted(self.brokers):
+            if broker_id in self.alive:
+                self.brokers[broker_id].on_share_group_deleted(group_id)
 
     def move_leadership(self, topic: str, partition: int, to: int | None = None) -> bool:
         """Elect a different alive ISR replica: ``to`` if given (and eligible), else the next

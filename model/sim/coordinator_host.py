@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 from model import mutants as _mutants
 from model.core.errors import Errors
 from model.core.group.coordinator import GroupCoordinatorShard, ShardResult, error_response, group_id_of
-from model.core.group.share_records import ShareGroupMetadata
+from model.core.group.share_records import ShareGroupMetadata, Tombstone
 from model.core.metadata import MetadataImage
 from model.core.share_coordinator import ShareCoordinatorShard, share_state_error
 from model.core.share_records import ShareUpdate
@@ -385,6 +385,11 @@ class GroupCoordinatorHost(_Host):
         if result.records:
             self.broker.observer.on_group_records_committed(self.partition, result.records,
                                                             self.broker.scheduler.now_ms)
+            for record in result.records:
+                if isinstance(record, Tombstone) and record.key.kind == "ShareGroupMetadata":
+                    # GC-8: the group is gone for good; its share-partition leaders must not
+                    # outlive it into a group created again under the same id (SC-5 cannot fence them).
+                    self.broker.controller.share_group_deleted(record.key.group_id)
         if self.active:
             self._send(result, message)
 

@@ -25,6 +25,13 @@ simulation adds around it:
   moves on) the slot stops serving and its lock timer stops, but it stays
   alive until its writes in flight are answered: a newer leader's read has
   raised the stored leader epoch, so they come back FENCED_LEADER_EPOCH.
+* **deleted groups.** When a share group's deletion commits (GC-8) the broker
+  forgets the group's share sessions and drops its slots, zombies too, for
+  good: they send nothing more. Kafka's SharePartitionManager drops a group's
+  share-partitions likewise when its ShareGroupListener hears the group is
+  empty. Nothing of the old life may write into a re-created group's state,
+  which SC-5 cannot fence (same state epoch, no leader epoch stored); a later
+  fetch reads the state afresh (SP-10).
 
 Share sessions (CL-1) are one ``ShareSessionCache`` per broker; a session
 closed (epoch -1), replaced (epoch 0 again) or evicted releases the member's
@@ -101,7 +108,7 @@ class SharePartitionSlot:
         self.parked: list[_Call] = []
         self.waiters: dict[int, tuple[_Call, _Part]] = {}  # ACKNOWLEDGE write id -> who waits
         self.serving = True  # False once leadership is gone (a zombie until its writes return)
-        self.dead = False  # the broker crashed: nothing of it survives
+        self.dead = False  # the broker crashed, or the group was deleted: nothing of it acts again
         self.read_failures = 0  # consecutive failed reads (backoff grows)
 
 
@@ -451,8 +458,8 @@ class ShareLeaderHost:
         self.broker.send_share_state(request, lambda resp: self._summary_answered(call, slot, resp))
 
     def _summary_answered(self, call: _Call, slot: SharePartitionSlot, resp: object | None) -> None:
-        if slot.dead:
-            return
+        # A slot that stopped serving meanwhile (retired, its group deleted) checks nothing, but the
+        # call is still answered. (A crash drops this callback with the broker's other requests.)
         if (slot.serving and isinstance(resp, ReadShareGroupStateSummaryResponse)
                 and slot.sp.check_state_epoch(resp)):
             self._after(slot, self.broker.scheduler.now_ms)  # the dropped state: timers, observer
@@ -523,7 +530,33 @@ class ShareLeaderHost:
             if info is None or info.leader != me or info.leader_epoch != slot.leader_epoch:
                 self._retire(key, slot, LeaderIdAndEpoch(info.leader, info.leader_epoch) if info else _NO_LEADER)
 
-    def _retire(self, key: tuple[str, str, int], slot: SharePartitionSlot, leader: LeaderIdAndEpoch) -> None:
+    def on_group_deleted(self, group_id: str) -> None:
+        """GC-8: the share group's deletion committed; its members are gone with it. Forget their
+        share sessions (a member that comes back opens a new one) and drop the group's slots, with
+        their acquisitions, timers and writes not yet answered, as Kafka's onGroupEmpty removes them
+        from the partition cache. SPEC.md is silent on this (Kafka: ShareGroupListener, KAFKA-19116)."""
+        broker = self.broker
+        now = broker.scheduler.now_ms
+        forgotten = self.sessions.remove_group(group_id)
+        for session_key in forgotten:
+            broker.observer.on_share_session_evicted(broker.broker_id, *session_key, now)
+        dropped = [(key, slot) for key, slot in sorted(self.slots.items()) if key[0] == group_id]
+        for key, slot in dropped:
+            self._retire(key, slot, None)
+        # A retired leader's zombie, still retrying a write, is no safer: the new life has no leader
+        # epoch stored to fence it with.
+        for zombie in self._zombies:
+            if zombie.group_id == group_id:
+                self._drop(zombie)
+        self._zombies = [z for z in self._zombies if not z.dead]
+        if broker.trace is not None and (forgotten or dropped):
+            broker.trace.record(now, broker.node, "share.group_deleted", group=group_id, sessions=len(forgotten),
+                                share_partitions=len(dropped))
+
+    def _retire(self, key: tuple[str, str, int], slot: SharePartitionSlot, leader: LeaderIdAndEpoch | None) -> None:
+        """The slot stops serving. ``leader`` None: its group was deleted, and the slot is dropped
+        outright: not a zombie, since a write of it (a retry, a re-issue) landing after the group is
+        created again would be taken into the new life's state (SC-5 cannot tell)."""
         del self.slots[key]
         siblings = self._by_partition.get((slot.topic, slot.partition), [])
         if slot in siblings:
@@ -532,17 +565,30 @@ class ShareLeaderHost:
         if slot.lock_timer is not None:
             slot.lock_timer.cancel()
         self._zombies = [z for z in self._zombies if z.sp.pending_write_ids()]
-        if slot.sp.pending_write_ids():
+        if leader is None:
+            self._drop(slot)
+        elif slot.sp.pending_write_ids():
             self._zombies.append(slot)
         parked, slot.parked = slot.parked, []
         for call in parked:
             if call.done:
                 continue
-            for part in call.parts:
-                if part.slot is slot:
-                    part.error = Errors.NOT_LEADER_OR_FOLLOWER
-                    part.leader = leader
+            if leader is not None:
+                for part in call.parts:
+                    if part.slot is slot:
+                        part.error = Errors.NOT_LEADER_OR_FOLLOWER
+                        part.leader = leader
             self._respond(call)
+
+    def _drop(self, slot: SharePartitionSlot) -> None:
+        """Nothing of ``slot`` acts again, not even on its writes' answers; the acknowledgements
+        waiting on them fail now, as Kafka answers one for a share-partition it does not hold."""
+        slot.dead = True
+        waiters, slot.waiters = slot.waiters, {}
+        for call, part in waiters.values():
+            part.ack_error = Errors.UNKNOWN_TOPIC_OR_PARTITION
+            call.waiting -= 1
+            self._maybe_finish(call)
 
     def crash(self) -> None:
         """Everything in memory is gone; timers stop; answers in flight are never sent."""

@@ -55,6 +55,15 @@ def test_limit_and_idle_eviction() -> None:
     assert cache.evict_idle(now_ms=251) == [("g", "b"), ("g", "c")]
 
 
+def test_a_deleted_group_loses_its_sessions_only() -> None:
+    cache = ShareSessionCache(max_sessions=10)
+    for key in (("g2", "b"), ("g1", "m1"), ("g2", "a")):
+        cache.share_fetch(key, 0, 0)
+    assert cache.remove_group("g2") == [("g2", "a"), ("g2", "b")]
+    assert cache.keys() == [KEY]
+    assert _code(cache.share_fetch, ("g2", "a"), 1, 1) == Errors.SHARE_SESSION_NOT_FOUND
+
+
 @given(st.lists(st.integers(min_value=-1, max_value=6), max_size=40))
 def test_epoch_follows_cl1(epochs: list[int]) -> None:
     """Model check against a reference: only 0, -1 and the expected next epoch are accepted."""

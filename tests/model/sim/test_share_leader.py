@@ -2,7 +2,7 @@
 ShareFetch/ShareAcknowledge with share sessions (CL-1, CL-2), state read and written
 through the share coordinator (SP-9, SP-10), the lock-expiry timer (SP-4), session
 release (SP-15), leader failover with a higher leader epoch and the zombie's late
-write fenced (SC-5), stale metadata."""
+write fenced (SC-5), stale metadata, a deleted group's share-partitions dropped (GC-8)."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ from model.core.share_fetch import (
 from model.core.share_partition import AcknowledgementBatch, AcquiredRecords, PartitionStatus
 from model.core.share_state import (
     AcknowledgeType,
+    DeleteShareGroupStateRequest,
     InitializeShareGroupStateRequest,
     ReadShareGroupStateRequest,
     RecordState,
@@ -217,3 +218,57 @@ def test_an_admin_reset_is_noticed_when_a_session_opens() -> None:
     assert acquired_of(resp) == [AcquiredRecords(5, 9, 1)]
     slot = c.brokers[leader].share_leader.slots[("g", "T", 0)]
     assert slot.sp.state_epoch == 2 and slot.sp.spso == 5
+
+
+def test_a_deleted_groups_leader_drops_it_and_never_writes_the_old_life_into_a_new_one() -> None:
+    """GC-8: told of the group's deletion, the leader forgets the group's sessions and drops its
+    share-partition at once, even with a write in flight: the waiting ack fails at once, and the
+    slot sends nothing more (a retry landing after a re-initialize would not be fenced, SC-5)."""
+    c, client, leader = ready()
+    assert acquired_of(client.ask(leader, "ShareFetch", fetch(c, 0))) == [AcquiredRecords(0, 9, 1)]
+    coordinator = c.share_coordinator()
+    c.net.add_delay(Distribution.constant(300), MessageFilter(kinds=("WriteShareGroupState",),
+                                                              links=((f"b{leader}", f"b{coordinator}"),)))
+    cid = client.send(leader, "ShareAcknowledge", acknowledge(c, 1, (AcknowledgementBatch(0, 4, ACCEPT),)))
+    c.run(2 * LATENCY)  # the ack is applied; its write is in flight (delayed)
+    deleted = client.ask(coordinator, "DeleteShareGroupState", DeleteShareGroupStateRequest(c.key()))
+    assert deleted.error_code == Errors.NONE
+    host = c.brokers[leader].share_leader
+    slot = host.slots[("g", "T", 0)]
+    c.ctl.share_group_deleted("g")  # what the group coordinator does once the group's tombstones commit
+    assert ("g", "T", 0) not in host.slots and slot.dead and slot not in host._zombies
+    assert host.sessions.get(("g", "m1")) is None
+    answer = client.wait(cid)  # answered at once, not when the delayed write comes back
+    assert [p.error_code for p in answer.responses] == [Errors.UNKNOWN_TOPIC_OR_PARTITION]
+    assert c.sched.now_ms < 300 + 2 * LATENCY
+    c.run(1_000)  # the old write lands on no state (SC-9), and nothing follows it
+    # The group is created again and its state re-initialized (GC-7: state epoch 1, as before).
+    again = client.ask(coordinator, "InitializeShareGroupState", InitializeShareGroupStateRequest(c.key(), 1, 0))
+    assert again.error_code == Errors.NONE
+    gone = client.ask(leader, "ShareFetch", fetch(c, 2))
+    assert isinstance(gone, ShareFetchResponse) and gone.error_code == Errors.SHARE_SESSION_NOT_FOUND
+    # A new session's fetch reads the new life afresh (SP-10): every record again, first delivery.
+    assert acquired_of(client.ask(leader, "ShareFetch", fetch(c, 0))) == [AcquiredRecords(0, 9, 1)]
+    assert not c.observer.of("ack")
+    stored = c.brokers[coordinator].share_coordinators[0].shard.state(c.key())
+    assert stored.start_offset == 0 and stored.state_batches == ()
+
+
+def test_a_deleted_groups_zombie_leader_is_dropped_too() -> None:
+    """A retired leader still waiting on a write (a zombie) is dropped with its group: a retry of
+    that write after the group is created again would meet no leader epoch to fence it (SC-5)."""
+    c, client, old = ready()
+    assert acquired_of(client.ask(old, "ShareFetch", fetch(c, 0))) == [AcquiredRecords(0, 9, 1)]
+    c.net.add_delay(Distribution.constant(300), MessageFilter(kinds=("WriteShareGroupState",),
+                                                              links=((f"b{old}", f"b{c.share_coordinator()}"),)))
+    cid = client.send(old, "ShareAcknowledge", acknowledge(c, 1, (AcknowledgementBatch(0, 4, ACCEPT),)))
+    c.run(2 * LATENCY)  # the ack is applied; its write is in flight (delayed)
+    c.ctl.move_leadership("T", 0)
+    host = c.brokers[old].share_leader
+    (zombie,) = host._zombies
+    c.ctl.share_group_deleted("g")
+    assert zombie.dead and not host._zombies
+    answer = client.wait(cid)
+    assert [p.error_code for p in answer.responses] == [Errors.UNKNOWN_TOPIC_OR_PARTITION]
+    assert c.sched.now_ms < 300 + 2 * LATENCY  # not when the delayed write comes back
+    assert not c.observer.of("ack")
