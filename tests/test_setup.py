@@ -48,6 +48,12 @@ out = {"modules": [m.__file__ for m in (invariants.monitors, model.core.share_pa
        "build": model.build()}
 # What a campaign sends its workers, and what a bad scenario file is told.
 out["unpickled"] = [n for n in library.names() if pickle.loads(pickle.dumps(library.get(n))) == library.get(n)]
+from model.core.metadata import TopicPartition
+from model.core.produce_fetch import ProduceRequest
+from model.core.share_state import SharePartitionKey
+messages = (TopicPartition("t", 1), SharePartitionKey("g", "t-id", 1), ProduceRequest("t", 0, 3, keys=(1, 2, 3)))
+out["messages"] = [[repr(m), pickle.loads(pickle.dumps(m)) == m, hash(m) == hash(pickle.loads(pickle.dumps(m)))]
+                   for m in messages]
 try:
     loads(sys.argv[2])
 except ScenarioError as error:
@@ -99,6 +105,7 @@ def test_the_compiled_build_runs_the_same_runs(tmp_path: Path) -> None:
     assert all(str(path).endswith(".py") for path in interpreted_modules), interpreted_modules
     assert compiled == interpreted
     assert compiled["unpickled"] == library.names()
+    assert all(equal and same_hash for _, equal, same_hash in compiled["messages"])  # compiled classes pickle too
     assert len(compiled["problems"]) > 5
     assert compiled["small/0/spso-before-durable"][4] == "violated"  # the mutant's hook runs compiled
     assert compiled["broker_crash/5/None"][3] == {"broker_crash": 1}

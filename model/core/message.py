@@ -32,6 +32,10 @@ class Message:
     def __hash__(self) -> int:
         return hash(self._values())
 
+    def __reduce__(self) -> tuple[type[Message], tuple[Any, ...]]:
+        # Pickle and copy by the constructor: a compiled class has no __dict__ to restore.
+        return type(self), self._values()
+
     def __repr__(self) -> str:
         fields = ", ".join(f"{name}={value!r}" for name, value in zip(self.FIELDS, self._values(), strict=True))
         return f"{type(self).__name__}({fields})"

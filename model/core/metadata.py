@@ -39,6 +39,9 @@ class TopicPartition:
     def __le__(self, other: TopicPartition) -> bool:
         return (self.topic, self.partition) <= (other.topic, other.partition)
 
+    def __reduce__(self) -> tuple[type[TopicPartition], tuple[str, int]]:
+        return TopicPartition, (self.topic, self.partition)  # pickle and copy by the constructor (compiled too)
+
     def __repr__(self) -> str:
         return f"TopicPartition(topic={self.topic!r}, partition={self.partition!r})"
 

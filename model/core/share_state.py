@@ -73,6 +73,9 @@ class SharePartitionKey:
     def __le__(self, other: SharePartitionKey) -> bool:
         return self._key() <= other._key()
 
+    def __reduce__(self) -> tuple[type[SharePartitionKey], tuple[str, str, int]]:
+        return SharePartitionKey, self._key()  # pickle and copy by the constructor (compiled too)
+
     def __repr__(self) -> str:
         return (f"SharePartitionKey(group_id={self.group_id!r}, topic_id={self.topic_id!r}, "
                 f"partition={self.partition!r})")

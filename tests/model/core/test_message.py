@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import copy
 import importlib
 import inspect
+import pickle
 import pkgutil
 
 import pytest
@@ -11,8 +13,10 @@ import pytest
 import model
 from model.core.errors import Errors
 from model.core.message import Message
+from model.core.metadata import TopicPartition
 from model.core.produce_fetch import ProduceRequest, ProduceResponse
 from model.core.share_fetch import ShareFetchResponse
+from model.core.share_state import SharePartitionKey
 
 
 def _messages() -> list[type[Message]]:
@@ -45,3 +49,16 @@ def test_equality_hash_and_repr_are_by_value() -> None:
     assert a != ProduceResponse("t", 0)  # another type is never equal, even on shared fields
     assert repr(ProduceResponse("t", 1, Errors.NONE, 5)) == (
         "ProduceResponse(topic='t', partition=1, error_code=<Errors.NONE: 0>, base_offset=5, leader_epoch=-1)")
+
+
+@pytest.mark.parametrize("value", [
+    ProduceRequest("t", 0, 3, producer_id=7, keys=(1, 2, 3)),
+    ShareFetchResponse(Errors.NONE, None, ()),
+    TopicPartition("t", 2),
+    SharePartitionKey("g", "t-id", 1),
+], ids=lambda value: type(value).__name__)
+def test_pickle_and_copy_keep_the_value(value: object) -> None:
+    # By the constructor (__reduce__): a compiled class has no __dict__ for pickle to restore.
+    assert pickle.loads(pickle.dumps(value)) == value
+    assert copy.deepcopy(value) == value and copy.copy(value) == value
+
