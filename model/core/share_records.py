@@ -19,7 +19,9 @@ share-partition lands on the same ``__share_group_state`` partition (SC-1).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Final
 
+from model.core.message import Message
 from model.core.share_state import SharePartitionKey, StateBatch
 
 
@@ -33,13 +35,17 @@ class ShareSnapshot:
     state_batches: tuple[StateBatch, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class ShareUpdate:
-    key: SharePartitionKey
-    snapshot_epoch: int
-    leader_epoch: int
-    start_offset: int  # -1: the start offset is not being updated
-    state_batches: tuple[StateBatch, ...]
+class ShareUpdate(Message):
+    FIELDS = ("key", "snapshot_epoch", "leader_epoch", "start_offset", "state_batches")
+    __slots__ = FIELDS
+
+    def __init__(self, key: SharePartitionKey, snapshot_epoch: int, leader_epoch: int, start_offset: int,
+                 state_batches: tuple[StateBatch, ...]) -> None:
+        self.key: Final = key
+        self.snapshot_epoch: Final = snapshot_epoch
+        self.leader_epoch: Final = leader_epoch
+        self.start_offset: Final = start_offset  # -1: the start offset is not being updated
+        self.state_batches: Final = state_batches
 
 
 @dataclass(frozen=True, slots=True)

@@ -84,14 +84,17 @@ class SharePartitionKey:
         return f"{self.group_id}:{self.topic_id}:{self.partition}"
 
 
-@dataclass(frozen=True, slots=True)
-class StateBatch:
+class StateBatch(Message):
     """A persisted range of offsets sharing one delivery state and count."""
 
-    first_offset: int
-    last_offset: int
-    delivery_state: RecordState
-    delivery_count: int
+    FIELDS = ("first_offset", "last_offset", "delivery_state", "delivery_count")
+    __slots__ = FIELDS
+
+    def __init__(self, first_offset: int, last_offset: int, delivery_state: RecordState, delivery_count: int) -> None:
+        self.first_offset: Final = first_offset
+        self.last_offset: Final = last_offset
+        self.delivery_state: Final = delivery_state
+        self.delivery_count: Final = delivery_count
 
 
 # A start offset of -1 means "not being written" (write) or "not yet known" (read, SP-10).

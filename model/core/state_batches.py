@@ -27,7 +27,6 @@ import bisect
 import heapq
 import itertools
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
 
 from model.core.share_state import UNKNOWN_OFFSET, StateBatch
 
@@ -46,7 +45,7 @@ def clip_state_batches(batches: Iterable[StateBatch], start_offset: int) -> list
         if batch.last_offset < start_offset:
             continue
         if batch.first_offset < start_offset:
-            batch = replace(batch, first_offset=start_offset)
+            batch = StateBatch(start_offset, batch.last_offset, batch.delivery_state, batch.delivery_count)
         clipped.append(batch)
     return clipped
 
@@ -89,7 +88,8 @@ def _clip_canonical(batches: Sequence[StateBatch], start_offset: int) -> list[St
     first_kept = bisect.bisect_left(batches, start_offset, key=_last_offset)
     clipped = list(batches[first_kept:])
     if clipped and clipped[0].first_offset < start_offset:
-        clipped[0] = replace(clipped[0], first_offset=start_offset)
+        head = clipped[0]
+        clipped[0] = StateBatch(start_offset, head.last_offset, head.delivery_state, head.delivery_count)
     return clipped
 
 
@@ -142,7 +142,7 @@ def _sweep(batches: list[StateBatch]) -> list[StateBatch]:
             and last.delivery_state == winner.delivery_state
             and last.delivery_count == winner.delivery_count
         ):
-            result[-1] = replace(last, last_offset=high - 1)
+            result[-1] = StateBatch(last.first_offset, high - 1, last.delivery_state, last.delivery_count)
         else:
             result.append(StateBatch(low, high - 1, winner.delivery_state, winner.delivery_count))
     return result
