@@ -26,7 +26,10 @@ Simulate = Callable[[RunTask], Any]  # RunTask -> RunResult
 
 
 def simulate(task: RunTask, trace_path: Path | None = None) -> Any:
-    """The run of ``task`` (``model.sim.runner.run``; a mutant only when one is named)."""
+    """The run of ``task`` (``model.sim.runner.run``; a mutant only when one is named).
+
+    The entry point of the campaign workers, so it also tunes this process's cyclic garbage
+    collector for many runs in a row (``_collect`` below): a caller of its own inherits that."""
     from model.sim.runner import run
 
     options: dict[str, Any] = {"trace_path": trace_path}
