@@ -30,8 +30,9 @@ class Monitors(Observer):
     def __init__(self, monitors: Sequence[Monitor], sink: ViolationSink) -> None:
         self.monitors = tuple(monitors)
         self.sink = sink
+        overrides = [(m, _overridden(type(m))) for m in self.monitors]
         for hook in _HOOKS:
-            targets = tuple(getattr(m, hook) for m in self.monitors if hook in _overridden(type(m)))
+            targets = tuple(getattr(m, hook) for m, hooks in overrides if hook in hooks)
             if not targets:
                 setattr(self, hook, getattr(Observer, hook).__get__(self))
             else:

@@ -53,4 +53,3 @@ class FanOut:
     def __call__(self, *args: Any, **kwargs: Any) -> None:
         for call in self.calls:
             call(*args, **kwargs)
-

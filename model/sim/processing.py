@@ -23,7 +23,7 @@ class BatchProcessing:
     the first starting at ``start_ms``, each taking its draw plus ``extra_ms``. One timer calls
     ``fn(*args)`` when the last record is done; it is set here and moved by ``retime``."""
 
-    __slots__ = ("_args", "_call_later", "_fn", "durations", "extra_ms", "index", "start_ms", "timer")
+    __slots__ = ("durations", "extra_ms", "index", "start_ms", "timer")
 
     def __init__(self, durations: list[int], now_ms: int, extra_ms: int, call_later: CallLater,
                  fn: Callable[..., object], *args: Any) -> None:
@@ -31,7 +31,6 @@ class BatchProcessing:
         self.index = 0
         self.start_ms = now_ms
         self.extra_ms = extra_ms
-        self._call_later, self._fn, self._args = call_later, fn, args
         self.timer: Timer = call_later(self.end_ms() - now_ms, fn, *args)
 
     def end_ms(self) -> int:
@@ -55,5 +54,4 @@ class BatchProcessing:
         self.index = index + 1
         self.start_ms = start + durations[index] + extra
         self.extra_ms = extra_ms
-        self.timer.cancel()
-        self.timer = self._call_later(self.end_ms() - now_ms, self._fn, *self._args)
+        self.timer.reschedule(self.end_ms() - now_ms)  # its callback, a fresh insertion sequence

@@ -89,6 +89,8 @@ def default_batch_runs(spark: SparkSession, workload: Workload, simulate_fn: Sim
     here in the driver (a swarm run takes milliseconds, a 20 000-record run most of a second). Which
     batch a run falls in changes nothing in its row; ``--resume`` works with any batch size."""
     cores = spark.sparkContext.defaultParallelism
+    if workload.runs == 0:
+        return cores
     probe = min(workload.runs, 1 + _PROBE_RUNS)
     run_row(workload, 0, simulate_fn)
     started = time.perf_counter()

@@ -136,14 +136,20 @@ def test_an_uncommitted_bump_undone_is_not_a_step_back() -> None:
     assert _ids(sink) == ["group-epoch-order"] and sink.violations[0].state["previous_group_epoch"] == 4
 
 
-def test_a_deletion_that_never_committed_keeps_the_committed_epochs() -> None:
+def _deleted_in_memory(group_epoch: int, assignment_epoch: int) -> tuple[ViolationSink, GroupEpochMonitor, _Shard]:
+    """Group "g" with these epochs committed, then deleted in the shard's memory (its tombstone not committed)."""
     sink = ViolationSink(1)
     monitor, shard = GroupEpochMonitor(sink), _Shard()
-    shard.share.groups["g"] = ShareGroup("g", group_epoch=5, assignment_epoch=5)
+    shard.share.groups["g"] = ShareGroup("g", group_epoch=group_epoch, assignment_epoch=assignment_epoch)
     _step(monitor, shard)
-    _commit(monitor, *_epochs(5, 5))
+    _commit(monitor, *_epochs(group_epoch, assignment_epoch))
     del shard.share.groups["g"]
-    _step(monitor, shard, group_id=None)  # deleted in memory; the tombstone's write fails
+    _step(monitor, shard, group_id=None)
+    return sink, monitor, shard
+
+
+def test_a_deletion_that_never_committed_keeps_the_committed_epochs() -> None:
+    sink, monitor, shard = _deleted_in_memory(5, 5)  # the tombstone's write fails
     shard = _Shard()  # the host rebuilds its shard from the log (a new object, as GroupCoordinatorHost does)
     shard.share.groups["g"] = ShareGroup("g", group_epoch=2, assignment_epoch=2)
     _step(monitor, shard, group_id=None)
@@ -249,13 +255,7 @@ def test_one_heartbeat_response_assigns_and_revokes() -> None:
 def test_a_group_created_afresh_on_a_deletion_still_replicating() -> None:
     # swarm_wide seed 6440920623302742870: DeleteGroups tombstones "readers" (committed at 4 / 2); a member
     # rejoins 2 ms later and the same shard creates the group afresh at 1 / 1 before the tombstone commits.
-    sink = ViolationSink(1)
-    monitor, shard = GroupEpochMonitor(sink), _Shard()
-    shard.share.groups["g"] = ShareGroup("g", group_epoch=4, assignment_epoch=2)
-    _step(monitor, shard)
-    _commit(monitor, *_epochs(4, 2))
-    del shard.share.groups["g"]
-    _step(monitor, shard, group_id=None)  # deleted in memory; the tombstone is appended, not yet committed
+    sink, monitor, shard = _deleted_in_memory(4, 2)  # the tombstone is appended, not yet committed
     shard.share.groups["g"] = ShareGroup("g", group_epoch=1, assignment_epoch=1)
     _step(monitor, shard)  # a new life on top of the tombstone
     assert sink.violations == []
