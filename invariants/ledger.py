@@ -24,10 +24,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Final, NamedTuple
+from typing import TYPE_CHECKING, Final
 
 from invariants.intervals import IntervalSet, RangeMap
 from invariants.sink import Monitor, ViolationSink
+from model.core.message import Message
 from model.core.share_state import UNKNOWN_OFFSET, AcknowledgeType, RecordState, SharePartitionKey
 
 if TYPE_CHECKING:
@@ -66,11 +67,15 @@ def terminal_runs(batch: AcknowledgementBatch) -> Iterator[tuple[int, int]]:
         yield start, batch.first_offset + len(types) - 1
 
 
-class Delivery(NamedTuple):
-    member_id: str
-    delivery_count: int
-    leader_epoch: int
-    time_ms: int
+class Delivery(Message):
+    FIELDS = ("member_id", "delivery_count", "leader_epoch", "time_ms")
+    __slots__ = FIELDS
+
+    def __init__(self, member_id: str, delivery_count: int, leader_epoch: int, time_ms: int) -> None:
+        self.member_id: Final = member_id
+        self.delivery_count: Final = delivery_count
+        self.leader_epoch: Final = leader_epoch
+        self.time_ms: Final = time_ms
 
 
 @dataclass
@@ -187,8 +192,9 @@ class Ledger(Monitor):
         deliveries = self.deliveries.get(key)
         if deliveries is None:
             deliveries = self.deliveries[key] = RangeMap()
-        for first, last, count in acquired:
-            deliveries.assign(first, last, Delivery(member_id, count, leader_epoch, now_ms))
+        for a in acquired:
+            delivery = Delivery(member_id, a.delivery_count, leader_epoch, now_ms)
+            deliveries.assign(a.first_offset, a.last_offset, delivery)
 
     def on_ack_confirmed(self, key: SharePartitionKey, member_id: str, batches: tuple[AcknowledgementBatch, ...],
                          now_ms: int) -> None:

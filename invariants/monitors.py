@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Final, NamedTuple
+from typing import TYPE_CHECKING, Final
 
 from invariants.coordinator_checks import (
     ReplayEqualMonitor,
@@ -58,6 +58,7 @@ from invariants.share_checks import (
 )
 from invariants.sink import Monitor, ViolationSink
 from invariants.violation import Violation
+from model.core.message import Message
 from model.core.share_state import UNKNOWN_OFFSET, RecordState, SharePartitionKey
 
 if TYPE_CHECKING:
@@ -223,7 +224,7 @@ class DeliveryLimitMonitor(Monitor):
                 self._tenure[key] = leader_epoch
         at_limit = self._at_limit.get(key)
         for record in acquired:
-            first, last, count = record
+            first, last, count = record.first_offset, record.last_offset, record.delivery_count
             if count > limit:
                 self.sink.report("delivery-count-limit", now_ms, event=f"acquire {member_id}",
                                  message=f"{key}: offsets {first}-{last} delivered to {member_id} with "
@@ -345,10 +346,14 @@ class NoRedeliveryMonitor(Monitor):
 # -- E-3 ----------------------------------------------------------------------------------------
 
 
-class _Holder(NamedTuple):
-    member_id: str
-    lock_deadline_ms: int
-    leader_epoch: int
+class _Holder(Message):
+    FIELDS = ("member_id", "lock_deadline_ms", "leader_epoch")
+    __slots__ = FIELDS
+
+    def __init__(self, member_id: str, lock_deadline_ms: int, leader_epoch: int) -> None:
+        self.member_id: Final = member_id
+        self.lock_deadline_ms: Final = lock_deadline_ms
+        self.leader_epoch: Final = leader_epoch
 
 
 class ExclusiveAcquisitionMonitor(Monitor):

@@ -39,7 +39,8 @@ if TYPE_CHECKING:
 
 def _first_acquired_in(offsets: IntervalSet, acquired: list[AcquiredRecords]) -> tuple[int, int, int] | None:
     """The first acquired sub-range that lies in ``offsets``, with its delivery count."""
-    for first, last, count in acquired:
+    for a in acquired:
+        first, last, count = a.first_offset, a.last_offset, a.delivery_count
         hit = offsets.first_overlap(first, last)
         if hit is not None:
             return hit[0], hit[1], count
@@ -113,7 +114,8 @@ class DurableCountMonitor(LedgerMonitor):
         durable = self.ledger.durable.get(key)
         if durable is None or not len(durable.counts):
             return
-        for first, last, count in acquired:
+        for a in acquired:
+            first, last, count = a.first_offset, a.last_offset, a.delivery_count
             for lo, hi, stored in durable.counts.overlapping(first, last):
                 if count <= stored:
                     self.sink.report("counts-not-below-durable", now_ms, event=f"acquire {member_id}",

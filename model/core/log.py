@@ -26,7 +26,9 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import IntEnum
-from typing import NamedTuple
+from typing import Final
+
+from model.core.message import Message
 
 
 class SpanKind(IntEnum):
@@ -36,12 +38,16 @@ class SpanKind(IntEnum):
     ABORTED = 3  # a record of an aborted transaction; only reported for read_committed (SP-13)
 
 
-class LogSpan(NamedTuple):
+class LogSpan(Message):
     """Offsets ``first..last`` (inclusive) that are all of one kind."""
 
-    first: int
-    last: int
-    kind: SpanKind
+    FIELDS = ("first", "last", "kind")
+    __slots__ = FIELDS
+
+    def __init__(self, first: int, last: int, kind: SpanKind) -> None:
+        self.first: Final = first
+        self.last: Final = last
+        self.kind: Final = kind
 
     @property
     def deliverable(self) -> bool:

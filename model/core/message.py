@@ -13,7 +13,9 @@ checks the two agree).
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
+
+_M = TypeVar("_M", bound="Message")
 
 
 class Message:
@@ -31,6 +33,12 @@ class Message:
 
     def __hash__(self) -> int:
         return hash(self._values())
+
+    def replace(self: _M, **changes: Any) -> _M:
+        """A copy with ``changes`` (``dataclasses.replace`` for these classes)."""
+        values = dict(zip(self.FIELDS, self._values(), strict=True))
+        values.update(changes)
+        return type(self)(**values)
 
     def __reduce__(self) -> tuple[type[Message], tuple[Any, ...]]:
         # Pickle and copy by the constructor: a compiled class has no __dict__ to restore.

@@ -67,10 +67,11 @@ reference unless noted):
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from typing import Final
 
 from model import mutants as _mutants
 from model.core.errors import Errors
+from model.core.message import Message
 from model.core.share_records import ShareSnapshot, ShareStateRecord, ShareTombstone, ShareUpdate
 from model.core.share_state import (
     PERSISTED_STATES,
@@ -118,16 +119,21 @@ def share_state_partition(key: SharePartitionKey, num_partitions: int = DEFAULT_
     return (0 if h == -(1 << 31) else abs(h)) % num_partitions
 
 
-@dataclass(frozen=True, slots=True)
-class ShareGroupState:
-    """The durable state of one share-partition as the coordinator holds it."""
+class ShareGroupState(Message):
+    """The durable state of one share-partition as the coordinator holds it (one per write applied)."""
 
-    state_epoch: int
-    leader_epoch: int
-    snapshot_epoch: int
-    start_offset: int
-    state_batches: tuple[StateBatch, ...]
-    updates_since_snapshot: int
+    FIELDS = ("state_epoch", "leader_epoch", "snapshot_epoch", "start_offset", "state_batches",
+              "updates_since_snapshot")
+    __slots__ = FIELDS
+
+    def __init__(self, state_epoch: int, leader_epoch: int, snapshot_epoch: int, start_offset: int,
+                 state_batches: tuple[StateBatch, ...], updates_since_snapshot: int) -> None:
+        self.state_epoch: Final = state_epoch
+        self.leader_epoch: Final = leader_epoch
+        self.snapshot_epoch: Final = snapshot_epoch
+        self.start_offset: Final = start_offset
+        self.state_batches: Final = state_batches
+        self.updates_since_snapshot: Final = updates_since_snapshot
 
 
 class ShareCoordinatorShard:

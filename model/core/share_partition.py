@@ -37,7 +37,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import Final, NamedTuple
+from typing import Final
 
 from model import mutants as _mutants
 from model.core.config import BrokerConfig, GroupConfig, effective_lock_duration_ms
@@ -76,27 +76,43 @@ _ACK_TARGET = {
 # -- what goes in and out --------------------------------------------------------------------
 
 
-class AcquiredRecords(NamedTuple):
+# Plain compiled classes, not NamedTuples: built on every fetch and acknowledgement, and a
+# NamedTuple's __new__ is an interpreted lambda even in the compiled build (model/core/message.py).
+
+
+class AcquiredRecords(Message):
     """ShareFetchResponse AcquiredRecords: offsets acquired together with their delivery count."""
 
-    first_offset: int
-    last_offset: int
-    delivery_count: int
+    FIELDS = ("first_offset", "last_offset", "delivery_count")
+    __slots__ = FIELDS
+
+    def __init__(self, first_offset: int, last_offset: int, delivery_count: int) -> None:
+        self.first_offset: Final = first_offset
+        self.last_offset: Final = last_offset
+        self.delivery_count: Final = delivery_count
 
 
-class AcknowledgementBatch(NamedTuple):
+class AcknowledgementBatch(Message):
     """ShareFetch/ShareAcknowledge AcknowledgementBatch: one type for the range or one per offset."""
 
-    first_offset: int
-    last_offset: int
-    acknowledge_types: tuple[int, ...]
+    FIELDS = ("first_offset", "last_offset", "acknowledge_types")
+    __slots__ = FIELDS
+
+    def __init__(self, first_offset: int, last_offset: int, acknowledge_types: tuple[int, ...]) -> None:
+        self.first_offset: Final = first_offset
+        self.last_offset: Final = last_offset
+        self.acknowledge_types: Final = acknowledge_types
 
 
-class OffsetState(NamedTuple):
-    state: RecordState
-    delivery_count: int
-    owner: str | None
-    in_transition: bool
+class OffsetState(Message):
+    FIELDS = ("state", "delivery_count", "owner", "in_transition")
+    __slots__ = FIELDS
+
+    def __init__(self, state: RecordState, delivery_count: int, owner: str | None, in_transition: bool) -> None:
+        self.state: Final = state
+        self.delivery_count: Final = delivery_count
+        self.owner: Final = owner
+        self.in_transition: Final = in_transition
 
 
 @dataclass(frozen=True, slots=True)

@@ -44,7 +44,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final, NamedTuple
+from typing import Any, Final
 
 from model.core.config import BrokerConfig, GroupConfig
 from model.core.errors import Errors
@@ -96,13 +96,16 @@ class BrokerSettings:
     fetch_max_wait_ms: int = 500  # a plain Fetch with nothing to return waits this long
 
 
-class _Request(NamedTuple):
+class _Request:
     """A request this broker sent and waits on."""
 
-    dst: str
-    sent_ms: int
-    callback: StateCallback
-    timer: Timer
+    __slots__ = ("callback", "dst", "sent_ms", "timer")
+
+    def __init__(self, dst: str, sent_ms: int, callback: StateCallback, timer: Timer) -> None:
+        self.dst = dst
+        self.sent_ms = sent_ms
+        self.callback = callback
+        self.timer = timer
 
 
 class _ParkedFetch:

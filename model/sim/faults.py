@@ -31,7 +31,7 @@ from typing import Any, Final, NamedTuple
 from mypy_extensions import mypyc_attr
 
 from model.sim.network import MessageFilter, Network
-from model.sim.rng import Distribution, DistributionError, RandomStreams, derive_seed
+from model.sim.rng import Distribution, DistributionError, RandomStreams, derive_seed, exponential_draw
 from model.sim.timers import Scheduler, Timer
 from model.sim.trace import Trace
 
@@ -494,7 +494,7 @@ def swarm_plan(
         mean_gap_ms = 60_000.0 / per_minute
         at = 0.0
         for _ in range(_SWARM_MAX_PER_KIND):
-            at += rng.expovariate(1.0 / mean_gap_ms)
+            at += exponential_draw(rng, 1.0 / mean_gap_ms)
             if at >= duration_ms:
                 break
             events.append(_swarm_event(kind, int(at), rng, targets))

@@ -57,6 +57,7 @@ from typing import Any, Final, NamedTuple
 
 import networkx as nx
 
+from model.core.message import Message as Value
 from model.sim.rng import Distribution, RandomStreams, Sampler
 from model.sim.timers import Scheduler
 from model.sim.trace import Trace
@@ -69,16 +70,29 @@ partitioned at send; random loss; the connection was reset (partition or crash)
 while in flight; nobody is registered at the destination."""
 
 
-class Message(NamedTuple):
-    """One message on the wire. ``payload`` is whatever the actors exchange."""
+class Message(Value):
+    """One message on the wire. ``payload`` is whatever the actors exchange.
 
-    msg_id: int
-    src: str
-    dst: str
-    kind: str
-    payload: Any
-    sent_ms: int
-    duplicate: bool = False
+    A compiled plain class, not a NamedTuple: one is built per message sent, and a
+    NamedTuple's ``__new__`` is an interpreted lambda (``model/core/message.py``).
+    """
+
+    FIELDS = ("msg_id", "src", "dst", "kind", "payload", "sent_ms", "duplicate")
+    __slots__ = FIELDS
+
+    def __init__(self, msg_id: int, src: str, dst: str, kind: str, payload: Any, sent_ms: int,
+                 duplicate: bool = False) -> None:
+        self.msg_id: Final = msg_id
+        self.src: Final = src
+        self.dst: Final = dst
+        self.kind: Final = kind
+        self.payload: Final = payload
+        self.sent_ms: Final = sent_ms
+        self.duplicate: Final = duplicate
+
+    def duplicated(self) -> Message:
+        """The copy a duplicating link delivers a second time."""
+        return Message(self.msg_id, self.src, self.dst, self.kind, self.payload, self.sent_ms, True)
 
 
 Handler = Callable[[Message], object]
@@ -291,7 +305,7 @@ class Network:
             if again > link.last_due:
                 link.last_due = again
             self._duplicated[kind] = self._duplicated.get(kind, 0) + 1
-            self._scheduler.post_at(again, self._deliver, message._replace(duplicate=True), link, link.epoch)
+            self._scheduler.post_at(again, self._deliver, message.duplicated(), link, link.epoch)
         return message
 
     def _faults_changed(self) -> None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final, NamedTuple
+from typing import TYPE_CHECKING, Any, Final
 
 from mypy_extensions import mypyc_attr
 
@@ -38,9 +38,13 @@ SHARE_STATE_TOPIC: Final = "__share_group_state"
 CONSUMER_OFFSETS_TOPIC: Final = "__consumer_offsets"
 
 
-class Envelope(NamedTuple):
-    correlation_id: int
-    body: Any  # a request or response dataclass from model.core
+class Envelope(Message):
+    FIELDS = ("correlation_id", "body")
+    __slots__ = FIELDS
+
+    def __init__(self, correlation_id: int, body: Any) -> None:
+        self.correlation_id: Final = correlation_id
+        self.body: Final = body  # a request or response from model.core
 
 
 @functools.lru_cache(maxsize=1024)

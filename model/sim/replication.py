@@ -31,10 +31,11 @@ from __future__ import annotations
 from array import array
 from collections import deque
 from collections.abc import Callable, Sequence
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 from model.core.errors import Errors
 from model.core.log import LogError, PartitionLog
+from model.core.message import Message
 from model.core.produce_fetch import UNKNOWN_PRODUCE_TIME
 from model.sim.rng import Distribution, RandomStreams
 from model.sim.timers import Scheduler
@@ -46,10 +47,15 @@ CommitCallback = Callable[[Errors, int], None]
 Reachable = Callable[[int, int], bool]
 
 
-class _Pending(NamedTuple):
-    due_ms: int
-    records: Sequence[object]
-    on_done: CommitCallback
+class _Pending:
+    """An append waiting for replication; ``after_pending`` may chain onto ``on_done``."""
+
+    __slots__ = ("due_ms", "on_done", "records")
+
+    def __init__(self, due_ms: int, records: Sequence[object], on_done: CommitCallback) -> None:
+        self.due_ms = due_ms
+        self.records = records
+        self.on_done = on_done
 
 
 class ReplicatedLog:
@@ -139,7 +145,7 @@ class ReplicatedLog:
             done(error, offset)
             callback(error)
 
-        pending[-1] = last._replace(on_done=then)
+        last.on_done = then
 
     def delete_records(self, offset: int) -> list[object]:
         """``deleteRecords``: move the log start offset to ``offset`` (within the committed records)
@@ -216,13 +222,20 @@ class ReplicatedLog:
 # -- data partitions --------------------------------------------------------------------------
 
 
-class ProduceBatch(NamedTuple):
-    records: int
-    producer_id: int | None
-    transactional: bool
-    produce_time_ms: int
-    base_sequence: int = -1  # -1: not idempotent
-    keys: tuple[int, ...] = ()  # one key per record; (): unkeyed
+class ProduceBatch(Message):
+    """A producer's batch as the data log stores it (one per Produce: a plain compiled class)."""
+
+    FIELDS = ("records", "producer_id", "transactional", "produce_time_ms", "base_sequence", "keys")
+    __slots__ = FIELDS
+
+    def __init__(self, records: int, producer_id: int | None, transactional: bool, produce_time_ms: int,
+                 base_sequence: int = -1, keys: tuple[int, ...] = ()) -> None:
+        self.records: Final = records
+        self.producer_id: Final = producer_id
+        self.transactional: Final = transactional
+        self.produce_time_ms: Final = produce_time_ms
+        self.base_sequence: Final = base_sequence  # -1: not idempotent
+        self.keys: Final = keys  # one key per record; (): unkeyed
 
 
 class TxnMarker(NamedTuple):

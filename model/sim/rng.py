@@ -233,6 +233,39 @@ class Distribution:
         return out
 
 
+# -- draws ---------------------------------------------------------------------
+#
+# ``random.Random``'s normal and exponential draws are pure Python (random.py), so they stay
+# interpreted in the compiled build, where they were a few percent of a run. These are the same
+# algorithms written out with the same floating-point operations in the same order: they consume
+# the same ``random()`` values and return the same floats (tests/model/sim/test_rng.py checks
+# them against ``random.Random``), and pin the draws should a later Python change its own.
+
+_NV_MAGICCONST: Final = 4 * math.exp(-0.5) / math.sqrt(2.0)
+
+
+def normal_draw(rng: random.Random, mu: float, sigma: float) -> float:
+    """``rng.normalvariate(mu, sigma)``: Kinderman and Monahan's ratio of uniforms."""
+    uniform = rng.random
+    while True:
+        u1 = uniform()
+        u2 = 1.0 - uniform()
+        z = _NV_MAGICCONST * (u1 - 0.5) / u2
+        zz = z * z / 4.0
+        if zz <= -math.log(u2):
+            return mu + z * sigma
+
+
+def lognormal_draw(rng: random.Random, mu: float, sigma: float) -> float:
+    """``rng.lognormvariate(mu, sigma)``."""
+    return math.exp(normal_draw(rng, mu, sigma))
+
+
+def exponential_draw(rng: random.Random, rate: float) -> float:
+    """``rng.expovariate(rate)``."""
+    return -math.log(1.0 - rng.random()) / rate
+
+
 def _sampler(dist: Distribution) -> Sampler:
     # Module level, not methods: mypyc cannot compile a closure in a method of an interpreted class.
     raw = _raw_sampler(dist)
@@ -263,10 +296,10 @@ def _raw_sampler(dist: Distribution) -> Sampler:
         return lambda rng: low + int(rng.random() * span)
     if kind == "exponential":
         rate = 1.0 / dist.mean_ms
-        return lambda rng: _round_ms(rng.expovariate(rate))
+        return lambda rng: _round_ms(exponential_draw(rng, rate))
     if kind == "lognormal":
         mu, sigma = math.log(dist.median_ms), dist.sigma
-        return lambda rng: _round_ms(rng.lognormvariate(mu, sigma))
+        return lambda rng: _round_ms(lognormal_draw(rng, mu, sigma))
     assert dist.base is not None and dist.extra is not None  # checked in __post_init__
     base, extra, probability = dist.base.sampler(), dist.extra.sampler(), dist.probability
 

@@ -125,12 +125,14 @@ class ShareConsumerSettings:
             raise ValueError("max_poll_records must be >= 1")
 
 
-@dataclass
 class _PendingAck:
     """One acknowledgement run, with what to count when the leader confirms it."""
 
-    batch: AcknowledgementBatch
-    latencies: tuple[int, ...] = ()  # accepted records with a known produce time
+    __slots__ = ("batch", "latencies")
+
+    def __init__(self, batch: AcknowledgementBatch, latencies: tuple[int, ...] = ()) -> None:
+        self.batch = batch
+        self.latencies = latencies  # accepted records with a known produce time
 
     @property
     def count(self) -> int:

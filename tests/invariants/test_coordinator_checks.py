@@ -3,8 +3,6 @@ each fires with exactly its catalogue id on a bad step and stays quiet on the go
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from invariants.coordinator_checks import (
     ReplayEqualMonitor,
     SnapshotLimitMonitor,
@@ -89,10 +87,10 @@ def test_only_initialize_sets_the_state_epoch_and_only_read_the_leader_epoch() -
     assert sink.violations == []
     assert previous is not None
     # The write's stored state as if the write had raised the leader epoch, or the state epoch.
-    monitor.on_share_state_handled(shard, write, replace(previous, leader_epoch=2), 3)
-    monitor.on_share_state_handled(shard, write, replace(previous, state_epoch=1), 4)
+    monitor.on_share_state_handled(shard, write, previous.replace(leader_epoch=2), 3)
+    monitor.on_share_state_handled(shard, write, previous.replace(state_epoch=1), 4)
     # An initialize that dropped the stored leader epoch (to -1).
-    monitor.on_share_state_handled(shard, reinit, replace(previous, leader_epoch=5), 5)
+    monitor.on_share_state_handled(shard, reinit, previous.replace(leader_epoch=5), 5)
     assert _ids(sink) == ["stored-epoch-sources"] * 3
     assert [v.event for v in sink.violations] == ["WriteShareGroupState", "WriteShareGroupState",
                                                   "InitializeShareGroupState"]
@@ -122,7 +120,7 @@ def test_updates_since_the_snapshot_above_the_limit() -> None:
     assert sink.violations == []
     state = shard.state(KEY)
     assert state is not None
-    monitor.on_share_state_handled(_StubShard(replace(state, updates_since_snapshot=3), 2),  # type: ignore[arg-type]
+    monitor.on_share_state_handled(_StubShard(state.replace(updates_since_snapshot=3), 2),  # type: ignore[arg-type]
                                    _write(2), state, 10)
     assert _ids(sink) == ["snapshot-update-limit"]
     assert sink.violations[0].state["updates_since_snapshot"] == 3

@@ -51,6 +51,14 @@ def test_equality_hash_and_repr_are_by_value() -> None:
         "ProduceResponse(topic='t', partition=1, error_code=<Errors.NONE: 0>, base_offset=5, leader_epoch=-1)")
 
 
+def test_replace_copies_with_changes() -> None:
+    a = ProduceRequest("t", 0, 3, producer_id=7)
+    b = a.replace(records=5)
+    assert b == ProduceRequest("t", 0, 5, producer_id=7) and a == ProduceRequest("t", 0, 3, producer_id=7)
+    with pytest.raises(TypeError):
+        a.replace(no_such_field=1)
+
+
 @pytest.mark.parametrize("value", [
     ProduceRequest("t", 0, 3, producer_id=7, keys=(1, 2, 3)),
     ShareFetchResponse(Errors.NONE, None, ()),

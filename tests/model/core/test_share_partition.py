@@ -10,6 +10,7 @@ from model.core.log import PartitionLog
 from model.core.share_partition import (
     AcknowledgementBatch,
     AcquiredRecords,
+    OffsetState,
     PartitionStatus,
     PendingWrite,
     SharePartition,
@@ -80,7 +81,7 @@ def test_sp1_acquired_is_never_persisted_and_terminal_states_stay() -> None:
     assert ack(sp, "m1", 0, 9, ACCEPT, ACCEPT, RELEASE, REJECT, GAP, ACCEPT, ACCEPT, RELEASE, ACCEPT, ACCEPT) == 0
     writes = settle(sp)
     assert all(b.delivery_state != AQ for w in writes for b in w.request.state_batches)
-    assert sp.state_of(3) == (ARC, 1, None, False) and sp.state_of(2) == (AV, 1, None, False)
+    assert sp.state_of(3) == OffsetState(ARC, 1, None, False) and sp.state_of(2) == OffsetState(AV, 1, None, False)
     # Terminal records are never acquired again; only the AVAILABLE ones are.
     got = sp.acquire("m2", 10, 0)
     assert got == [AcquiredRecords(2, 2, 2), AcquiredRecords(7, 7, 2)]
@@ -93,7 +94,7 @@ def test_sp2_acquire_sets_owner_count_and_lock_and_writes_nothing() -> None:
     sp = make(10)
     assert sp.acquire("m1", 4, now_ms=1_000) == [AcquiredRecords(0, 3, 1)]
     assert sp.take_writes() == []
-    assert sp.state_of(0) == (AQ, 1, "m1", False)
+    assert sp.state_of(0) == OffsetState(AQ, 1, "m1", False)
     assert sp.next_lock_deadline_ms() == 1_000 + LOCK
     assert sp.speo == 4 and sp.acquired_count == 4
 
@@ -121,13 +122,13 @@ def test_sp3_each_type_moves_to_its_state_after_the_write(ack_type: int, state: 
     result = sp.acknowledge("m1", [AcknowledgementBatch(4, 4, (ack_type,))], 0)
     assert result.error_code == Errors.NONE and result.write_id is not None
     # In transition until the write is answered: still ACQUIRED in the observer's eyes.
-    assert sp.state_of(4) == (AQ, 1, "m1", True)
+    assert sp.state_of(4) == OffsetState(AQ, 1, "m1", True)
     [w] = sp.take_writes()
     assert w.write_id == result.write_id and w.reason is WriteReason.ACKNOWLEDGE and w.member_id == "m1"
     assert w.request.state_batches == (StateBatch(4, 4, state, 1),)
     done = sp.complete_write(w.write_id, OK, 0)
     assert (done.member_id, done.error_code) == ("m1", Errors.NONE)
-    assert sp.state_of(4) == (state, 1, None, False)
+    assert sp.state_of(4) == OffsetState(state, 1, None, False)
 
 
 def test_sp3_invalid_record_state_cases_change_nothing() -> None:
@@ -179,7 +180,7 @@ def test_sp3_malformed_requests_are_invalid_request(batches: list[Acknowledgemen
     sp.acquire("m1", 10, 0)
     result = sp.acknowledge("m1", batches, 0)
     assert result.error_code == Errors.INVALID_REQUEST and result.write_id is None
-    assert sp.take_writes() == [] and sp.state_of(0) == (AQ, 1, "m1", False)
+    assert sp.take_writes() == [] and sp.state_of(0) == OffsetState(AQ, 1, "m1", False)
 
 
 def test_sp3_per_offset_types_and_several_batches() -> None:
@@ -220,11 +221,11 @@ def test_sp4_lock_timeout_returns_records_to_available_durably() -> None:
     [w] = sp.take_writes()
     assert w.reason is WriteReason.LOCK_TIMEOUT
     assert w.request.state_batches == (StateBatch(0, 2, AV, 1),)
-    assert sp.state_of(0) == (AQ, 1, "m1", True)
+    assert sp.state_of(0) == OffsetState(AQ, 1, "m1", True)
     assert sp.next_lock_deadline_ms() == LOCK + 10  # the records in transition have no timer
     assert sp.acquire("m3", 3, LOCK) == [AcquiredRecords(6, 8, 1)]  # in transition: not acquirable
     sp.complete_write(write_id, OK, LOCK)
-    assert sp.state_of(0) == (AV, 1, None, False)
+    assert sp.state_of(0) == OffsetState(AV, 1, None, False)
     assert sp.acquire("m3", 3, LOCK) == [AcquiredRecords(0, 2, 2)]
 
 
@@ -385,9 +386,9 @@ def test_sp9_failed_lock_timeout_write_is_retried() -> None:
     [retry] = sp.take_writes()
     assert retry.write_id != first and retry.reason is WriteReason.LOCK_TIMEOUT
     assert retry.request.state_batches == w.request.state_batches
-    assert sp.state_of(0) == (AQ, 1, "m1", True)
+    assert sp.state_of(0) == OffsetState(AQ, 1, "m1", True)
     sp.complete_write(retry.write_id, OK, LOCK)
-    assert sp.state_of(0) == (AV, 1, None, False)
+    assert sp.state_of(0) == OffsetState(AV, 1, None, False)
 
 
 def test_complete_unknown_write_is_a_caller_bug() -> None:
@@ -556,9 +557,9 @@ def test_sp14_gaps_are_archived_durably_and_never_delivered() -> None:
     # batches are written (StartOffset -1) and a recovering leader skips 0-1.
     assert w.request.start_offset == UNKNOWN_OFFSET
     assert w.request.state_batches == (StateBatch(0, 1, ARC, 0), StateBatch(5, 5, ARC, 0))
-    assert sp.spso == 0 and sp.state_of(0) == (AV, 0, None, True)
+    assert sp.spso == 0 and sp.state_of(0) == OffsetState(AV, 0, None, True)
     sp.complete_write(w.write_id, OK, 0)
-    assert sp.spso == 2 and sp.state_of(5) == (ARC, 0, None, False)
+    assert sp.spso == 2 and sp.state_of(5) == OffsetState(ARC, 0, None, False)
 
 
 def test_sp14_record_compacted_while_in_flight_is_archived_when_next_fetched() -> None:

@@ -255,7 +255,7 @@ def test_step(step: int, replay: list[Observed]) -> None:
             continue
         expected_state, expected_count = records[offset]
         assert got is not None
-        state, count, owner, in_transition = got
+        state, count, owner, in_transition = got.state, got.delivery_count, got.owner, got.in_transition
         assert state == expected_state, (operation, offset)
         if expected_count is not None:
             assert count == expected_count, (operation, offset)

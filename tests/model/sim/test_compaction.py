@@ -135,7 +135,8 @@ class _Leaders(Monitor):
 
     def on_acquire(self, key: SharePartitionKey, member_id: str, acquired: list, leader_epoch: int,
                    now_ms: int) -> None:
-        for first, last, _ in acquired:
+        for a in acquired:
+            first, last = a.first_offset, a.last_offset
             self.delivered.setdefault(key, set()).update(range(first, last + 1))
 
     def on_write_accepted(self, request: WriteShareGroupStateRequest, now_ms: int) -> None:
