@@ -50,7 +50,7 @@ from model.core.errors import Errors
 from model.sim.network import Message, Network
 from model.sim.protocol import CONSUMER_OFFSETS_TOPIC, ClusterMetadata, Envelope, PartitionInfo
 from model.sim.timers import Scheduler, Timer
-from model.sim.trace import Trace
+from model.sim.trace import Trace, TraceKind
 
 MetadataSource = Callable[[], ClusterMetadata]
 
@@ -442,6 +442,11 @@ class Client:
     def record(self, kind: str, **fields: Any) -> None:
         if self.trace is not None:
             self.trace.record(self.scheduler.now_ms, self.name, kind, **fields)
+
+    def emit(self, kind: TraceKind, *values: Any) -> None:
+        """``record`` for a declared kind (``model.sim.trace``): the per-message events."""
+        if self.trace is not None:
+            self.trace.emit(kind, self.scheduler.now_ms, self.name, *values)
 
 
 class GroupConsumer(Client, ABC):

@@ -30,7 +30,7 @@ from __future__ import annotations
 import itertools
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from model import mutants as _mutants
 from model.core.errors import Errors
@@ -44,6 +44,7 @@ from model.sim.network import Message
 from model.sim.protocol import CONSUMER_OFFSETS_TOPIC, SHARE_STATE_TOPIC
 from model.sim.replication import ReplicatedLog
 from model.sim.timers import Timer
+from model.sim.trace import TraceKind
 
 if TYPE_CHECKING:
     from model.sim.broker import Broker
@@ -54,6 +55,10 @@ _APPEND_ERRORS = {
     Errors.NOT_ENOUGH_REPLICAS: Errors.COORDINATOR_NOT_AVAILABLE,
     Errors.NOT_LEADER_OR_FOLLOWER: Errors.NOT_COORDINATOR,
 }
+
+
+COORDINATOR_WRITE: Final = TraceKind(
+    "coordinator.write", ("batches", "key", "leader_epoch", "start_offset", "state_epoch"))
 
 
 def coordinator_error(error: Errors) -> Errors:
@@ -243,9 +248,8 @@ class ShareCoordinatorHost(_Host):
             now = broker.scheduler.now_ms
             broker.observer.on_write_accepted(body, now)
             if broker.trace is not None:
-                broker.trace.record(now, broker.node, "coordinator.write", batches=len(body.state_batches),
-                                    key=str(body.key), leader_epoch=body.leader_epoch,
-                                    start_offset=body.start_offset, state_epoch=body.state_epoch)
+                broker.trace.emit(COORDINATOR_WRITE, now, broker.node, len(body.state_batches), str(body.key),
+                                  body.leader_epoch, body.start_offset, body.state_epoch)
 
 
 # --- group coordinator (GC-*, CG-*) -----------------------------------------------------------

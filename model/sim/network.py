@@ -60,9 +60,12 @@ import networkx as nx
 from model.core.message import Message as Value
 from model.sim.rng import Distribution, RandomStreams, Sampler
 from model.sim.timers import Scheduler
-from model.sim.trace import Trace
+from model.sim.trace import Trace, TraceKind
 
 DEFAULT_LATENCY: Final = Distribution.constant(1)
+
+DELIVER: Final = TraceKind("deliver", ("dup", "id", "msg_kind", "src"))
+DROP: Final = TraceKind("drop", ("id", "msg_kind", "reason", "src"))
 
 DROP_REASONS: Final = ("down", "partition", "loss", "reset", "no_handler")
 """Why a message was dropped: an endpoint was down at send; the link was
@@ -344,30 +347,15 @@ class Network:
         delivered = self._delivered
         delivered[kind] = delivered.get(kind, 0) + 1
         if self._trace is not None:
-            self._trace.record(
-                self._scheduler._now,
-                message.dst,
-                "deliver",
-                dup=message.duplicate,
-                id=message.msg_id,
-                msg_kind=kind,
-                src=message.src,
-            )
+            self._trace.emit(DELIVER, self._scheduler._now, message.dst, message.duplicate, message.msg_id, kind,
+                             message.src)
         handler(message)
 
     def _drop(self, message: Message, reason: str) -> None:
         by_kind = self._dropped[reason]
         by_kind[message.kind] = by_kind.get(message.kind, 0) + 1
         if self._trace is not None:
-            self._trace.record(
-                self._scheduler._now,
-                message.dst,
-                "drop",
-                id=message.msg_id,
-                msg_kind=message.kind,
-                reason=reason,
-                src=message.src,
-            )
+            self._trace.emit(DROP, self._scheduler._now, message.dst, message.msg_id, message.kind, reason, message.src)
 
     # -- faults: nodes -------------------------------------------------------------
 

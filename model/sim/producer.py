@@ -30,6 +30,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 from functools import partial
+from typing import Final
 
 from model.core.errors import Errors
 from model.core.produce_fetch import EndTxnMarkerRequest, EndTxnMarkerResponse, ProduceRequest, ProduceResponse
@@ -37,7 +38,9 @@ from model.sim.client import RETRIABLE_ERRORS, STALE_METADATA_ERRORS, Client, Cl
 from model.sim.network import Network
 from model.sim.rng import RandomStreams, derive_seed
 from model.sim.timers import Scheduler
-from model.sim.trace import Trace
+from model.sim.trace import Trace, TraceKind
+
+PRODUCER_ACK: Final = TraceKind("producer.ack", ("offset", "partition", "records"))
 
 
 def key_partition(key: int, partitions: int) -> int:
@@ -270,7 +273,7 @@ class Producer(Client):
             txn.acknowledged += batch.records
         else:
             self.metrics.records_produced += batch.records
-        self.record("producer.ack", partition=batch.partition, records=batch.records, offset=response.base_offset)
+        self.emit(PRODUCER_ACK, response.base_offset, batch.partition, batch.records)
         self._send_ready()
         self._maybe_end_transaction()
 

@@ -43,6 +43,7 @@ import functools
 import random
 from collections import deque
 from dataclasses import dataclass, field
+from typing import Final
 
 from model.core.errors import Errors
 from model.core.group.share_member import REJOIN_ERRORS, MemberState, ShareMember
@@ -65,7 +66,7 @@ from model.sim.network import Network
 from model.sim.processing import BatchProcessing
 from model.sim.rng import Distribution, RandomStreams, derive_seed
 from model.sim.timers import Scheduler, Timer
-from model.sim.trace import Trace
+from model.sim.trace import Trace, TraceKind
 
 ACCEPT = int(AcknowledgeType.ACCEPT)
 RELEASE = int(AcknowledgeType.RELEASE)
@@ -74,6 +75,10 @@ REJECT = int(AcknowledgeType.REJECT)
 _POISON_SCALE = 1 << 64
 _MASK_64 = (1 << 64) - 1
 _GOLDEN_64 = 0x9E3779B97F4A7C15  # SplitMix64's increment: consecutive offsets land far apart
+
+
+CONSUMER_DELIVERED: Final = TraceKind("consumer.delivered", ("broker", "records"))
+CONSUMER_PROCESSED: Final = TraceKind("consumer.processed", ("broker", "current", "records"))
 
 
 def is_poison(seed: int, topic: str, partition: int, offset: int, poison_rate: float) -> bool:
@@ -399,7 +404,7 @@ class ShareConsumer(GroupConsumer):
             self.metrics.redeliveries += sum(
                 r.last_offset - r.first_offset + 1 for _, r, _ in records if r.delivery_count > 1
             )
-            self.record("consumer.delivered", broker=session.broker, records=delivered)
+            self.emit(CONSUMER_DELIVERED, session.broker, delivered)
             session.outstanding += 1
             self._queue.append(_Delivery(session, session.generation, records))
             self._process_next()
@@ -483,7 +488,7 @@ class ShareConsumer(GroupConsumer):
                 session.acks.setdefault(tp, []).extend(runs)
         else:
             self.metrics.ack_errors += count  # acquired in a session that has ended: released by the broker
-        self.record("consumer.processed", broker=session.broker, records=count, current=current)
+        self.emit(CONSUMER_PROCESSED, session.broker, current, count)
         if self.closing:
             self._close_sessions()
         elif self.settings.commit_sync and session.acks:

@@ -77,12 +77,14 @@ from model.core.share_state import (
 )
 from model.sim.network import Message
 from model.sim.timers import Timer
+from model.sim.trace import TraceKind
 
 if TYPE_CHECKING:
     from model.sim.broker import Broker
     from model.sim.protocol import ClusterMetadata
 
 # Answers the persister retries itself before the SharePartition hears of them.
+SHARE_ACQUIRE: Final = TraceKind("share.acquire", ("count", "first", "key", "member"))
 RETRIABLE: Final = frozenset((
     Errors.COORDINATOR_LOAD_IN_PROGRESS, Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR,
     Errors.NOT_ENOUGH_REPLICAS, Errors.REQUEST_TIMED_OUT, Errors.NOT_LEADER_OR_FOLLOWER,
@@ -280,8 +282,8 @@ class ShareLeaderHost:
                 observer.on_acquire(slot.key, call.member_id, acquired, slot.leader_epoch, now)
                 trace = self.broker.trace
                 if trace is not None:
-                    trace.record(now, self.broker.node, "share.acquire", count=n, first=acquired[0].first_offset,
-                                 key=slot.key_text, member=call.member_id)
+                    trace.emit(SHARE_ACQUIRE, now, self.broker.node, n, acquired[0].first_offset, slot.key_text,
+                               call.member_id)
             self._after(slot, now)
 
     # -- answering -----------------------------------------------------------------------------

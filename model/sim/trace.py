@@ -21,7 +21,14 @@ references, no interning: the bytes depend only on the values). The bytes of a
 batch are the concatenation of the bytes of its events, so the hash does not
 depend on where batches end, and reading ``trace_hash`` mid-run is harmless.
 
-Call sites that pass their fields in alphabetical order skip a per-event sort.
+The kinds recorded on every message (a delivery, a produce acknowledged, an
+acquisition...) are declared once as a ``TraceKind`` with their field names,
+and recorded with ``emit(kind, time_ms, node, *values)``: no keyword dict is
+built, and the event is hashed as ``(time_ms, node, kind, values)``, its names
+implied by the kind. ``record`` hashes an event whose kind and field names
+match a declared ``TraceKind`` the same way, so the hash is a function of the
+events alone, whichever call recorded them; any other event is hashed as
+``(time_ms, node, kind, fields)`` with its fields sorted by name.
 """
 
 from __future__ import annotations
@@ -29,7 +36,6 @@ from __future__ import annotations
 import hashlib
 import json
 import marshal
-from operator import itemgetter
 from pathlib import Path
 from typing import Any, Final, NamedTuple
 
@@ -38,7 +44,6 @@ from mypy_extensions import mypyc_attr
 _PERSON: Final = b"sharesim-trace"
 _BATCH: Final = 2048
 _ATOMS: Final = frozenset({int, str, bool, type(None)})
-_fields_of: Final = itemgetter(3)
 _LIST_HEADER: Final = 5  # marshal: type byte + 4-byte length, stripped so batch bounds don't show
 
 
@@ -61,30 +66,73 @@ class TraceEvent(NamedTuple):
         )
 
 
-class Trace:
-    """``record(time_ms, node, kind, **fields)``; ``trace_hash``; ``events`` when ``keep``."""
+class TraceKind:
+    """An event kind recorded on a hot path, with its field names, declared once at import.
 
-    __slots__ = ("_buffer", "_count", "_digest", "_sorted_keys", "events", "keep")
+    The names must be sorted (the canonical order of the fields), and a kind has one list of
+    names (in the hash the names are implied by the kind).
+    """
+
+    __slots__ = ("kind", "names")
+
+    def __init__(self, kind: str, names: tuple[str, ...]) -> None:
+        if list(names) != sorted(set(names)):
+            raise ValueError(f"TraceKind {kind!r}: names {names!r} must be distinct and sorted")
+        if _DECLARED.setdefault(kind, names) != names:
+            raise ValueError(f"TraceKind {kind!r} is already declared with the names {_DECLARED[kind]!r}")
+        self.kind: Final = kind
+        self.names: Final = names
+
+
+_DECLARED: Final[dict[str, tuple[str, ...]]] = {}
+
+
+class Trace:
+    """``emit(kind, time_ms, node, *values)``, ``record(time_ms, node, kind, **fields)``;
+    ``trace_hash``; ``events`` when ``keep``."""
+
+    __slots__ = ("_buffer", "_count", "_digest", "events", "keep")
 
     def __init__(self, keep: bool = False) -> None:
         self.keep = keep
         self.events: list[TraceEvent] = []
         self._digest = hashlib.blake2b(digest_size=16, person=_PERSON)
-        self._buffer: list[tuple[int, str, str, dict[str, Any]]] = []
+        # (time_ms, node, kind, values tuple | sorted fields dict), in the order recorded
+        self._buffer: list[tuple[int, str, str, Any]] = []
         self._count = 0
-        # key tuple -> whether it is already sorted; a run has few distinct ones.
-        self._sorted_keys: dict[tuple[str, ...], bool] = {}
+
+    def emit(self, kind: TraceKind, time_ms: int, node: str, *values: Any) -> None:
+        """Log one event of a declared kind, its values in the order of ``kind.names``. The hot path."""
+        if len(values) != len(kind.names):
+            raise TraceValueError(f"{kind.kind}: {len(values)} values for the fields {', '.join(kind.names)}")
+        for value in values:
+            if type(value) not in _ATOMS:
+                values = _freeze_values(kind, values)
+                break
+        buffer = self._buffer
+        buffer.append((time_ms, node, kind.kind, values))
+        if self.keep:
+            self.events.append(TraceEvent(time_ms, node, kind.kind, dict(zip(kind.names, values, strict=True))))
+        if len(buffer) >= _BATCH:
+            self._flush()
 
     def record(self, time_ms: int, node: str, kind: str, **fields: Any) -> None:
-        """Log one event. Cheap: validation and a buffer append; hashing is batched."""
+        """Log one event of any kind. Validates, sorts the fields by name, and appends to the buffer."""
         if type(time_ms) is not int or type(node) is not str or type(kind) is not str:
             _check_head(time_ms, node, kind)
         for value in fields.values():
             if type(value) not in _ATOMS:
                 _freeze_fields(kind, fields)
                 break
+        names = sorted(fields)
+        declared = _DECLARED.get(kind)
+        encoded: Any
+        if declared is not None and names == list(declared):
+            encoded = tuple([fields[name] for name in declared])  # as ``emit`` hashes it
+        else:
+            encoded = fields if names == list(fields) else dict(sorted(fields.items()))
         buffer = self._buffer
-        buffer.append((time_ms, node, kind, fields))
+        buffer.append((time_ms, node, kind, encoded))
         if self.keep:
             self.events.append(TraceEvent(time_ms, node, kind, fields))
         if len(buffer) >= _BATCH:
@@ -94,21 +142,6 @@ class Trace:
         buffer = self._buffer
         if not buffer:
             return
-        # Which field-name orders occur in this batch (in C: map/set), then sort
-        # only the events whose order is not alphabetical; usually none.
-        sorted_keys = self._sorted_keys
-        unsorted = []
-        for keys in set(map(tuple, map(_fields_of, buffer))):
-            in_order = sorted_keys.get(keys)
-            if in_order is None:
-                in_order = sorted_keys[keys] = list(keys) == sorted(keys)
-            if not in_order:
-                unsorted.append(keys)
-        if unsorted:
-            rewrite = frozenset(unsorted)
-            for index, (time_ms, node, kind, fields) in enumerate(buffer):
-                if tuple(fields) in rewrite:
-                    buffer[index] = (time_ms, node, kind, dict(sorted(fields.items())))
         self._digest.update(marshal.dumps(buffer, 0)[_LIST_HEADER:])
         self._count += len(buffer)
         buffer.clear()
@@ -155,6 +188,10 @@ def _check_head(time_ms: object, node: object, kind: object) -> None:
     if not isinstance(node, str) or not isinstance(kind, str):
         raise TraceValueError(f"node = {node!r}, kind = {kind!r}: must be str")
     raise TraceValueError(f"time_ms, node and kind must be exactly int, str, str (not subclasses): {time_ms!r}")
+
+
+def _freeze_values(kind: TraceKind, values: tuple[Any, ...]) -> tuple[Any, ...]:
+    return tuple(_freeze(value, f"{kind.kind}.{name}") for name, value in zip(kind.names, values, strict=True))
 
 
 def _freeze_fields(kind: str, fields: dict[str, Any]) -> None:

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from model.sim.trace import Trace, TraceValueError, read_ndjson
+from model.sim.trace import Trace, TraceEvent, TraceKind, TraceValueError, read_ndjson
 
 
 def _hash(events: list[tuple[int, str, str, dict[str, Any]]], keep: bool = False) -> str:
@@ -196,3 +196,56 @@ def test_ndjson_needs_keep(tmp_path: Path) -> None:
     assert trace.events == []
     with pytest.raises(ValueError, match="keep=False"):
         trace.write_ndjson(tmp_path / "x.ndjson")
+
+
+# -- declared kinds: emit ------------------------------------------------------------------------
+
+HOT = TraceKind("test.hot", ("count", "key", "ok"))
+
+
+def test_emit_is_pinned() -> None:
+    trace = Trace()
+    trace.emit(HOT, 3, "b1", 7, "g:t:0", True)
+    assert trace.trace_hash == "62707ebbbe3667179ed5491df9a4ef3d"
+
+
+def test_emit_and_record_of_the_same_event_hash_the_same() -> None:
+    emitted, recorded, reordered = Trace(keep=True), Trace(), Trace()
+    emitted.emit(HOT, 3, "b1", 7, "g:t:0", True)
+    recorded.record(3, "b1", "test.hot", count=7, key="g:t:0", ok=True)
+    reordered.record(3, "b1", "test.hot", ok=True, key="g:t:0", count=7)
+    assert emitted.trace_hash == recorded.trace_hash == reordered.trace_hash
+    assert emitted.events == [TraceEvent(3, "b1", "test.hot", {"count": 7, "key": "g:t:0", "ok": True})]
+
+
+def test_a_declared_kind_with_other_fields_is_recorded_by_name() -> None:
+    # Only the declared names are implied by the kind; any other set is hashed with its names.
+    a, b = Trace(), Trace()
+    a.record(3, "b1", "test.hot", count=7, key="g:t:0")
+    b.record(3, "b1", "test.hot", count=7, keys="g:t:0")
+    assert a.trace_hash != b.trace_hash
+
+
+@pytest.mark.parametrize(("values", "message"), [
+    ((7, "k"), "2 values for the fields count, key, ok"),
+    ((7, "k", 1.5), r"test.hot.ok = 1.5"),
+    ((7, {"k"}, True), "test.hot.key"),
+])
+def test_emit_checks_its_values(values: tuple[Any, ...], message: str) -> None:
+    with pytest.raises(TraceValueError, match=message):
+        Trace().emit(HOT, 1, "n", *values)
+
+
+def test_emit_coerces_enums() -> None:
+    a, b = Trace(), Trace()
+    a.emit(HOT, 1, "n", Code.INVALID_RECORD_STATE, Word.ACCEPT, False)
+    b.emit(HOT, 1, "n", 121, "accept", False)
+    assert a.trace_hash == b.trace_hash
+
+
+def test_a_kind_has_sorted_names_and_one_list_of_them() -> None:
+    assert TraceKind("test.hot", ("count", "key", "ok")).names == HOT.names  # the same again is harmless
+    with pytest.raises(ValueError, match="already declared"):
+        TraceKind("test.hot", ("count", "key"))
+    with pytest.raises(ValueError, match="sorted"):
+        TraceKind("test.unsorted", ("b", "a"))
