@@ -66,6 +66,7 @@ reference unless noted):
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from typing import Final
 
@@ -115,8 +116,13 @@ def share_state_partition(key: SharePartitionKey, num_partitions: int = DEFAULT_
     """
     if num_partitions < 1:
         raise ValueError(f"num_partitions must be >= 1, got {num_partitions}")
+    return _abs_key_hash(key) % num_partitions
+
+
+@functools.lru_cache(maxsize=4096)  # asked on every state write; a run has few keys
+def _abs_key_hash(key: SharePartitionKey) -> int:
     h = java_string_hash(str(key))
-    return (0 if h == -(1 << 31) else abs(h)) % num_partitions
+    return 0 if h == -(1 << 31) else abs(h)
 
 
 class ShareGroupState(Message):

@@ -88,8 +88,11 @@ def is_poison(seed: int, topic: str, partition: int, offset: int, poison_rate: f
     records are poison in every process, at a fraction of a hash call (it runs per record)."""
     if poison_rate <= 0:
         return False
-    mixed = _mix_64((_poison_base(seed, topic, partition) + offset * _GOLDEN_64) & _MASK_64)
-    return mixed < poison_rate * _POISON_SCALE
+    return _poisoned(_poison_base(seed, topic, partition), offset, poison_rate * _POISON_SCALE)
+
+
+def _poisoned(base: int, offset: int, below: float) -> bool:
+    return _mix_64((base + offset * _GOLDEN_64) & _MASK_64) < below
 
 
 @functools.lru_cache(maxsize=4096)
@@ -510,8 +513,11 @@ class ShareConsumer(GroupConsumer):
         run_first = acquired.first_offset
         run_type = -1
         latencies: list[int] = []
+        # is_poison, with its per-partition part taken out of the loop
+        poison_base = _poison_base(seed, tp.topic, tp.partition) if poison_rate > 0 else 0
+        poison_below = poison_rate * _POISON_SCALE
         for index, offset in enumerate(range(acquired.first_offset, acquired.last_offset + 1)):
-            if poison_rate and is_poison(seed, tp.topic, tp.partition, offset, poison_rate):
+            if poison_rate > 0 and _poisoned(poison_base, offset, poison_below):
                 kind = RELEASE
             elif explicit:
                 draw = rng.random()
