@@ -67,7 +67,7 @@ from model.sim.network import Message, Network
 from model.sim.protocol import CONSUMER_OFFSETS_TOPIC, SHARE_STATE_TOPIC, ClusterMetadata, Envelope, Observer
 from model.sim.replication import REJECTED, ProduceBatch, TxnMarker
 from model.sim.share_leader import ShareLeaderHost
-from model.sim.timers import Scheduler, Timer
+from model.sim.timers import DeadlineQueue, Scheduler, Timer
 from model.sim.trace import Trace
 
 SHARE_STATE_KINDS: Final = (
@@ -99,13 +99,12 @@ class BrokerSettings:
 class _Request:
     """A request this broker sent and waits on."""
 
-    __slots__ = ("callback", "dst", "sent_ms", "timer")
+    __slots__ = ("callback", "dst", "sent_ms")
 
-    def __init__(self, dst: str, sent_ms: int, callback: StateCallback, timer: Timer) -> None:
+    def __init__(self, dst: str, sent_ms: int, callback: StateCallback) -> None:
         self.dst = dst
         self.sent_ms = sent_ms
         self.callback = callback
-        self.timer = timer
 
 
 class _ParkedFetch:
@@ -149,6 +148,8 @@ class Broker:
         self.share_leader = ShareLeaderHost(self)
         self._image = MetadataImage()
         self._inflight: dict[int, _Request] = {}
+        self._deadlines = DeadlineQueue(scheduler, self.settings.request_timeout_ms, self._inflight,
+                                        scheduler.timer, self._timed_out)
         self._correlation = itertools.count(1)
         self._parked: dict[tuple[str, int], list[_ParkedFetch]] = {}
         # Idempotent batches being replicated, (topic, partition, producer id, base sequence) -> the
@@ -194,8 +195,8 @@ class Broker:
         if not self.alive:
             return
         correlation_id = next(self._correlation)
-        timer = self.scheduler.timer(self.settings.request_timeout_ms, self._timed_out, correlation_id)
-        self._inflight[correlation_id] = _Request(dst, self.scheduler.now_ms, callback, timer)
+        self._inflight[correlation_id] = _Request(dst, self.scheduler.now_ms, callback)
+        self._deadlines.add(correlation_id)
         self.network.send(self.node, dst, kind, Envelope(correlation_id, body))
 
     def send_share_state(self, request: Any, callback: StateCallback) -> None:
@@ -217,13 +218,10 @@ class Broker:
     def _answered(self, message: Message) -> None:
         entry = self._inflight.pop(message.payload.correlation_id, None)
         if entry is not None:
-            entry.timer.cancel()
             entry.callback(message.payload.body)
 
     def _timed_out(self, correlation_id: int) -> None:
-        entry = self._inflight.pop(correlation_id, None)
-        if entry is not None:
-            entry.callback(None)
+        self._inflight.pop(correlation_id).callback(None)
 
     def _disconnected(self, peer: str, cutoff_ms: int) -> None:
         """``peer`` crashed or refused us: what we sent it by ``cutoff_ms`` gets no answer."""
@@ -233,7 +231,6 @@ class Broker:
         for correlation_id in lost:
             entry = self._inflight.pop(correlation_id, None)
             if entry is not None:
-                entry.timer.cancel()
                 entry.callback(None)
 
     # -- metadata and leadership -------------------------------------------------------------------
@@ -288,9 +285,8 @@ class Broker:
         self.share_coordinators.clear()
         self.group_coordinators.clear()
         self.share_leader.crash()
-        for entry in self._inflight.values():
-            entry.timer.cancel()
         self._inflight.clear()
+        self._deadlines.clear()
         for parked in self._parked.values():
             for fetch in parked:
                 fetch.timer.cancel()

@@ -5,10 +5,12 @@ deliveries (its registered handler) and to its own ``Scheduler`` timers.
 
 * **Requests** go out as ``Envelope(correlation_id, request)`` to a broker
   node ("b<id>"); the answer comes back with the same id and kind +
-  "Response". Each request in flight has a request-timeout timer: when it
-  fires the request is forgotten and the caller told (a lost request or
-  response); a response that arrives later, or twice, finds no entry and is
-  ignored. Correlation ids never repeat within a client, across crashes too.
+  "Response". A request not answered within ``request_timeout_ms`` is
+  forgotten and the caller told (a lost request or response); a response
+  that arrives later, or twice, finds no entry and is ignored. The timeout is
+  the same for every request, so deadlines fall in send order: the client
+  wait in a ``DeadlineQueue`` under one timer rather than a timer per
+  request that is nearly always cancelled. Correlation ids never repeat within a client, across crashes too.
   When the network reports that a broker crashed or refused the connection,
   the requests sent to it before then fail at once, through the same
   no-answer callback as a timeout (Kafka fails them with a disconnect).
@@ -49,7 +51,7 @@ from typing import Any, Final
 from model.core.errors import Errors
 from model.sim.network import Message, Network
 from model.sim.protocol import CONSUMER_OFFSETS_TOPIC, ClusterMetadata, Envelope, PartitionInfo
-from model.sim.timers import Scheduler, Timer
+from model.sim.timers import DeadlineQueue, Scheduler, Timer
 from model.sim.trace import Trace, TraceKind
 
 MetadataSource = Callable[[], ClusterMetadata]
@@ -147,16 +149,15 @@ class _InFlight:
     """A request awaiting its answer (a plain class, not a dataclass: one per request, see
     ``model/core/message.py``)."""
 
-    __slots__ = ("broker", "kind", "on_response", "on_timeout", "sent_ms", "timer")
+    __slots__ = ("broker", "kind", "on_response", "on_timeout", "sent_ms")
 
     def __init__(self, kind: str, broker: int, sent_ms: int, on_response: Callable[[Any], None],
-                 on_timeout: Callable[[], None], timer: Timer) -> None:
+                 on_timeout: Callable[[], None]) -> None:
         self.kind = kind
         self.broker = broker
         self.sent_ms = sent_ms
         self.on_response = on_response
         self.on_timeout = on_timeout
-        self.timer = timer
 
 
 class Client:
@@ -184,6 +185,8 @@ class Client:
         self._metadata_source = metadata_source
         self._next_correlation_id = 1
         self._inflight: dict[int, _InFlight] = {}
+        self._deadlines = DeadlineQueue(scheduler, self.config.request_timeout_ms, self._inflight, self.call_later,
+                                        self._timed_out)
         self._incarnation = 0
         self._held_messages: list[Message] = []
         self._held_timers: list[tuple[Callable[..., object], tuple[Any, ...]]] = []
@@ -219,9 +222,8 @@ class Client:
         self.alive = False
         self.paused = False
         self._incarnation += 1
-        for pending in self._inflight.values():
-            pending.timer.cancel()
         self._inflight.clear()
+        self._deadlines.clear()
         self._held_messages.clear()
         self._held_timers.clear()
         if self._refresh_timer is not None:
@@ -299,26 +301,22 @@ class Client:
         """Send ``body`` to broker ``broker``; exactly one of the callbacks runs (unless we crash)."""
         correlation_id = self._next_correlation_id
         self._next_correlation_id += 1
-        timer = self.call_later(self.config.request_timeout_ms, self._on_request_timeout, correlation_id)
-        self._inflight[correlation_id] = _InFlight(kind, broker, self.scheduler.now_ms, on_response, on_timeout, timer)
+        self._inflight[correlation_id] = _InFlight(kind, broker, self.scheduler.now_ms, on_response, on_timeout)
+        self._deadlines.add(correlation_id)
         self.metrics.requests_sent += 1
         self.network.send(self.name, broker_node(broker), kind, Envelope(correlation_id, body))
         return correlation_id
 
     def forget_request(self, correlation_id: int) -> None:
         """Stop waiting for an answer; neither callback will run."""
-        pending = self._inflight.pop(correlation_id, None)
-        if pending is not None:
-            pending.timer.cancel()
+        self._inflight.pop(correlation_id, None)
 
     @property
     def requests_in_flight(self) -> int:
         return len(self._inflight)
 
-    def _on_request_timeout(self, correlation_id: int) -> None:
-        pending = self._inflight.pop(correlation_id, None)
-        if pending is None:
-            return
+    def _timed_out(self, correlation_id: int) -> None:
+        pending = self._inflight.pop(correlation_id)
         self.metrics.requests_timed_out += 1
         self.record("client.timeout", msg_kind=pending.kind, broker=pending.broker, id=correlation_id)
         pending.on_timeout()
@@ -342,7 +340,6 @@ class Client:
             pending = self._inflight.pop(correlation_id, None)
             if pending is None:  # an earlier callback forgot it
                 continue
-            pending.timer.cancel()
             self.metrics.requests_disconnected += 1
             self.record("client.disconnect", msg_kind=pending.kind, broker=pending.broker, id=correlation_id)
             pending.on_timeout()
@@ -363,7 +360,6 @@ class Client:
         if pending is None or message.kind != pending.kind + "Response":
             return  # late (timed out), duplicated, or not ours
         del self._inflight[envelope.correlation_id]
-        pending.timer.cancel()
         pending.on_response(envelope.body)
 
     def call(

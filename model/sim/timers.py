@@ -34,7 +34,8 @@ and a cancellable timer at about 1.2× the rate of a bare SimPy timeout.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Container
 from heapq import heapify, heappop, heappush
 from typing import Any, Final
 
@@ -264,6 +265,54 @@ class Scheduler(simpy.Environment):
         finally:
             self.timers_fired += fired
             self.simpy_steps += steps
+
+
+class DeadlineQueue:
+    """Deadlines set in the order they fall due (one fixed timeout), under one timer.
+
+    A request timeout is set for every request and nearly always cancelled by the answer.
+    With a fixed timeout the deadlines come in the order the requests were sent, so they can
+    wait in a queue, with one timer armed for the oldest whose key is still ``live``: a
+    request costs an append, not a timer that stays in the heap long after it is cancelled.
+    ``expire(key)`` runs at exactly ``now + timeout_ms`` for each key still live then, oldest
+    first. ``set_timer(delay_ms, fn)`` arms the timer (the owner's, so pause and crash apply).
+    """
+
+    __slots__ = ("_entries", "_expire", "_live", "_scheduler", "_set_timer", "_timer", "timeout_ms")
+
+    def __init__(self, scheduler: Scheduler, timeout_ms: int, live: Container[int],
+                 set_timer: Callable[[int, Callable[[], None]], Timer], expire: Callable[[int], object]) -> None:
+        self._scheduler = scheduler
+        self.timeout_ms = timeout_ms
+        self._live = live
+        self._set_timer = set_timer
+        self._expire = expire
+        self._entries: deque[tuple[int, int]] = deque()  # (due_ms, key), in due order
+        self._timer: Timer | None = None
+
+    def add(self, key: int) -> None:
+        """``key``'s deadline is ``timeout_ms`` from now."""
+        self._entries.append((self._scheduler._now + self.timeout_ms, key))
+        if self._timer is None:
+            self._timer = self._set_timer(self.timeout_ms, self._fire)
+
+    def clear(self) -> None:
+        self._entries.clear()
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _fire(self) -> None:
+        # _timer stays set while the expire callbacks run: a key they add is due after the queued ones.
+        now = self._scheduler._now
+        entries, live = self._entries, self._live
+        while entries and entries[0][0] <= now:
+            key = entries.popleft()[1]
+            if key in live:
+                self._expire(key)
+        while entries and entries[0][1] not in live:
+            entries.popleft()
+        self._timer = self._set_timer(entries[0][0] - now, self._fire) if entries else None
 
 
 def _bad_delay(delay_ms: object) -> ValueError:

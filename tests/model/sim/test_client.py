@@ -269,3 +269,20 @@ def test_exactly_one_outcome_per_request(steps: list[str], pause_at: int | None)
             assert outcomes[i] == ["r"]
         # "late" under a pause: if both the timeout and the answer fell in the pause, the
         # answer wins (held messages are handled before held timers, as Kafka's NetworkClient does).
+
+
+@settings(max_examples=80, deadline=None)
+@given(plan=st.lists(st.tuples(st.integers(0, 150), st.booleans()), min_size=1, max_size=25))
+def test_each_unanswered_request_times_out_exactly_at_its_deadline(plan: list[tuple[int, bool]]) -> None:
+    """One timer serves every request's deadline: each request left unanswered times out exactly
+    request_timeout_ms after it was sent, in send order, whatever was answered around it."""
+    s = Setup(request_timeout_ms=40)
+    plan = sorted(plan, key=lambda step: step[0])  # sent in this order, so they arrive in it
+    s.brokers[1].script = [Errors.NONE if answered else None for _, answered in plan]
+    timeouts: list[tuple[int, int]] = []
+    for i, (at_ms, _) in enumerate(plan):
+        s.scheduler.post(at_ms, s.client.send_request, 1, "Ping", i, lambda r: None,
+                         lambda i=i: timeouts.append((s.scheduler.now_ms, i)))
+    s.scheduler.run(until=1_000)
+    assert timeouts == [(at_ms + 40, i) for i, (at_ms, answered) in enumerate(plan) if not answered]
+    assert s.client.requests_in_flight == 0

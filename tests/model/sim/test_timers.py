@@ -4,11 +4,11 @@ from typing import Any
 
 import pytest
 import simpy
-from hypothesis import settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from model.sim.timers import Scheduler, Timer
+from model.sim.timers import DeadlineQueue, Scheduler, Timer
 
 
 def _recorder(scheduler: Scheduler, log: list[tuple[int, str]]) -> Any:
@@ -273,3 +273,43 @@ class TimerMachine(RuleBasedStateMachine):
 
 TimerMachine.TestCase.settings = settings(max_examples=150, stateful_step_count=40, deadline=None)
 test_timer_machine = TimerMachine.TestCase
+
+
+# -- DeadlineQueue -------------------------------------------------------------------------------
+
+
+@settings(max_examples=100, deadline=None)
+@given(plan=st.lists(st.tuples(st.integers(0, 100), st.integers(-1, 120)), max_size=30))
+def test_deadline_queue_expires_each_live_key_exactly_at_its_deadline(plan: list[tuple[int, int]]) -> None:
+    """Keys added at ``at`` and answered ``answer_after`` ms later (-1: never) expire, oldest first,
+    exactly ``timeout_ms`` after they were added unless answered before; one timer at a time."""
+    scheduler = Scheduler()
+    live: dict[int, int] = {}
+    expired: list[tuple[int, int]] = []
+
+    def expire(key: int) -> None:
+        del live[key]
+        expired.append((scheduler.now_ms, key))
+
+    queue = DeadlineQueue(scheduler, 50, live, scheduler.timer, expire)
+    plan = sorted(plan, key=lambda step: step[0])
+    for key, (at, answer_after) in enumerate(plan):
+        scheduler.post_at(at, lambda key=key: (live.__setitem__(key, key), queue.add(key)))
+        if answer_after >= 0:
+            scheduler.post_at(at + answer_after, live.pop, key, None)
+    scheduler.run(until=1_000)
+    # An answer due with the deadline was set first, so it runs first.
+    expected = [(at + 50, key) for key, (at, answer_after) in enumerate(plan) if not 0 <= answer_after <= 50]
+    assert expired == sorted(expected)
+    assert scheduler.pending_timers == 0
+
+
+def test_deadline_queue_clear_cancels_its_timer() -> None:
+    scheduler = Scheduler()
+    live = {1: 1}
+    expired: list[int] = []
+    queue = DeadlineQueue(scheduler, 10, live, scheduler.timer, expired.append)
+    queue.add(1)
+    queue.clear()
+    scheduler.run(until=100)
+    assert expired == [] and scheduler.pending_timers == 0
