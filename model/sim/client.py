@@ -50,7 +50,7 @@ from typing import Any, Final
 
 from model.core.errors import Errors
 from model.sim.network import Message, Network
-from model.sim.protocol import CONSUMER_OFFSETS_TOPIC, ClusterMetadata, Envelope, PartitionInfo
+from model.sim.protocol import CONSUMER_OFFSETS_TOPIC, ClusterMetadata, Envelope, PartitionInfo, broker_node
 from model.sim.timers import DeadlineQueue, Scheduler, Timer
 from model.sim.trace import Trace, TraceKind
 
@@ -82,11 +82,6 @@ STALE_METADATA_ERRORS: Final = frozenset(
         Errors.COORDINATOR_NOT_AVAILABLE,
     }
 )
-
-
-def broker_node(broker_id: int) -> str:
-    """The network name of broker ``broker_id``."""
-    return f"b{broker_id}"
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Protocol
 
 from model.sim.network import Network
-from model.sim.protocol import CONSUMER_OFFSETS_TOPIC, SHARE_STATE_TOPIC, ClusterMetadata, Observer, PartitionInfo
+from model.sim.protocol import (
+    CONSUMER_OFFSETS_TOPIC,
+    SHARE_STATE_TOPIC,
+    ClusterMetadata,
+    Observer,
+    PartitionInfo,
+    broker_node,
+)
 from model.sim.replication import DataLog, ReplicatedLog
 from model.sim.rng import Distribution, RandomStreams
 from model.sim.timers import Scheduler, Timer
@@ -43,11 +50,6 @@ if TYPE_CHECKING:
 INTERNAL_TOPICS: Final = (SHARE_STATE_TOPIC, CONSUMER_OFFSETS_TOPIC)
 CONTROLLER_NODE: Final = "controller"
 DEFAULT_CATCHUP_MS: Final = 500
-
-
-def broker_node(broker_id: int) -> str:
-    """The network name of a broker: "b1" .. "bN"."""
-    return f"b{broker_id}"
 
 
 def topic_id_for(topic: str) -> str:
@@ -191,8 +193,10 @@ class Controller:
         return tuple(chosen)
 
     def _reachable(self, leader: int, follower: int) -> bool:
-        a, b = broker_node(leader), broker_node(follower)
         net = self.network
+        if not net.faults_active:
+            return True  # asked per follower of every append
+        a, b = broker_node(leader), broker_node(follower)
         return not (net.is_blocked(a, b) or net.is_blocked(b, a) or net.is_down(b))
 
     # -- queries -------------------------------------------------------------------------------

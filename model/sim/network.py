@@ -396,6 +396,11 @@ class Network:
         self._faults_changed()
         return True
 
+    @property
+    def faults_active(self) -> bool:
+        """Whether any fault is set: a node down, a partition, loss, delay, duplication or reordering."""
+        return self._faults_on
+
     def is_down(self, node: str) -> bool:
         return node in self._down
 

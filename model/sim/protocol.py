@@ -52,6 +52,17 @@ def _group_hash(group_id: str) -> int:
     return derive_seed("group", group_id)
 
 
+def broker_node(broker_id: int) -> str:
+    """The network name of broker ``broker_id``: "b1" .. "bN" (made once: asked per message)."""
+    node = _BROKER_NODES.get(broker_id)
+    if node is None:
+        node = _BROKER_NODES[broker_id] = f"b{broker_id}"
+    return node
+
+
+_BROKER_NODES: Final[dict[int, str]] = {}
+
+
 def response_kind(kind: str) -> str:
     return kind + "Response"
 

@@ -39,7 +39,6 @@
 
 from __future__ import annotations
 
-import functools
 import random
 from collections import deque
 from dataclasses import dataclass, field
@@ -63,8 +62,9 @@ from model.core.share_session import FINAL_EPOCH, INITIAL_EPOCH, next_epoch
 from model.core.share_state import AcknowledgeType
 from model.sim.client import STALE_METADATA_ERRORS, ClientConfig, GroupConsumer, MetadataSource
 from model.sim.network import Network
+from model.sim.poison import poison_between
 from model.sim.processing import BatchProcessing
-from model.sim.rng import Distribution, RandomStreams, derive_seed
+from model.sim.rng import Distribution, RandomStreams
 from model.sim.timers import Scheduler, Timer
 from model.sim.trace import Trace, TraceKind
 
@@ -72,39 +72,9 @@ ACCEPT = int(AcknowledgeType.ACCEPT)
 RELEASE = int(AcknowledgeType.RELEASE)
 REJECT = int(AcknowledgeType.REJECT)
 
-_POISON_SCALE = 1 << 64
-_MASK_64 = (1 << 64) - 1
-_GOLDEN_64 = 0x9E3779B97F4A7C15  # SplitMix64's increment: consecutive offsets land far apart
-
 
 CONSUMER_DELIVERED: Final = TraceKind("consumer.delivered", ("broker", "records"))
 CONSUMER_PROCESSED: Final = TraceKind("consumer.processed", ("broker", "current", "records"))
-
-
-def is_poison(seed: int, topic: str, partition: int, offset: int, poison_rate: float) -> bool:
-    """A record whose processing always fails: a stable hash of (seed, topic, partition, offset).
-
-    One blake2b per partition, then SplitMix64 per offset: integer arithmetic only, so the same
-    records are poison in every process, at a fraction of a hash call (it runs per record)."""
-    if poison_rate <= 0:
-        return False
-    return _poisoned(_poison_base(seed, topic, partition), offset, poison_rate * _POISON_SCALE)
-
-
-def _poisoned(base: int, offset: int, below: float) -> bool:
-    return _mix_64((base + offset * _GOLDEN_64) & _MASK_64) < below
-
-
-@functools.lru_cache(maxsize=4096)
-def _poison_base(seed: int, topic: str, partition: int) -> int:
-    return derive_seed(seed, "poison", topic, partition)
-
-
-def _mix_64(x: int) -> int:
-    """SplitMix64's finalizer, a bijection on 64-bit integers."""
-    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _MASK_64
-    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & _MASK_64
-    return x ^ (x >> 31)
 
 
 @dataclass(frozen=True)
@@ -513,11 +483,12 @@ class ShareConsumer(GroupConsumer):
         run_first = acquired.first_offset
         run_type = -1
         latencies: list[int] = []
-        # is_poison, with its per-partition part taken out of the loop
-        poison_base = _poison_base(seed, tp.topic, tp.partition) if poison_rate > 0 else 0
-        poison_below = poison_rate * _POISON_SCALE
+        poison = iter(poison_between(seed, tp.topic, tp.partition, acquired.first_offset, acquired.last_offset,
+                                     poison_rate))
+        next_poison = next(poison, -1)
         for index, offset in enumerate(range(acquired.first_offset, acquired.last_offset + 1)):
-            if poison_rate > 0 and _poisoned(poison_base, offset, poison_below):
+            if offset == next_poison:
+                next_poison = next(poison, -1)
                 kind = RELEASE
             elif explicit:
                 draw = rng.random()

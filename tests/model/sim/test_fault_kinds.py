@@ -19,9 +19,9 @@ from model.core.share_state import SharePartitionKey
 from model.sim.cluster import Cluster
 from model.sim.controller import topic_id_for
 from model.sim.faults import FAULT_KINDS
+from model.sim.poison import is_poison
 from model.sim.protocol import CONSUMER_OFFSETS_TOPIC, SHARE_STATE_TOPIC
 from model.sim.runner import RunResult, run_cluster
-from model.sim.share_consumer import is_poison
 from model.sim.trace import TraceEvent
 from scenarios import library
 from scenarios.spec import FaultsSpec

@@ -39,9 +39,10 @@ from model.core.share_state import (
 )
 from model.sim.client import ClientConfig
 from model.sim.network import Message, MessageFilter, Network
+from model.sim.poison import is_poison
 from model.sim.protocol import CONSUMER_OFFSETS_TOPIC, ClusterMetadata, Envelope, PartitionInfo
 from model.sim.rng import Distribution, RandomStreams
-from model.sim.share_consumer import ShareConsumer, ShareConsumerSettings, is_poison
+from model.sim.share_consumer import ShareConsumer, ShareConsumerSettings
 from model.sim.timers import Scheduler
 from model.sim.trace import Trace
 
