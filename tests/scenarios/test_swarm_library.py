@@ -50,7 +50,7 @@ def test_swarm_wide_runs_a_consumer_group_and_transactions_beside_the_share_grou
     ("swarm", "recover-ignores-start-offset", 20),
     ("swarm", "persist-acquired", 20),
     ("swarm", "continue-unknown-session", 20),
-    ("swarm", "snapshot-after-limit-plus-one", 20),
+    ("swarm", "snapshot-after-limit-plus-one", 60),  # about one seed in five catches it: 20 missed 1 % of the time
     ("swarm", "replay-skips-updates", 20),
     ("swarm_wide", "deliver-aborted", 5),
     ("swarm_wide", "read-past-lso", 5),
