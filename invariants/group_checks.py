@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
 from invariants.sink import Monitor, ViolationSink
+from model.core.group.consumer_group import ConsumerGroupMember
 from model.core.group.consumer_records import (
     ConsumerGroupMetadata,
     ConsumerGroupTargetAssignmentMetadata,
@@ -48,7 +49,7 @@ from model.core.group.share_records import ShareGroupMetadata, ShareGroupTargetA
 if TYPE_CHECKING:
     from model.core.group.consumer_group import ConsumerGroup
     from model.core.group.coordinator import GroupCoordinatorShard
-    from model.core.group.share_group import ShareGroup
+    from model.core.group.share_group import ShareGroup, ShareGroupMember
     from model.core.metadata import TopicPartition
 
 Seen = tuple[int, "frozenset[TopicPartition]"]  # a member's epoch and the partitions it holds
@@ -106,7 +107,7 @@ class _GroupMonitor(Monitor, ABC):
             for member_id, member in members.items():
                 now = (member.member_epoch, _owned(member))
                 before = seen.members.get(member_id)
-                if before is None or before[0] != now[0] or before[1] is not now[1]:
+                if before is None or before[0] != now[0] or (before[1] is not now[1] and before[1] != now[1]):
                     changed.append((member_id, before, now))
                     seen.members[member_id] = now
             gone = [m for m in seen.members if m not in members] if len(seen.members) > len(members) else []
@@ -123,11 +124,12 @@ class _GroupMonitor(Monitor, ABC):
         """The group is gone from the coordinator, with the members last seen in ``seen``."""
 
 
-def _owned(member: object) -> frozenset[TopicPartition]:
+def _owned(member: ShareGroupMember | ConsumerGroupMember) -> frozenset[TopicPartition]:
     """What a member holds in the coordinator: a share member its assignment, a consumer-group
     member also the partitions it has still to revoke (CG-2)."""
-    owned = getattr(member, "owned_partitions", None)
-    return owned if owned is not None else getattr(member, "assigned_partitions")  # noqa: B009
+    if isinstance(member, ConsumerGroupMember) and member.partitions_pending_revocation:
+        return member.owned_partitions
+    return member.assigned_partitions  # the stored set: unchanged, it is the same object
 
 
 class GroupEpochMonitor(_GroupMonitor):
