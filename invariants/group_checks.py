@@ -107,7 +107,8 @@ class _GroupMonitor(Monitor, ABC):
             for member_id, member in members.items():
                 now = (member.member_epoch, _owned(member))
                 before = seen.members.get(member_id)
-                if before is None or before[0] != now[0] or (before[1] is not now[1] and before[1] != now[1]):
+                # By identity: a member rebuilt by a replay (a new coordinator) is looked at again.
+                if before is None or before[0] != now[0] or before[1] is not now[1]:
                     changed.append((member_id, before, now))
                     seen.members[member_id] = now
             gone = [m for m in seen.members if m not in members] if len(seen.members) > len(members) else []
@@ -127,9 +128,9 @@ class _GroupMonitor(Monitor, ABC):
 def _owned(member: ShareGroupMember | ConsumerGroupMember) -> frozenset[TopicPartition]:
     """What a member holds in the coordinator: a share member its assignment, a consumer-group
     member also the partitions it has still to revoke (CG-2)."""
-    if isinstance(member, ConsumerGroupMember) and member.partitions_pending_revocation:
+    if isinstance(member, ConsumerGroupMember):
         return member.owned_partitions
-    return member.assigned_partitions  # the stored set: unchanged, it is the same object
+    return member.assigned_partitions
 
 
 class GroupEpochMonitor(_GroupMonitor):
