@@ -31,6 +31,8 @@ def test_the_example_file_and_the_python_api_example_are_the_same_scenario_and_i
     assert namespace["scenario"] == from_file
     result = namespace["result"]
     assert getattr(result, "ok", False) and getattr(result, "seed", None) == 7
+    quoted = re.search(r"give trace hash\s+`([0-9a-f]+)…` for seed 7", _section())
+    assert quoted is not None and getattr(result, "trace_hash", "").startswith(quoted.group(1))
 
 
 def test_the_library_table_lists_every_named_scenario_with_its_description() -> None:
