@@ -181,6 +181,8 @@ class Cluster:
             g.name: load_group_config(g.config, self.broker_config) for g in scenario.groups
         }
         self._stopped = False
+        # Made here, not in run(): a monitor may report while the cluster is built (a coordinator's first load).
+        self._stop_event = self.scheduler.event()
         self._stop_timer: Timer | None = None
         self.quiescent_at_ms: int | None = None
 
@@ -451,7 +453,6 @@ class Cluster:
 
     def run(self) -> None:
         scenario = self.scenario
-        self._stop_event = self.scheduler.event()
         for consumer in self.consumers.values():
             consumer.start()
         for producer in self.producers.values():

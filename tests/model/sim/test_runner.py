@@ -24,6 +24,23 @@ class _AlwaysUpset(Monitor):
         self.sink.report("exclusive-acquisition", now_ms, f"{key}: test violation", key=str(key))
 
 
+class _UpsetAtLoad(Monitor):
+    """Reports a violation when a share coordinator first loads, which happens while the cluster is built."""
+
+    def __init__(self) -> None:
+        super().__init__(ViolationSink(0))
+
+    def on_share_coordinator_loaded(self, partition: int, shard: object, committed: object, uncommitted: object,
+                                    now_ms: int, *, log_start_offset: int = 0) -> None:
+        self.sink.report("coordinator-replay-equal", now_ms, f"__share_group_state-{partition}: test violation")
+
+
+def test_a_violation_while_the_cluster_is_built_ends_the_run_at_once() -> None:
+    result, _ = run_cluster(library.get("small"), 1, extra_monitors=[_UpsetAtLoad()])
+    assert result.verdict == "violated" and result.sim_time_ms == 0
+    assert result.violations[0].invariant == "coordinator-replay-equal"
+
+
 def test_run_result_json_is_plain_data_and_complete() -> None:
     result = run(library.get("small"), 4)
     assert isinstance(result, RunResult) and result.ok and result.verdict == "ok"
