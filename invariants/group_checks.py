@@ -44,12 +44,13 @@ from model.core.group.consumer_records import (
     ConsumerGroupTargetAssignmentMetadata,
     ConsumerTombstone,
 )
+from model.core.group.share_group import ShareGroup
 from model.core.group.share_records import ShareGroupMetadata, ShareGroupTargetAssignmentMetadata, Tombstone
 
 if TYPE_CHECKING:
     from model.core.group.consumer_group import ConsumerGroup
     from model.core.group.coordinator import GroupCoordinatorShard
-    from model.core.group.share_group import ShareGroup, ShareGroupMember
+    from model.core.group.share_group import ShareGroupMember
     from model.core.metadata import TopicPartition
 
 Seen = tuple[int, "frozenset[TopicPartition]"]  # a member's epoch and the partitions it holds
@@ -107,8 +108,7 @@ class _GroupMonitor(Monitor, ABC):
             for member_id, member in members.items():
                 now = (member.member_epoch, _owned(member))
                 before = seen.members.get(member_id)
-                # By identity: a member rebuilt by a replay (a new coordinator) is looked at again.
-                if before is None or before[0] != now[0] or before[1] is not now[1]:
+                if before is None or before[0] != now[0] or (before[1] is not now[1] and before[1] != now[1]):
                     changed.append((member_id, before, now))
                     seen.members[member_id] = now
             gone = [m for m in seen.members if m not in members] if len(seen.members) > len(members) else []
@@ -210,11 +210,20 @@ def _kind(record: object) -> str:
 
 
 class AssignInitializedMonitor(_GroupMonitor):
+    def __init__(self, sink: ViolationSink) -> None:
+        super().__init__(sink)
+        self._initialized: dict[str, frozenset[TopicPartition]] = {}  # group -> initialized at the last look
+
     def check(self, kind: str, group_id: str, group: ShareGroup | ConsumerGroup, seen: _Seen,
               changed: Changed, now_ms: int) -> None:
-        initialized = getattr(group, "initialized", None)
-        if kind != "share" or initialized is None:
+        if not isinstance(group, ShareGroup):
             return
+        initialized = group.initialized
+        if self._initialized.get(group_id) != initialized:
+            # Partitions may have left the initialized set under members that did not change (a
+            # re-initialize, GC-7): judge every member.
+            self._initialized[group_id] = frozenset(initialized)
+            changed = [(member_id, None, held) for member_id, held in sorted(seen.members.items())]
         for member_id, _, now in changed:
             if now is None:
                 continue
@@ -225,6 +234,10 @@ class AssignInitializedMonitor(_GroupMonitor):
                                  f"share-group state is not initialized", group=group_id, member=member_id,
                                  partition=str(missing[0]), member_epoch=now[0])
                 return
+
+    def forget(self, kind: str, group_id: str, seen: _Seen) -> None:
+        if kind == "share":
+            self._initialized.pop(group_id, None)
 
 
 class ExclusiveOwnershipMonitor(_GroupMonitor):

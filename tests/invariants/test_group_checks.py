@@ -182,6 +182,36 @@ def test_a_share_member_assigned_a_partition_still_initializing() -> None:
     assert _ids(sink) == ["assign-initialized-only"] and sink.violations[0].state["partition"] == "t-1"
 
 
+def test_a_partition_leaving_the_initialized_set_under_an_unchanged_member() -> None:
+    # A re-initialize (GC-7) takes P0 out of the initialized set while m1, unchanged, still holds it.
+    sink = ViolationSink(1)
+    monitor, shard = AssignInitializedMonitor(sink), _Shard()
+    member = ShareGroupMember("m1", member_epoch=2, assigned_partitions=frozenset({P0}))
+    group = ShareGroup("g", 2, 2, members={"m1": member}, initialized={P0})
+    shard.share.groups["g"] = group
+    _step(monitor, shard)
+    assert sink.violations == []
+    group.initialized.discard(P0)
+    group.initializing[P0] = -1
+    _step(monitor, shard)
+    assert _ids(sink) == ["assign-initialized-only"] and sink.violations[0].state["member"] == "m1"
+
+
+def test_a_member_rebuilt_with_equal_holdings_is_unchanged() -> None:
+    # A new coordinator replays the group: new objects, the same epochs and partitions; nothing to judge.
+    sink = ViolationSink(1)
+    monitor, shard = ExclusiveOwnershipMonitor(sink), _Shard()
+    first = ConsumerGroupMember("m1", member_epoch=2, assigned_partitions=frozenset({P0}))
+    shard.consumer.groups["g"] = ConsumerGroup("g", 2, 2, members={"m1": first})
+    _step(monitor, shard)
+    judged: list[object] = []
+    monitor.check = lambda *args: judged.append(args[4])  # type: ignore[method-assign]
+    rebuilt = ConsumerGroupMember("m1", member_epoch=2, assigned_partitions=frozenset({P0}))
+    shard.consumer.groups["g"] = ConsumerGroup("g", 2, 2, members={"m1": rebuilt})
+    _step(monitor, shard)
+    assert judged == [[]]
+
+
 # -- exclusive-ownership (CG-3) --------------------------------------------------------------------------------
 
 
