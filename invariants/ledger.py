@@ -197,7 +197,7 @@ class Ledger(Monitor):
             deliveries.assign(a.first_offset, a.last_offset, delivery)
 
     def on_ack_confirmed(self, key: SharePartitionKey, member_id: str, batches: tuple[AcknowledgementBatch, ...],
-                         now_ms: int) -> None:
+                         leader_epoch: int, now_ms: int) -> None:
         confirmed = self.confirmed.get(key)
         if confirmed is None:
             confirmed = self.confirmed[key] = IntervalSet()

@@ -319,7 +319,7 @@ class NoRedeliveryMonitor(Monitor):
         self._state_epoch.pop(key, None)
 
     def on_ack_confirmed(self, key: SharePartitionKey, member_id: str, batches: tuple[AcknowledgementBatch, ...],
-                         now_ms: int) -> None:
+                         leader_epoch: int, now_ms: int) -> None:
         ended = self._ended.get(key)
         if ended is None:
             ended = self._ended[key] = IntervalSet()
@@ -422,11 +422,16 @@ class ExclusiveAcquisitionMonitor(Monitor):
             return
 
     def on_ack_confirmed(self, key: SharePartitionKey, member_id: str, batches: tuple[AcknowledgementBatch, ...],
-                         now_ms: int) -> None:
+                         leader_epoch: int, now_ms: int) -> None:
+        # Only acquisitions of this leader's tenure or an older one: a leader that lost the partition
+        # still confirms an acknowledgement whose write was durable, after a newer leader may have
+        # delivered the record again (a release confirmed late); that acquisition is the newer one's.
         live = self._map(key)
         for batch in batches:
             first, last = batch.first_offset, batch.last_offset
-            for lo, hi, other in live.overlapping(first, last):
+            ended = [(lo, hi, other) for lo, hi, other in live.overlapping(first, last)
+                     if other.leader_epoch <= leader_epoch]
+            for lo, hi, other in ended:
                 if other.member_id != member_id and other.lock_deadline_ms > now_ms:
                     self.sink.report("exclusive-acquisition", now_ms, event=f"ack confirmed {member_id}",
                                      message=f"{key}: an acknowledgement of offsets {lo}-{hi} by "
@@ -434,7 +439,8 @@ class ExclusiveAcquisitionMonitor(Monitor):
                                      key=_key_text(key), first=lo, last=hi, member=member_id,
                                      holder=other.member_id, holder_deadline_ms=other.lock_deadline_ms)
                     break
-            live.remove(first, last)
+            for lo, hi, _ in ended:
+                live.remove(lo, hi)
 
     def on_write_accepted(self, request: WriteShareGroupStateRequest, now_ms: int) -> None:
         live = self._live.get(request.key)

@@ -120,8 +120,9 @@ class Observer:
         pass
 
     def on_ack_confirmed(self, key: SharePartitionKey, member_id: str, batches: tuple[AcknowledgementBatch, ...],
-                         now_ms: int) -> None:
-        """An acknowledgement whose success the leader has told the consumer (after its durable write)."""
+                         leader_epoch: int, now_ms: int) -> None:
+        """An acknowledgement whose success the leader of ``leader_epoch`` has told the consumer (after its
+        durable write). A leader that has lost the partition since still tells it: the write was durable."""
 
     def on_share_partition_step(self, partition: SharePartition, bound: int, now_ms: int) -> None:
         """After any change to a share-partition leader; ``bound`` is the HWM or LSO it reads up to."""

@@ -55,7 +55,7 @@ def test_deliveries_confirmed_acks_and_aborted_transactions() -> None:
     ledger.on_acquire(KEY, "m2", [AcquiredRecords(5, 6, 2)], 3, 20)
     assert [(lo, hi, d.member_id, d.delivery_count) for lo, hi, d in ledger.deliveries[KEY]] == [
         (0, 4, "m1", 1), (5, 6, "m2", 2), (7, 9, "m1", 1)]
-    ledger.on_ack_confirmed(KEY, "m1", (AcknowledgementBatch(0, 3, (1, 2, 3, 0)),), 30)
+    ledger.on_ack_confirmed(KEY, "m1", (AcknowledgementBatch(0, 3, (1, 2, 3, 0)),), 1, 30)
     assert list(ledger.confirmed[KEY]) == [(0, 0), (2, 3)]
     ledger.on_records_committed("t", 0, 0, 3, 9, True, 0)
     ledger.on_records_committed("t", 0, 3, 2, None, False, 1)

@@ -104,7 +104,7 @@ class _Harness:
             return False
         errors = self._flush(self.leader)
         if errors and all(e == Errors.NONE for e in errors):
-            self.monitors.on_ack_confirmed(KEY, member, batches, self.now)
+            self.monitors.on_ack_confirmed(KEY, member, batches, self.leader.leader_epoch, self.now)
             return True
         return False
 
@@ -340,7 +340,7 @@ def test_e2_fires_when_an_accepted_record_is_acquired_again() -> None:
     sink = ViolationSink(1)
     monitor = NoRedeliveryMonitor(sink)
     monitor.on_acquire(KEY, "m1", [AcquiredRecords(0, 9, 1)], 1, 0)
-    monitor.on_ack_confirmed(KEY, "m1", (AcknowledgementBatch(0, 3, (1, 2, 1, 3)),), 1)
+    monitor.on_ack_confirmed(KEY, "m1", (AcknowledgementBatch(0, 3, (1, 2, 1, 3)),), 1, 1)
     monitor.on_acquire(KEY, "m2", [AcquiredRecords(1, 1, 2), AcquiredRecords(4, 9, 1)], 1, 2)
     assert sink.violations == []  # offset 1 was released: redelivery is expected
     monitor.on_acquire(KEY, "m2", [AcquiredRecords(2, 3, 2)], 2, 3)  # 2 accepted, 3 rejected: never again
@@ -352,7 +352,7 @@ def test_e2_does_not_fire_after_an_admin_reset_of_the_state_epoch() -> None:
     sink = ViolationSink(1)
     monitor = NoRedeliveryMonitor(sink)
     monitor.on_share_partition_step(_FakePartition(0, 10), 100, 0)  # type: ignore[arg-type]
-    monitor.on_ack_confirmed(KEY, "m1", (AcknowledgementBatch(0, 9, (1,)),), 1)
+    monitor.on_ack_confirmed(KEY, "m1", (AcknowledgementBatch(0, 9, (1,)),), 1, 1)
     monitor.on_share_partition_step(_FakePartition(0, 0, state_epoch=2), 100, 2)  # type: ignore[arg-type]
     monitor.on_acquire(KEY, "m1", [AcquiredRecords(0, 9, 1)], 1, 3)
     assert sink.violations == []
@@ -376,7 +376,7 @@ def test_e3_quiet_after_the_lock_expires_an_ack_or_a_durable_release() -> None:
     sink = ViolationSink(1)
     monitor = ExclusiveAcquisitionMonitor(sink, lock_duration_ms=1_000)
     monitor.on_acquire(KEY, "m1", [AcquiredRecords(0, 29, 1)], 1, 0)
-    monitor.on_ack_confirmed(KEY, "m1", (AcknowledgementBatch(0, 9, (2,)),), 10)
+    monitor.on_ack_confirmed(KEY, "m1", (AcknowledgementBatch(0, 9, (2,)),), 1, 10)
     monitor.on_write_accepted(_write(-1, (10, 19, RecordState.AVAILABLE)), 20)
     monitor.on_acquire(KEY, "m2", [AcquiredRecords(0, 19, 2)], 1, 30)  # ended by the ack and the write
     monitor.on_acquire(KEY, "m3", [AcquiredRecords(20, 29, 2)], 2, 40)  # a new leader tenure
@@ -421,9 +421,28 @@ def test_e3_fires_when_an_ack_from_a_member_that_does_not_hold_the_record_is_con
     sink = ViolationSink(1)
     monitor = ExclusiveAcquisitionMonitor(sink, lock_duration_ms=1_000)
     monitor.on_acquire(KEY, "m1", [AcquiredRecords(0, 9, 1)], 1, 0)
-    monitor.on_ack_confirmed(KEY, "m2", (AcknowledgementBatch(3, 4, (1,)),), 5)
+    monitor.on_ack_confirmed(KEY, "m2", (AcknowledgementBatch(3, 4, (1,)),), 1, 5)
     assert [(v.invariant, v.state["member"], v.state["holder"]) for v in sink.violations] == [
         ("exclusive-acquisition", "m2", "m1")]
+
+
+def test_e3_a_late_confirmation_by_an_old_leader_leaves_the_new_tenures_acquisition() -> None:
+    # swarm seed 372739737022559332 (a 50 000-run campaign): m1 released offset 11 under leader epoch 1;
+    # the write was durable but its answer was delayed past a leadership move. The new leader (epoch 2)
+    # read the state and delivered 11 to m1 again; then the old leader confirmed the release, and m1's
+    # acknowledgement of its new delivery was taken for one of a record nobody held.
+    sink = ViolationSink(1)
+    monitor = ExclusiveAcquisitionMonitor(sink, lock_duration_ms=30_000)
+    monitor.on_acquire(KEY, "m1", [AcquiredRecords(0, 14, 1)], 1, 642)
+    monitor.on_acknowledge(KEY, "m1", (AcknowledgementBatch(11, 11, (2,)),), 1, 678)
+    monitor.on_acquire(KEY, "m1", [AcquiredRecords(11, 11, 2)], 2, 4_473)
+    monitor.on_acquire(KEY, "m2", [AcquiredRecords(12, 12, 2)], 2, 4_473)
+    monitor.on_ack_confirmed(KEY, "m1", (AcknowledgementBatch(11, 12, (2,)),), 1, 4_497)  # m2's is epoch 2's
+    monitor.on_acknowledge(KEY, "m1", (AcknowledgementBatch(11, 11, (1,)),), 2, 4_518)
+    assert sink.violations == []
+    monitor.on_ack_confirmed(KEY, "m1", (AcknowledgementBatch(11, 11, (1,)),), 2, 4_520)
+    monitor.on_acknowledge(KEY, "m1", (AcknowledgementBatch(11, 11, (1,)),), 2, 4_530)  # now it is gone
+    assert [(v.invariant, v.state["offset"]) for v in sink.violations] == [("exclusive-acquisition", 11)]
 
 
 # -- the fan-out, the catalogue, the sets ----------------------------------------------------------
@@ -528,7 +547,7 @@ def test_a_deleted_and_recreated_share_partition_starts_a_new_life(deleted: bool
     _handled(monitors, shard, write)
     monitors.on_write_accepted(write, 3)
     monitors.on_write_completed(write, 4)
-    monitors.on_ack_confirmed(KEY, "m1", (AcknowledgementBatch(0, 25, (1,)),), 4)
+    monitors.on_ack_confirmed(KEY, "m1", (AcknowledgementBatch(0, 25, (1,)),), 1, 4)
     monitors.on_share_partition_step(_FakePartition(26, 26), 100, 5)  # type: ignore[arg-type]
     if deleted:
         _handled(monitors, shard, DeleteShareGroupStateRequest(KEY))
