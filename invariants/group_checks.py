@@ -137,6 +137,7 @@ class GroupEpochMonitor(_GroupMonitor):
     def __init__(self, sink: ViolationSink) -> None:
         super().__init__(sink)
         self._committed: dict[tuple[str, str], list[int]] = {}  # (kind, group) -> [group epoch, assignment epoch]
+        self._assignment_epoch: dict[tuple[str, str], int] = {}  # (kind, group) -> the one seen at the last look
         # (kind, group) -> the shard (and leader epoch) that deleted it in memory, until the deletion commits.
         # A group of that name in the same shard is a new life built on tombstones not committed yet: the
         # old life's committed epochs do not bind it (its own are judged as they commit). A rebuilt shard (a
@@ -167,10 +168,13 @@ class GroupEpochMonitor(_GroupMonitor):
     def forget(self, kind: str, group_id: str, seen: _Seen) -> None:
         assert self._shard is not None
         self._deleted_in[(kind, group_id)] = (self._shard, self._leader_epoch)
+        self._assignment_epoch.pop((kind, group_id), None)
 
     def check(self, kind: str, group_id: str, group: ShareGroup | ConsumerGroup, seen: _Seen,
               changed: Changed, now_ms: int) -> None:
         group_epoch, assignment_epoch = group.group_epoch, group.assignment_epoch
+        previous_assignment_epoch = self._assignment_epoch.get((kind, group_id))
+        self._assignment_epoch[(kind, group_id)] = assignment_epoch
         floor_group, floor_assignment = self._committed.get((kind, group_id), (-1, -1))
         deleted_in = self._deleted_in.get((kind, group_id))
         if deleted_in is not None:
@@ -192,13 +196,20 @@ class GroupEpochMonitor(_GroupMonitor):
                              f"assignment {floor_assignment} (committed) to {group_epoch} / {assignment_epoch}",
                              **excerpt)
         else:
-            for member_id, _, now in changed:
-                if now is not None and now[0] > assignment_epoch:
-                    self.sink.report("group-epoch-order", now_ms, event=event,
-                                     message=f"{kind} group {group_id}: member {member_id} at epoch {now[0]}, above "
-                                     f"the assignment epoch {assignment_epoch}", member=member_id,
-                                     member_epoch=now[0], **excerpt)
-                    break
+            # The members that changed, and all of them when the assignment epoch moved under them
+            # (a replay by a new coordinator rebuilds the group at its committed epochs).
+            if previous_assignment_epoch != assignment_epoch:
+                looked = list(seen.members)
+            else:
+                looked = [member_id for member_id, _, now in changed if now is not None]
+            above = [member_id for member_id in looked if seen.members[member_id][0] > assignment_epoch]
+            if above:
+                member_id = min(above)
+                epoch = seen.members[member_id][0]
+                self.sink.report("group-epoch-order", now_ms, event=event,
+                                 message=f"{kind} group {group_id}: member {member_id} at epoch {epoch}, above "
+                                 f"the assignment epoch {assignment_epoch}", member=member_id,
+                                 member_epoch=epoch, **excerpt)
 
 
 _GROUP_RECORDS: Final = ("ShareGroupMetadata", "ConsumerGroupMetadata")

@@ -148,8 +148,7 @@ class Broker:
         self.share_leader = ShareLeaderHost(self)
         self._image = MetadataImage()
         self._inflight: dict[int, _Request] = {}
-        self._deadlines = DeadlineQueue(scheduler, self.settings.request_timeout_ms, self._inflight,
-                                        scheduler.timer, self._timed_out)
+        self._deadlines = DeadlineQueue(scheduler, self.settings.request_timeout_ms, self._inflight, self._timed_out)
         self._correlation = itertools.count(1)
         self._parked: dict[tuple[str, int], list[_ParkedFetch]] = {}
         # Idempotent batches being replicated, (topic, partition, producer id, base sequence) -> the

@@ -180,8 +180,8 @@ class Client:
         self._metadata_source = metadata_source
         self._next_correlation_id = 1
         self._inflight: dict[int, _InFlight] = {}
-        self._deadlines = DeadlineQueue(scheduler, self.config.request_timeout_ms, self._inflight, self.call_later,
-                                        self._timed_out)
+        self._deadlines = DeadlineQueue(scheduler, self.config.request_timeout_ms, self._inflight,
+                                        self._deadline_passed)
         self._incarnation = 0
         self._held_messages: list[Message] = []
         self._held_timers: list[tuple[Callable[..., object], tuple[Any, ...]]] = []
@@ -310,8 +310,17 @@ class Client:
     def requests_in_flight(self) -> int:
         return len(self._inflight)
 
+    def _deadline_passed(self, correlation_id: int) -> None:
+        # As a timer of its own would: held while paused, after the messages (an answer may be in the socket).
+        if self.paused:
+            self._held_timers.append((self._timed_out, (correlation_id,)))
+        else:
+            self._timed_out(correlation_id)
+
     def _timed_out(self, correlation_id: int) -> None:
-        pending = self._inflight.pop(correlation_id)
+        pending = self._inflight.pop(correlation_id, None)
+        if pending is None:
+            return  # answered by a message held in the same pause
         self.metrics.requests_timed_out += 1
         self.record("client.timeout", msg_kind=pending.kind, broker=pending.broker, id=correlation_id)
         pending.on_timeout()

@@ -30,7 +30,7 @@ from __future__ import annotations
 import itertools
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
 from model import mutants as _mutants
 from model.core.errors import Errors
@@ -44,7 +44,7 @@ from model.sim.network import Message
 from model.sim.protocol import CONSUMER_OFFSETS_TOPIC, SHARE_STATE_TOPIC
 from model.sim.replication import ReplicatedLog
 from model.sim.timers import Timer
-from model.sim.trace import TraceKind
+from model.sim.trace import COORDINATOR_WRITE
 
 if TYPE_CHECKING:
     from model.sim.broker import Broker
@@ -55,10 +55,6 @@ _APPEND_ERRORS = {
     Errors.NOT_ENOUGH_REPLICAS: Errors.COORDINATOR_NOT_AVAILABLE,
     Errors.NOT_LEADER_OR_FOLLOWER: Errors.NOT_COORDINATOR,
 }
-
-
-COORDINATOR_WRITE: Final = TraceKind(
-    "coordinator.write", ("batches", "key", "leader_epoch", "start_offset", "state_epoch"))
 
 
 def coordinator_error(error: Errors) -> Errors:

@@ -60,12 +60,9 @@ import networkx as nx
 from model.core.message import Message as Value
 from model.sim.rng import Distribution, RandomStreams, Sampler
 from model.sim.timers import Scheduler
-from model.sim.trace import Trace, TraceKind
+from model.sim.trace import DELIVER, DROP, Trace
 
 DEFAULT_LATENCY: Final = Distribution.constant(1)
-
-DELIVER: Final = TraceKind("deliver", ("dup", "id", "msg_kind", "src"))
-DROP: Final = TraceKind("drop", ("id", "msg_kind", "reason", "src"))
 
 DROP_REASONS: Final = ("down", "partition", "loss", "reset", "no_handler")
 """Why a message was dropped: an endpoint was down at send; the link was

@@ -16,6 +16,7 @@ import functools
 import math
 import random
 from bisect import bisect_left, bisect_right
+from typing import Final
 
 from model.sim.rng import derive_seed
 
@@ -37,9 +38,14 @@ class _PoisonStream:
         offsets, rng, log_keep = self.offsets, self._rng, self._log_keep
         previous = offsets[-1] if offsets else -1
         while previous <= last:
-            previous += 1 + int(math.log(1.0 - rng.random()) / log_keep)
+            gap = math.log(1.0 - rng.random()) / log_keep
+            # A rate so small that the gap is past any log (or infinite): no further poison.
+            previous = _NEVER if gap >= _NEVER else previous + 1 + int(gap)
             offsets.append(previous)
         return offsets
+
+
+_NEVER: Final = 1 << 62  # beyond every offset
 
 
 @functools.lru_cache(maxsize=4096)  # per (run, partition); a campaign worker runs many

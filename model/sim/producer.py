@@ -30,7 +30,6 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Final
 
 from model.core.errors import Errors
 from model.core.produce_fetch import EndTxnMarkerRequest, EndTxnMarkerResponse, ProduceRequest, ProduceResponse
@@ -38,9 +37,7 @@ from model.sim.client import RETRIABLE_ERRORS, STALE_METADATA_ERRORS, Client, Cl
 from model.sim.network import Network
 from model.sim.rng import RandomStreams, derive_seed
 from model.sim.timers import Scheduler
-from model.sim.trace import Trace, TraceKind
-
-PRODUCER_ACK: Final = TraceKind("producer.ack", ("offset", "partition", "records"))
+from model.sim.trace import PRODUCER_ACK, Trace
 
 
 def key_partition(key: int, partitions: int) -> int:

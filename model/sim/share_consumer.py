@@ -42,7 +42,6 @@ from __future__ import annotations
 import random
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Final
 
 from model.core.errors import Errors
 from model.core.group.share_member import REJOIN_ERRORS, MemberState, ShareMember
@@ -66,15 +65,11 @@ from model.sim.poison import poison_between
 from model.sim.processing import BatchProcessing
 from model.sim.rng import Distribution, RandomStreams
 from model.sim.timers import Scheduler, Timer
-from model.sim.trace import Trace, TraceKind
+from model.sim.trace import CONSUMER_DELIVERED, CONSUMER_PROCESSED, Trace
 
 ACCEPT = int(AcknowledgeType.ACCEPT)
 RELEASE = int(AcknowledgeType.RELEASE)
 REJECT = int(AcknowledgeType.REJECT)
-
-
-CONSUMER_DELIVERED: Final = TraceKind("consumer.delivered", ("broker", "records"))
-CONSUMER_PROCESSED: Final = TraceKind("consumer.processed", ("broker", "current", "records"))
 
 
 @dataclass(frozen=True)
@@ -101,6 +96,8 @@ class ShareConsumerSettings:
             raise ValueError("accept + release + reject must be 1")
         if self.max_poll_records < 1:
             raise ValueError("max_poll_records must be >= 1")
+        if not 0.0 <= self.poison_rate <= 1.0:  # NaN too
+            raise ValueError(f"poison_rate = {self.poison_rate!r}: must be a probability in [0, 1]")
 
 
 class _PendingAck:

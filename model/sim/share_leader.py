@@ -77,14 +77,13 @@ from model.core.share_state import (
 )
 from model.sim.network import Message
 from model.sim.timers import Timer
-from model.sim.trace import TraceKind
+from model.sim.trace import SHARE_ACQUIRE
 
 if TYPE_CHECKING:
     from model.sim.broker import Broker
     from model.sim.protocol import ClusterMetadata
 
 # Answers the persister retries itself before the SharePartition hears of them.
-SHARE_ACQUIRE: Final = TraceKind("share.acquire", ("count", "first", "key", "member"))
 RETRIABLE: Final = frozenset((
     Errors.COORDINATOR_LOAD_IN_PROGRESS, Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR,
     Errors.NOT_ENOUGH_REPLICAS, Errors.REQUEST_TIMED_OUT, Errors.NOT_LEADER_OR_FOLLOWER,

@@ -155,6 +155,19 @@ class Scheduler(simpy.Environment):
             raise ValueError(f"due_ms = {due_ms!r}: must be an integer >= now ({self._now})")
         heappush(self._timers, [due_ms, next(self._seq), fn, args])
 
+    def reserve_seq(self) -> int:
+        """A place among the timers due in the same millisecond, taken now for a timer set later with
+        ``timer_at_seq`` (it then fires where a timer set now would have)."""
+        return next(self._seq)
+
+    def timer_at_seq(self, due_ms: int, seq: int, fn: TimerCallback, *args: Any) -> Timer:
+        """``timer_at`` with the place ``seq`` from ``reserve_seq`` (each place used once)."""
+        if type(due_ms) is not int or due_ms < self._now:
+            raise ValueError(f"due_ms = {due_ms!r}: must be an integer >= now ({self._now})")
+        entry = [due_ms, seq, fn, args]
+        heappush(self._timers, entry)
+        return Timer(self, entry, fn, args)
+
     def _push_checked(self, due_ms: int, fn: TimerCallback, args: tuple[Any, ...]) -> list[Any]:
         if type(due_ms) is not int or due_ms < self._now:
             raise ValueError(f"due_ms = {due_ms!r}: must be an integer >= now ({self._now})")
@@ -270,31 +283,37 @@ class Scheduler(simpy.Environment):
 class DeadlineQueue:
     """Deadlines set in the order they fall due (one fixed timeout), under one timer.
 
-    A request timeout is set for every request and nearly always cancelled by the answer.
-    With a fixed timeout the deadlines come in the order the requests were sent, so they can
-    wait in a queue, with one timer armed for the oldest whose key is still ``live``: a
-    request costs an append, not a timer that stays in the heap long after it is cancelled.
-    ``expire(key)`` runs at exactly ``now + timeout_ms`` for each key still live then, oldest
-    first. ``set_timer(delay_ms, fn)`` arms the timer (the owner's, so pause and crash apply).
+    A request timeout is set for every request and nearly always cancelled by the answer. With a
+    fixed timeout the deadlines come in the order the requests were sent, so they can wait in a
+    queue with one timer, armed for the oldest whose key is still ``live``: a request costs an
+    append, not a timer that stays in the heap long after it is cancelled.
+
+    It behaves as a timer per key would: ``add`` takes the key's place among the timers due in the
+    same millisecond (``Scheduler.reserve_seq``) and the queue's timer is armed at that place, so
+    ``expire(key)`` runs exactly ``timeout_ms`` after ``add``, in the same order relative to every
+    other timer, for each key still live then. The one difference: a key answered after the timer
+    was armed for it lets the timer fire and do nothing (an event with no effect and no trace).
     """
 
-    __slots__ = ("_entries", "_expire", "_live", "_scheduler", "_set_timer", "_timer", "timeout_ms")
+    __slots__ = ("_entries", "_expire", "_firing", "_live", "_scheduler", "_timer", "timeout_ms")
 
     def __init__(self, scheduler: Scheduler, timeout_ms: int, live: Container[int],
-                 set_timer: Callable[[int, Callable[[], None]], Timer], expire: Callable[[int], object]) -> None:
+                 expire: Callable[[int], object]) -> None:
         self._scheduler = scheduler
         self.timeout_ms = timeout_ms
         self._live = live
-        self._set_timer = set_timer
         self._expire = expire
-        self._entries: deque[tuple[int, int]] = deque()  # (due_ms, key), in due order
+        self._entries: deque[tuple[int, int, int]] = deque()  # (due_ms, seq, key), in (due, seq) order
         self._timer: Timer | None = None
+        self._firing = False
 
     def add(self, key: int) -> None:
         """``key``'s deadline is ``timeout_ms`` from now."""
-        self._entries.append((self._scheduler._now + self.timeout_ms, key))
-        if self._timer is None:
-            self._timer = self._set_timer(self.timeout_ms, self._fire)
+        scheduler = self._scheduler
+        entry = (scheduler._now + self.timeout_ms, scheduler.reserve_seq(), key)
+        self._entries.append(entry)
+        if self._timer is None and not self._firing:
+            self._arm(entry)
 
     def clear(self) -> None:
         self._entries.clear()
@@ -302,17 +321,24 @@ class DeadlineQueue:
             self._timer.cancel()
             self._timer = None
 
+    def _arm(self, entry: tuple[int, int, int]) -> None:
+        self._timer = self._scheduler.timer_at_seq(entry[0], entry[1], self._fire)
+
     def _fire(self) -> None:
-        # _timer stays set while the expire callbacks run: a key they add is due after the queued ones.
-        now = self._scheduler._now
+        # The front entry is the one this timer was armed for: entries leave only from the front.
+        self._timer = None
         entries, live = self._entries, self._live
-        while entries and entries[0][0] <= now:
-            key = entries.popleft()[1]
-            if key in live:
+        key = entries.popleft()[2]
+        if key in live:
+            self._firing = True  # a key the callback adds is due after the ones still queued
+            try:
                 self._expire(key)
-        while entries and entries[0][1] not in live:
+            finally:
+                self._firing = False
+        while entries and entries[0][2] not in live:
             entries.popleft()
-        self._timer = self._set_timer(entries[0][0] - now, self._fire) if entries else None
+        if entries and self._timer is None:
+            self._arm(entries[0])
 
 
 def _bad_delay(delay_ms: object) -> ValueError:

@@ -86,6 +86,18 @@ class TraceKind:
 
 _DECLARED: Final[dict[str, tuple[str, ...]]] = {}
 
+# The kinds recorded on every message, declared here rather than where they are emitted, so that
+# every Trace knows them from its first event whatever has been imported: how ``record`` hashes an
+# event must not depend on that.
+DELIVER: Final = TraceKind("deliver", ("dup", "id", "msg_kind", "src"))
+DROP: Final = TraceKind("drop", ("id", "msg_kind", "reason", "src"))
+PRODUCER_ACK: Final = TraceKind("producer.ack", ("offset", "partition", "records"))
+SHARE_ACQUIRE: Final = TraceKind("share.acquire", ("count", "first", "key", "member"))
+COORDINATOR_WRITE: Final = TraceKind(
+    "coordinator.write", ("batches", "key", "leader_epoch", "start_offset", "state_epoch"))
+CONSUMER_DELIVERED: Final = TraceKind("consumer.delivered", ("broker", "records"))
+CONSUMER_PROCESSED: Final = TraceKind("consumer.processed", ("broker", "current", "records"))
+
 
 class Trace:
     """``emit(kind, time_ms, node, *values)``, ``record(time_ms, node, kind, **fields)``;
@@ -103,6 +115,8 @@ class Trace:
 
     def emit(self, kind: TraceKind, time_ms: int, node: str, *values: Any) -> None:
         """Log one event of a declared kind, its values in the order of ``kind.names``. The hot path."""
+        if type(time_ms) is not int or type(node) is not str:
+            _check_head(time_ms, node, kind.kind)
         if len(values) != len(kind.names):
             raise TraceValueError(f"{kind.kind}: {len(values)} values for the fields {', '.join(kind.names)}")
         for value in values:

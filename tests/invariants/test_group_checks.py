@@ -84,6 +84,19 @@ def test_a_member_epoch_above_the_assignment_epoch() -> None:
     assert _ids(sink) == ["group-epoch-order"] and sink.violations[0].state["member"] == "m1"
 
 
+def test_an_assignment_epoch_that_moves_under_unchanged_members() -> None:
+    # A new coordinator's replay rebuilds the group with a lower assignment epoch (not below what was
+    # committed) and the member as it was: the member did not change, the epoch under it did.
+    sink = ViolationSink(1)
+    monitor, shard = GroupEpochMonitor(sink), _Shard()
+    shard.share.groups["g"] = ShareGroup("g", 5, 5, members={"m1": ShareGroupMember("m1", member_epoch=5)})
+    _step(monitor, shard)
+    assert sink.violations == []
+    shard.share.groups["g"] = ShareGroup("g", 5, 4, members={"m1": ShareGroupMember("m1", member_epoch=5)})
+    _step(monitor, shard, leader_epoch=2)
+    assert _ids(sink) == ["group-epoch-order"] and sink.violations[0].state["member_epoch"] == 5
+
+
 def _commit(monitor: GroupEpochMonitor, *records: object) -> None:
     monitor.on_group_records_committed(0, records, 0)
 

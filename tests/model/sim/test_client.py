@@ -216,6 +216,22 @@ def test_pause_holds_messages_and_timers_then_replays_them_in_order() -> None:
     assert order == ["response a", "timer", "timeout b"]
 
 
+def test_timeouts_that_fall_in_a_pause_keep_their_place_among_the_held_timers() -> None:
+    # Two lost requests time out at 40 and 50 and a timer falls due at 45, all in the pause: on resume
+    # they run in due order, as they would have without it.
+    s = Setup(request_timeout_ms=40)
+    order: list[str] = []
+    s.brokers[1].script = [None, None]
+    s.client.send_request(1, "Ping", "a", lambda r: order.append("response a"), lambda: order.append("timeout a"))
+    s.scheduler.post(10, s.client.send_request, 1, "Ping", "b", lambda r: order.append("response b"),
+                     lambda: order.append("timeout b"))
+    s.client.call_later(45, order.append, "timer")
+    s.scheduler.post(20, s.client.pause, 100)
+    s.scheduler.run(until=200)
+    assert order == ["timeout a", "timer", "timeout b"]
+    assert s.client.metrics.requests_timed_out == 2
+
+
 def test_crash_drops_everything_and_restart_starts_fresh() -> None:
     s = Setup()
     fired: list[str] = []

@@ -39,6 +39,11 @@ def test_rate_zero_and_one() -> None:
     assert is_poison(1, "t", 0, 5, 1.0) and not is_poison(1, "t", 0, 5, 0.0)
 
 
+def test_a_vanishing_rate_has_no_poison_and_does_not_overflow() -> None:
+    for rate in (1e-310, 5e-324, 1e-300):
+        assert poison_between(5, "t", 0, 0, 10**12, rate) == []
+
+
 def test_is_poison_agrees_with_poison_between() -> None:
     listed = set(poison_between(3, "t", 0, 0, 2_000, 0.05))
     assert {o for o in range(2_001) if is_poison(3, "t", 0, o, 0.05)} == listed

@@ -278,29 +278,71 @@ test_timer_machine = TimerMachine.TestCase
 # -- DeadlineQueue -------------------------------------------------------------------------------
 
 
-@settings(max_examples=100, deadline=None)
-@given(plan=st.lists(st.tuples(st.integers(0, 100), st.integers(-1, 120)), max_size=30))
-def test_deadline_queue_expires_each_live_key_exactly_at_its_deadline(plan: list[tuple[int, int]]) -> None:
-    """Keys added at ``at`` and answered ``answer_after`` ms later (-1: never) expire, oldest first,
-    exactly ``timeout_ms`` after they were added unless answered before; one timer at a time."""
-    scheduler = Scheduler()
-    live: dict[int, int] = {}
-    expired: list[tuple[int, int]] = []
-
-    def expire(key: int) -> None:
-        del live[key]
-        expired.append((scheduler.now_ms, key))
-
-    queue = DeadlineQueue(scheduler, 50, live, scheduler.timer, expire)
-    plan = sorted(plan, key=lambda step: step[0])
+def _deadline_script(scheduler: Scheduler, plan: list[tuple[int, int]], others: list[int],
+                     add: Any, answer: Any, log: list[tuple[int, str, int]]) -> None:
     for key, (at, answer_after) in enumerate(plan):
-        scheduler.post_at(at, lambda key=key: (live.__setitem__(key, key), queue.add(key)))
+        scheduler.post_at(at, add, key)
         if answer_after >= 0:
-            scheduler.post_at(at + answer_after, live.pop, key, None)
-    scheduler.run(until=1_000)
-    # An answer due with the deadline was set first, so it runs first.
-    expected = [(at + 50, key) for key, (at, answer_after) in enumerate(plan) if not 0 <= answer_after <= 50]
-    assert expired == sorted(expected)
+            scheduler.post_at(at + answer_after, answer, key)
+    for index, at in enumerate(others):
+        scheduler.post_at(at, lambda index=index: log.append((scheduler.now_ms, "other", index)))
+
+
+@settings(max_examples=150, deadline=None)
+@given(plan=st.lists(st.tuples(st.integers(0, 100), st.integers(-1, 120)), max_size=30),
+       others=st.lists(st.integers(0, 200), max_size=20))
+def test_deadline_queue_fires_exactly_as_a_timer_per_key_would(plan: list[tuple[int, int]], others: list[int]) -> None:
+    """Keys added at ``at`` and answered ``answer_after`` ms later (-1: never): the queue expires the
+    unanswered ones at the same times and in the same order, among other timers due in the same
+    millisecond too, as one cancellable timer per key does."""
+    plan = sorted(plan, key=lambda step: step[0])
+
+    def with_queue() -> list[tuple[int, str, int]]:
+        scheduler, live, log = Scheduler(), {}, []
+
+        def expire(key: int) -> None:
+            del live[key]
+            log.append((scheduler.now_ms, "expired", key))
+
+        queue = DeadlineQueue(scheduler, 50, live, expire)
+        _deadline_script(scheduler, plan, others, lambda key: (live.__setitem__(key, key), queue.add(key)),
+                         lambda key: live.pop(key, None), log)
+        scheduler.run(until=1_000)
+        assert scheduler.pending_timers == 0
+        return log
+
+    def with_timers() -> list[tuple[int, str, int]]:
+        scheduler, timers, log = Scheduler(), {}, []
+
+        def add(key: int) -> None:
+            timers[key] = scheduler.timer(50, lambda: log.append((scheduler.now_ms, "expired", key)))
+
+        _deadline_script(scheduler, plan, others, add, lambda key: timers[key].cancel(), log)
+        scheduler.run(until=1_000)
+        return log
+
+    assert with_queue() == with_timers()
+
+
+def test_deadline_queue_callbacks_may_clear_and_add_without_a_second_timer() -> None:
+    scheduler = Scheduler()
+    live = {1: 1}
+    expired: list[int] = []
+    queue: DeadlineQueue
+
+    def expire(key: int) -> None:  # a crash and a restart inside the callback
+        del live[key]
+        expired.append(key)
+        queue.clear()
+        live[2] = 2
+        queue.add(2)
+
+    queue = DeadlineQueue(scheduler, 10, live, expire)
+    queue.add(1)
+    scheduler.run(until=15)
+    assert expired == [1] and scheduler.pending_timers == 1
+    live.clear()
+    queue.clear()
     assert scheduler.pending_timers == 0
 
 
@@ -308,7 +350,7 @@ def test_deadline_queue_clear_cancels_its_timer() -> None:
     scheduler = Scheduler()
     live = {1: 1}
     expired: list[int] = []
-    queue = DeadlineQueue(scheduler, 10, live, scheduler.timer, expired.append)
+    queue = DeadlineQueue(scheduler, 10, live, expired.append)
     queue.add(1)
     queue.clear()
     scheduler.run(until=100)

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from model.sim.trace import Trace, TraceEvent, TraceKind, TraceValueError, read_ndjson
+from model.sim.trace import DELIVER, Trace, TraceEvent, TraceKind, TraceValueError, read_ndjson
 
 
 def _hash(events: list[tuple[int, str, str, dict[str, Any]]], keep: bool = False) -> str:
@@ -234,6 +234,20 @@ def test_a_declared_kind_with_other_fields_is_recorded_by_name() -> None:
 def test_emit_checks_its_values(values: tuple[Any, ...], message: str) -> None:
     with pytest.raises(TraceValueError, match=message):
         Trace().emit(HOT, 1, "n", *values)
+
+
+@pytest.mark.parametrize(("time_ms", "node"), [(1.0, "n"), (True, "n"), (1, None)])
+def test_emit_checks_its_head(time_ms: Any, node: Any) -> None:
+    with pytest.raises(TraceValueError):
+        Trace().emit(HOT, time_ms, node, 1, "k", True)
+
+
+def test_the_per_message_kinds_are_declared_with_the_trace() -> None:
+    # Declared in model/sim/trace.py itself: record() hashes them as emit() does in any process.
+    emitted, recorded = Trace(), Trace()
+    emitted.emit(DELIVER, 5, "b1", False, 7, "Produce", "p1")
+    recorded.record(5, "b1", "deliver", src="p1", msg_kind="Produce", id=7, dup=False)
+    assert emitted.trace_hash == recorded.trace_hash
 
 
 def test_emit_coerces_enums() -> None:
