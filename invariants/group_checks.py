@@ -72,10 +72,13 @@ class _Seen:
     partition: int  # the __consumer_offsets partition whose coordinator holds the group (GC-6)
     host_epoch: int = -1
     members: dict[str, Seen] = field(default_factory=dict)
+    basis: object = None  # the monitor's ``basis`` of the group at the last look
 
 
 class _GroupMonitor(Monitor, ABC):
-    """Calls ``check`` with the members whose epoch or partitions changed since the last look."""
+    """Calls ``check`` with the members whose epoch or partitions changed since the last look, and with
+    every member when the group's ``basis`` changed."""
+
 
     def __init__(self, sink: ViolationSink) -> None:
         super().__init__(sink)
@@ -114,7 +117,18 @@ class _GroupMonitor(Monitor, ABC):
             gone = [m for m in seen.members if m not in members] if len(seen.members) > len(members) else []
             for member_id in gone:
                 changed.append((member_id, seen.members.pop(member_id), None))
+            basis = self.basis(group)
+            if basis != seen.basis:  # what the members are judged against moved under them: judge them all
+                seen.basis = basis
+                judged = {member_id for member_id, _, _ in changed}
+                changed += [(member_id, held, held) for member_id, held in seen.members.items()
+                            if member_id not in judged]
             self.check(kind, gid, group, seen, sorted(changed, key=lambda c: c[0]), now_ms)
+
+    def basis(self, group: ShareGroup | ConsumerGroup) -> object:
+        """What judging a member depends on besides the member (immutable, compared by value): when it
+        differs from the last look, every member is judged again. None: nothing."""
+        return None
 
     @abstractmethod
     def check(self, kind: str, group_id: str, group: ShareGroup | ConsumerGroup, seen: _Seen,
@@ -137,7 +151,6 @@ class GroupEpochMonitor(_GroupMonitor):
     def __init__(self, sink: ViolationSink) -> None:
         super().__init__(sink)
         self._committed: dict[tuple[str, str], list[int]] = {}  # (kind, group) -> [group epoch, assignment epoch]
-        self._assignment_epoch: dict[tuple[str, str], int] = {}  # (kind, group) -> the one seen at the last look
         # (kind, group) -> the shard (and leader epoch) that deleted it in memory, until the deletion commits.
         # A group of that name in the same shard is a new life built on tombstones not committed yet: the
         # old life's committed epochs do not bind it (its own are judged as they commit). A rebuilt shard (a
@@ -168,13 +181,13 @@ class GroupEpochMonitor(_GroupMonitor):
     def forget(self, kind: str, group_id: str, seen: _Seen) -> None:
         assert self._shard is not None
         self._deleted_in[(kind, group_id)] = (self._shard, self._leader_epoch)
-        self._assignment_epoch.pop((kind, group_id), None)
+
+    def basis(self, group: ShareGroup | ConsumerGroup) -> object:
+        return group.assignment_epoch  # a replay by a new coordinator may rebuild the group at a lower one
 
     def check(self, kind: str, group_id: str, group: ShareGroup | ConsumerGroup, seen: _Seen,
               changed: Changed, now_ms: int) -> None:
         group_epoch, assignment_epoch = group.group_epoch, group.assignment_epoch
-        previous_assignment_epoch = self._assignment_epoch.get((kind, group_id))
-        self._assignment_epoch[(kind, group_id)] = assignment_epoch
         floor_group, floor_assignment = self._committed.get((kind, group_id), (-1, -1))
         deleted_in = self._deleted_in.get((kind, group_id))
         if deleted_in is not None:
@@ -196,20 +209,13 @@ class GroupEpochMonitor(_GroupMonitor):
                              f"assignment {floor_assignment} (committed) to {group_epoch} / {assignment_epoch}",
                              **excerpt)
         else:
-            # The members that changed, and all of them when the assignment epoch moved under them
-            # (a replay by a new coordinator rebuilds the group at its committed epochs).
-            if previous_assignment_epoch != assignment_epoch:
-                looked = list(seen.members)
-            else:
-                looked = [member_id for member_id, _, now in changed if now is not None]
-            above = [member_id for member_id in looked if seen.members[member_id][0] > assignment_epoch]
-            if above:
-                member_id = min(above)
-                epoch = seen.members[member_id][0]
-                self.sink.report("group-epoch-order", now_ms, event=event,
-                                 message=f"{kind} group {group_id}: member {member_id} at epoch {epoch}, above "
-                                 f"the assignment epoch {assignment_epoch}", member=member_id,
-                                 member_epoch=epoch, **excerpt)
+            for member_id, _, now in changed:
+                if now is not None and now[0] > assignment_epoch:
+                    self.sink.report("group-epoch-order", now_ms, event=event,
+                                     message=f"{kind} group {group_id}: member {member_id} at epoch {now[0]}, above "
+                                     f"the assignment epoch {assignment_epoch}", member=member_id,
+                                     member_epoch=now[0], **excerpt)
+                    break
 
 
 _GROUP_RECORDS: Final = ("ShareGroupMetadata", "ConsumerGroupMetadata")
@@ -221,20 +227,15 @@ def _kind(record: object) -> str:
 
 
 class AssignInitializedMonitor(_GroupMonitor):
-    def __init__(self, sink: ViolationSink) -> None:
-        super().__init__(sink)
-        self._initialized: dict[str, frozenset[TopicPartition]] = {}  # group -> initialized at the last look
+    def basis(self, group: ShareGroup | ConsumerGroup) -> object:
+        # Partitions may leave the initialized set under members that do not change (a re-initialize, GC-7).
+        return frozenset(group.initialized) if isinstance(group, ShareGroup) else None
 
     def check(self, kind: str, group_id: str, group: ShareGroup | ConsumerGroup, seen: _Seen,
               changed: Changed, now_ms: int) -> None:
         if not isinstance(group, ShareGroup):
             return
         initialized = group.initialized
-        if self._initialized.get(group_id) != initialized:
-            # Partitions may have left the initialized set under members that did not change (a
-            # re-initialize, GC-7): judge every member.
-            self._initialized[group_id] = frozenset(initialized)
-            changed = [(member_id, None, held) for member_id, held in sorted(seen.members.items())]
         for member_id, _, now in changed:
             if now is None:
                 continue
@@ -245,10 +246,6 @@ class AssignInitializedMonitor(_GroupMonitor):
                                  f"share-group state is not initialized", group=group_id, member=member_id,
                                  partition=str(missing[0]), member_epoch=now[0])
                 return
-
-    def forget(self, kind: str, group_id: str, seen: _Seen) -> None:
-        if kind == "share":
-            self._initialized.pop(group_id, None)
 
 
 class ExclusiveOwnershipMonitor(_GroupMonitor):

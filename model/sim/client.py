@@ -8,9 +8,10 @@ deliveries (its registered handler) and to its own ``Scheduler`` timers.
   "Response". A request not answered within ``request_timeout_ms`` is
   forgotten and the caller told (a lost request or response); a response
   that arrives later, or twice, finds no entry and is ignored. The timeout is
-  the same for every request, so deadlines fall in send order: the client
-  wait in a ``DeadlineQueue`` under one timer rather than a timer per
-  request that is nearly always cancelled. Correlation ids never repeat within a client, across crashes too.
+  the same for every request, so deadlines fall in send order and wait in a
+  ``DeadlineQueue`` under one timer rather than a timer per request that is
+  nearly always cancelled. Correlation ids never repeat within a client,
+  across crashes too.
   When the network reports that a broker crashed or refused the connection,
   the requests sent to it before then fail at once, through the same
   no-answer callback as a timeout (Kafka fails them with a disconnect).

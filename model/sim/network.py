@@ -90,10 +90,6 @@ class Message(Value):
         self.sent_ms: Final = sent_ms
         self.duplicate: Final = duplicate
 
-    def duplicated(self) -> Message:
-        """The copy a duplicating link delivers a second time."""
-        return Message(self.msg_id, self.src, self.dst, self.kind, self.payload, self.sent_ms, True)
-
 
 Handler = Callable[[Message], object]
 DisconnectHandler = Callable[[str, int], object]  # (peer, cutoff_ms)
@@ -305,7 +301,7 @@ class Network:
             if again > link.last_due:
                 link.last_due = again
             self._duplicated[kind] = self._duplicated.get(kind, 0) + 1
-            self._scheduler.post_at(again, self._deliver, message.duplicated(), link, link.epoch)
+            self._scheduler.post_at(again, self._deliver, message.replace(duplicate=True), link, link.epoch)
         return message
 
     def _faults_changed(self) -> None:

@@ -295,7 +295,7 @@ class DeadlineQueue:
     was armed for it lets the timer fire and do nothing (an event with no effect and no trace).
     """
 
-    __slots__ = ("_entries", "_expire", "_firing", "_live", "_scheduler", "_timer", "timeout_ms")
+    __slots__ = ("_entries", "_expire", "_live", "_scheduler", "_timer", "timeout_ms")
 
     def __init__(self, scheduler: Scheduler, timeout_ms: int, live: Container[int],
                  expire: Callable[[int], object]) -> None:
@@ -305,14 +305,13 @@ class DeadlineQueue:
         self._expire = expire
         self._entries: deque[tuple[int, int, int]] = deque()  # (due_ms, seq, key), in (due, seq) order
         self._timer: Timer | None = None
-        self._firing = False
 
     def add(self, key: int) -> None:
         """``key``'s deadline is ``timeout_ms`` from now."""
         scheduler = self._scheduler
         entry = (scheduler._now + self.timeout_ms, scheduler.reserve_seq(), key)
         self._entries.append(entry)
-        if self._timer is None and not self._firing:
+        if self._timer is None:
             self._arm(entry)
 
     def clear(self) -> None:
@@ -326,18 +325,20 @@ class DeadlineQueue:
 
     def _fire(self) -> None:
         # The front entry is the one this timer was armed for: entries leave only from the front.
-        self._timer = None
+        # ``_timer`` stays this (fired) timer while the callback runs, so a key it adds, due after the
+        # ones still queued, arms nothing; a ``clear`` in it drops the timer, and the ``add`` after
+        # that arms one for the new front.
+        fired = self._timer
         entries, live = self._entries, self._live
         key = entries.popleft()[2]
         if key in live:
-            self._firing = True  # a key the callback adds is due after the ones still queued
-            try:
-                self._expire(key)
-            finally:
-                self._firing = False
+            self._expire(key)
+        if self._timer is not fired:
+            return
+        self._timer = None
         while entries and entries[0][2] not in live:
             entries.popleft()
-        if entries and self._timer is None:
+        if entries:
             self._arm(entries[0])
 
 

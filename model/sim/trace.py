@@ -78,13 +78,13 @@ class TraceKind:
     def __init__(self, kind: str, names: tuple[str, ...]) -> None:
         if list(names) != sorted(set(names)):
             raise ValueError(f"TraceKind {kind!r}: names {names!r} must be distinct and sorted")
-        if _DECLARED.setdefault(kind, names) != names:
-            raise ValueError(f"TraceKind {kind!r} is already declared with the names {_DECLARED[kind]!r}")
         self.kind: Final = kind
         self.names: Final = names
+        if _DECLARED.setdefault(kind, self).names != names:
+            raise ValueError(f"TraceKind {kind!r} is already declared with the names {_DECLARED[kind].names!r}")
 
 
-_DECLARED: Final[dict[str, tuple[str, ...]]] = {}
+_DECLARED: Final[dict[str, TraceKind]] = {}
 
 # The kinds recorded on every message, declared here rather than where they are emitted, so that
 # every Trace knows them from its first event whatever has been imported: how ``record`` hashes an
@@ -140,13 +140,13 @@ class Trace:
                 break
         names = sorted(fields)
         declared = _DECLARED.get(kind)
-        encoded: Any
-        if declared is not None and names == list(declared):
-            encoded = tuple([fields[name] for name in declared])  # as ``emit`` hashes it
-        else:
-            encoded = fields if names == list(fields) else dict(sorted(fields.items()))
+        if declared is not None and names == list(declared.names):
+            self.emit(declared, time_ms, node, *[fields[name] for name in declared.names])
+            return
+        if names != list(fields):
+            fields = dict(sorted(fields.items()))
         buffer = self._buffer
-        buffer.append((time_ms, node, kind, encoded))
+        buffer.append((time_ms, node, kind, fields))
         if self.keep:
             self.events.append(TraceEvent(time_ms, node, kind, fields))
         if len(buffer) >= _BATCH:
