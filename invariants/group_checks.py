@@ -35,7 +35,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from invariants.sink import Monitor, ViolationSink
 from model.core.group.consumer_group import ConsumerGroupMember
@@ -72,7 +72,7 @@ class _Seen:
     partition: int  # the __consumer_offsets partition whose coordinator holds the group (GC-6)
     host_epoch: int = -1
     members: dict[str, Seen] = field(default_factory=dict)
-    basis: object = None  # the monitor's ``basis`` of the group at the last look
+    basis: Any = None  # the monitor's ``basis`` of the group at the last look
 
 
 class _GroupMonitor(Monitor, ABC):
