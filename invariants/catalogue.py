@@ -33,6 +33,7 @@ _CHECKERS: Final = {
     "no-aborted-delivery": "invariants.share_checks.AbortedDeliveryMonitor",
     "coordinator-replay-equal": "invariants.coordinator_checks.ReplayEqualMonitor",
     "zombie-write-fenced": "invariants.coordinator_checks.ZombieWriteMonitor",
+    "earlier-life-write-fenced": "invariants.coordinator_checks.EarlierLifeWriteMonitor",
     "stored-epoch-sources": "invariants.coordinator_checks.StoredEpochMonitor",
     "snapshot-update-limit": "invariants.coordinator_checks.SnapshotLimitMonitor",
     "group-epoch-order": "invariants.group_checks.GroupEpochMonitor",

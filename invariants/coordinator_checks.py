@@ -1,8 +1,16 @@
-"""Checks of the share coordinator (SC-3, SC-5, SC-6).
+"""Checks of the share coordinator (SC-3, SC-5, SC-6, SC-8).
 
 * ``ZombieWriteMonitor`` (zombie-write-fenced, SC-5): once a leader has read
   a share-partition's state with leader epoch e (the ledger's ``read_epoch``),
   no write with a lower leader epoch is accepted.
+* ``EarlierLifeWriteMonitor`` (earlier-life-write-fenced, SC-5, GC-8): a
+  share-partition's state deleted with its group and initialized again is a
+  new life; no write sent before that initialize is accepted into it. The
+  anomaly: a leader of the deleted group had a write on the wire (a lock
+  timeout, a release) when the group was deleted; it lands after the group was
+  re-created, and, if the new life's state epoch is no higher than the old
+  one's, moves the new life's start offset or hands its records a delivery
+  count from the old life.
 * ``StoredEpochMonitor`` (stored-epoch-sources, SC-5): comparing the stored
   state before and after each request that wrote records: only an initialize
   changes the state epoch, only a read changes the leader epoch, and neither
@@ -23,11 +31,15 @@ from typing import TYPE_CHECKING
 from invariants.share_checks import LedgerMonitor
 from invariants.sink import Monitor, ViolationSink
 from model.core.share_coordinator import ShareCoordinatorShard
-from model.core.share_state import InitializeShareGroupStateRequest, ReadShareGroupStateRequest
+from model.core.share_state import (
+    InitializeShareGroupStateRequest,
+    ReadShareGroupStateRequest,
+    SharePartitionKey,
+    WriteShareGroupStateRequest,
+)
 
 if TYPE_CHECKING:
     from model.core.share_coordinator import ShareGroupState
-    from model.core.share_state import WriteShareGroupStateRequest
 
 
 class ZombieWriteMonitor(LedgerMonitor):
@@ -41,9 +53,33 @@ class ZombieWriteMonitor(LedgerMonitor):
                              state_epoch=request.state_epoch)
 
 
+class EarlierLifeWriteMonitor(Monitor):
+    def __init__(self, sink: ViolationSink) -> None:
+        super().__init__(sink)
+        self._created_ms: dict[SharePartitionKey, int] = {}  # key -> when its current life began
+
+    def on_share_state_created(self, key: SharePartitionKey, now_ms: int) -> None:
+        self._created_ms[key] = now_ms
+
+    def on_share_state_handled(self, shard: ShareCoordinatorShard, request: object,
+                               previous: ShareGroupState | None, sent_ms: int, now_ms: int) -> None:
+        if not isinstance(request, WriteShareGroupStateRequest):
+            return
+        created_ms = self._created_ms.get(request.key)
+        # Strictly before: a write sent in the same millisecond as the initialize is given the benefit.
+        if created_ms is not None and sent_ms < created_ms:
+            self.sink.report("earlier-life-write-fenced", now_ms, event="write accepted",
+                             message=f"{request.key}: a write sent at {sent_ms} ms was accepted into the state "
+                             f"initialized at {created_ms} ms (state epoch {request.state_epoch}, leader epoch "
+                             f"{request.leader_epoch}): it belongs to the life before the group's deletion",
+                             key=str(request.key), sent_ms=sent_ms, created_ms=created_ms,
+                             state_epoch=request.state_epoch, leader_epoch=request.leader_epoch,
+                             batches=len(request.state_batches), start_offset=request.start_offset)
+
+
 class StoredEpochMonitor(Monitor):
     def on_share_state_handled(self, shard: ShareCoordinatorShard, request: object,
-                               previous: ShareGroupState | None, now_ms: int) -> None:
+                               previous: ShareGroupState | None, sent_ms: int, now_ms: int) -> None:
         key = getattr(request, "key", None)
         if previous is None or key is None:
             return
@@ -69,7 +105,7 @@ class StoredEpochMonitor(Monitor):
 
 class SnapshotLimitMonitor(Monitor):
     def on_share_state_handled(self, shard: ShareCoordinatorShard, request: object,
-                               previous: ShareGroupState | None, now_ms: int) -> None:
+                               previous: ShareGroupState | None, sent_ms: int, now_ms: int) -> None:
         key = getattr(request, "key", None)
         current = None if key is None else shard.state(key)
         limit = shard.snapshot_update_records_per_snapshot

@@ -48,6 +48,10 @@ TABLE: Final[dict[str, Entry]] = {
     "zombie-write-fenced": Entry(
         ("SC-5",), "transition",
         "after a leader reads state with leader epoch e, no write with a lower leader epoch is accepted"),
+    "earlier-life-write-fenced": Entry(
+        ("SC-5", "GC-8"), "transition",
+        "no write sent before a share-partition's state was deleted and initialized again is accepted into "
+        "the new state"),
     "stored-epoch-sources": Entry(
         ("SC-5",), "transition",
         "the stored state epoch is raised only by initialize, the stored leader epoch only by read"),

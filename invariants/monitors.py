@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
 from invariants.coordinator_checks import (
+    EarlierLifeWriteMonitor,
     ReplayEqualMonitor,
     SnapshotLimitMonitor,
     StoredEpochMonitor,
@@ -496,6 +497,7 @@ def standard_monitors(seed: int, *, delivery_count_limit: int = 5, lock_duration
             AbortedDeliveryMonitor(sink, ledger),
             ShareSessionMonitor(sink),
             ZombieWriteMonitor(sink, ledger),
+            EarlierLifeWriteMonitor(sink),
             StoredEpochMonitor(sink),
             SnapshotLimitMonitor(sink),
             ReplayEqualMonitor(sink),

@@ -149,6 +149,12 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
            "under a new state epoch) while members still hold those partitions (GC-6, GC-7)",
            "assign-initialized-only", "group_coordinator_failover",
            "model/core/group/share_group.py: ShareGroupManager.on_loaded"),
+    Mutant("recreated-group-restarts-epoch",
+           "a share group deleted and created again starts its group epoch at 0 again, so its share-partitions "
+           "are initialized at a state epoch the deleted state already had, and a write of the earlier life "
+           "still in flight is not fenced (GC-7, GC-8, SC-5)",
+           "earlier-life-write-fenced", "deleted_group_late_write",
+           "model/core/group/share_group.py: ShareGroupManager.replay"),
     Mutant("rejoin-with-old-epoch",
            "a share member answered UNKNOWN_MEMBER_ID or FENCED_MEMBER_EPOCH rejoins with its last member epoch "
            "instead of epoch 0, is fenced again, and never gets back into the group (GC-1, KIP-848)",

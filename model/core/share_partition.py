@@ -388,8 +388,9 @@ class SharePartition:
             return False
         newer = summary.error_code == Errors.NONE and summary.state_epoch > self._state_epoch
         # SC-9/GC-8: no state for the key: it was deleted (its group or topic), and what this leader
-        # holds belongs to a life that is over; a re-created group may re-initialize it at the same
-        # state epoch with no leader epoch stored, so no later write would be fenced.
+        # holds belongs to a life that is over. A re-created group initializes it at a higher state
+        # epoch (its group epoch carries on), which fences this leader's writes, but only once the
+        # new life exists; dropping now keeps them out of the gap too.
         if newer or summary.error_code == Errors.UNKNOWN_TOPIC_OR_PARTITION:
             self._drop_state()
             self._status = PartitionStatus.STALE_STATE

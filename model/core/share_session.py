@@ -5,8 +5,13 @@ broker expects next (each request increments it), and closes it with -1. The
 cache is keyed by (group id, member id), bounded by
 ``group.share.max.groups × group.share.max.size`` (003_cf42721e0e7b2a9a.txt),
 and a session idle for ``share.session.idle.eviction.ms`` (120 000) may be
-evicted. Closing, replacing or evicting a session releases the member's
-acquired records (SP-15); the broker does that with the keys returned here.
+evicted. A session belongs to the client connection that opened it: when
+that connection closes (the client process died and its host reset the
+connection), the broker ends the session (Kafka: ShareSessionCache's
+connection-disconnect listener, then ShareGroupListener.onMemberLeave).
+Closing, replacing, evicting or disconnecting a session releases the
+member's acquired records (SP-15); the broker does that with the keys
+returned here.
 """
 
 from __future__ import annotations
@@ -38,6 +43,8 @@ class ShareSession:
     epoch: int  # the epoch the next request must carry
     partitions: set[SessionPartition] = field(default_factory=set)
     last_used_ms: int = 0
+    connection: str = ""  # the client's end of the connection that opened it ("" unknown)
+    opened_ms: int = 0
 
 
 class SessionContext(Message):
@@ -78,8 +85,10 @@ class ShareSessionCache:
         now_ms: int,
         partitions: Iterable[SessionPartition] = (),
         forgotten: Iterable[SessionPartition] = (),
+        connection: str = "",
     ) -> SessionContext:
-        """Validate a ShareFetch's session epoch and update the session. Raises ApiError."""
+        """Validate a ShareFetch's session epoch and update the session; ``connection``: the client's end
+        of the connection the request came on (an opened session belongs to it). Raises ApiError."""
         if epoch == INITIAL_EPOCH:
             released = (key,) if self._sessions.pop(key, None) is not None else ()
             evicted: tuple[SessionKey, ...] = ()
@@ -88,7 +97,7 @@ class ShareSessionCache:
                 if victim is None:
                     raise ApiError(Errors.SHARE_SESSION_LIMIT_REACHED, f"{self.max_sessions} sessions open")
                 evicted = (victim,)
-            session = ShareSession(key, next_epoch(INITIAL_EPOCH), set(partitions), now_ms)
+            session = ShareSession(key, next_epoch(INITIAL_EPOCH), set(partitions), now_ms, connection, now_ms)
             self._sessions[key] = session
             return SessionContext(session, closing=False, released=released, evicted=evicted)
         session = self._continue(key, epoch, now_ms)
@@ -113,6 +122,15 @@ class ShareSessionCache:
     def remove_group(self, group_id: str) -> list[SessionKey]:
         """Forget every session of a deleted group (GC-8); their keys, in order."""
         gone = [k for k in sorted(self._sessions) if k[0] == group_id]
+        for k in gone:
+            del self._sessions[k]
+        return gone
+
+    def remove_connection(self, connection: str, cutoff_ms: int) -> list[SessionKey]:
+        """The client's connection closed at ``cutoff_ms``: forget every session it had opened by then (a
+        session opened later came on a new connection); their keys, in order."""
+        gone = [k for k in sorted(self._sessions)
+                if self._sessions[k].connection == connection and self._sessions[k].opened_ms <= cutoff_ms]
         for k in gone:
             del self._sessions[k]
         return gone

@@ -199,6 +199,7 @@ class Client:
         self.alive = True
         self.paused = False
         self._incarnation += 1
+        self.network.restart_node(self.name)  # a no-op unless it crashed: new connections
         self.metadata = self._metadata_source()
         self._refresh_timer = None
         self.call_later(self.config.metadata_max_age_ms, self._periodic_refresh)
@@ -206,10 +207,13 @@ class Client:
         self.on_start()
 
     def crash(self) -> None:
-        """Stop at once, silently: no leave, no final acknowledgements (consumer_crash)."""
+        """Stop at once, silently: no leave, no final acknowledgements (consumer_crash). The process
+        dies, not its host: the host resets its connections, so the brokers hear of it one latency
+        later (a share-partition leader then ends its share sessions, SP-15)."""
         if not self.alive:
             return
         self.halt()
+        self.network.crash_node(self.name)
         self.record("client.crash")
         self.on_crash()
 

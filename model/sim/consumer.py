@@ -7,7 +7,11 @@
 * **Commit before revoke (CG-2).** Revoked partitions stop fetching at once;
   when the batch being processed (if it is theirs) is done, their positions
   are committed (OffsetCommit with the member epoch) and only then does the
-  heartbeat that acknowledges the revocation go out. A commit that fails
+  heartbeat that acknowledges the revocation go out. Heartbeats go on as
+  usual meanwhile (still reporting the revoked partitions owned), so a slow
+  revocation is bounded by the rebalance timeout, not the session timeout.
+  One revocation commit is in flight at a time; partitions revoked while it
+  is are committed after it, before the acknowledgement. A commit that fails
   (STALE_MEMBER_EPOCH after a missed response, fencing) is counted and the
   revocation goes ahead: the next owner re-reads from the last committed
   offset (at-least-once). Lost partitions (fenced) are dropped uncommitted.
@@ -119,6 +123,7 @@ class Consumer(GroupConsumer):
         self.member = self._new_member()
         self._parts: dict[TopicPartition, _Partition] = {}
         self._revoking: list[_Partition] | None = None
+        self._revoke_committing = False
         self._queue: deque[_Delivery] = deque()
         self._processing: _Delivery | None = None
         self._temporary_leave = False
@@ -154,6 +159,7 @@ class Consumer(GroupConsumer):
     def _reset_local_state(self) -> None:
         self._parts.clear()
         self._revoking = None
+        self._revoke_committing = False
         self._queue.clear()
         self._processing = None
         self._heartbeat_request = None
@@ -179,7 +185,7 @@ class Consumer(GroupConsumer):
     # -- heartbeats and reconciliation --------------------------------------------------------
 
     def _heartbeat(self) -> None:
-        if self._heartbeat_request is not None or self._revoking is not None or not self.member.active:
+        if self._heartbeat_request is not None or not self.member.active:
             return
         if self.closing and not self._leave_ready():
             return
@@ -275,19 +281,25 @@ class Consumer(GroupConsumer):
 
     def _try_finish_revoke(self) -> None:
         revoking = self._revoking
-        if revoking is None:
+        if revoking is None or self._revoke_committing:
             return
         if self._processing is not None and any(self._processing.part is p for p in revoking):
             return  # commit what it is processing first
         offsets = {p.tp: p.position for p in revoking if p.position is not None and p.position != p.committed}
 
         def done(ok: bool) -> None:
+            self._revoke_committing = False
+            if self._revoking is not revoking:  # more were revoked meanwhile (or a crash reset it)
+                self._try_finish_revoke()
+                return
             self._revoking = None
+            self.member.revocation_done()
             self._schedule_heartbeat(0)
 
         if not offsets:
             done(True)
             return
+        self._revoke_committing = True
         self._commit({tp: pos for tp, pos in offsets.items() if pos is not None}, done)
 
     # -- committed offsets -------------------------------------------------------------------
@@ -342,7 +354,7 @@ class Consumer(GroupConsumer):
                     stale |= p.error_code == Errors.STALE_MEMBER_EPOCH
             if response is None:
                 self.metrics.commit_errors += len(offsets)
-            if stale and self._revoking is None:
+            if stale:
                 self._schedule_heartbeat(0)  # learn the current member epoch
             self.record("consumer.commit", partitions=len(offsets), ok=ok)
             if on_done is not None:

@@ -218,7 +218,7 @@ class ShareCoordinatorHost(_Host):
         if not records:
             broker.reply(message, response)
             return
-        broker.observer.on_share_state_handled(self.shard, body, previous, broker.scheduler.now_ms)
+        broker.observer.on_share_state_handled(self.shard, body, previous, message.sent_ms, broker.scheduler.now_ms)
         if previous is None and isinstance(body, InitializeShareGroupStateRequest):
             broker.observer.on_share_state_created(body.key, broker.scheduler.now_ms)
         if _mutants.ACTIVE == "respond-before-commit":

@@ -156,13 +156,15 @@ class Observer:
         """A commit or abort marker committed on a data partition (SP-13)."""
 
     def on_share_state_handled(self, shard: ShareCoordinatorShard, request: object,
-                               previous: ShareGroupState | None, now_ms: int) -> None:
-        """A share coordinator handled a request that wrote records; ``previous``: the key's state before."""
+                               previous: ShareGroupState | None, sent_ms: int, now_ms: int) -> None:
+        """A share coordinator handled a request that wrote records; ``previous``: the key's state before;
+        ``sent_ms``: when the request was sent."""
 
     def on_share_state_created(self, key: SharePartitionKey, now_ms: int) -> None:
         """A share coordinator initialized a key that had no stored state (never initialized, or deleted
         with its group or topic, GC-8): a new life of that share-partition. Its state epoch is the new
-        group's epoch (GC-7) and may repeat one of the deleted state's."""
+        group's epoch (GC-7), above every state epoch of the deleted state (the group's epochs carry on
+        across its deletion)."""
 
     def on_share_coordinator_loaded(self, partition: int, shard: ShareCoordinatorShard,
                                     committed: Sequence[object], uncommitted: Sequence[object], now_ms: int,

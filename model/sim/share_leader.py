@@ -29,9 +29,10 @@ simulation adds around it:
   forgets the group's share sessions and drops its slots, zombies too, for
   good: they send nothing more. Kafka's SharePartitionManager drops a group's
   share-partitions likewise when its ShareGroupListener hears the group is
-  empty. Nothing of the old life may write into a re-created group's state,
-  which SC-5 cannot fence (same state epoch, no leader epoch stored); a later
-  fetch reads the state afresh (SP-10).
+  empty. Nothing of the old life may write into a re-created group's state;
+  SC-5 fences what was already on the wire (the re-created group's state
+  epoch is higher: its group epoch carries on across the deletion, GC-7), and
+  a later fetch reads the state afresh (SP-10).
 
 Share sessions (CL-1) are one ``ShareSessionCache`` per broker; a session
 closed (epoch -1), replaced (epoch 0 again) or evicted releases the member's
@@ -176,7 +177,7 @@ class ShareLeaderHost:
         try:
             ctx = self.sessions.share_fetch(
                 session_key, req.share_session_epoch, now,
-                [(p.topic_id, p.partition) for p in req.partitions], req.forgotten,
+                [(p.topic_id, p.partition) for p in req.partitions], req.forgotten, message.src,
             )
         except ApiError as e:
             broker.reply(message, ShareFetchResponse(e.error, e.message or None))
@@ -418,9 +419,23 @@ class ShareLeaderHost:
             self._evicted(session_key, now)
 
     def _evicted(self, session_key: tuple[str, str], now: int) -> None:
-        """An idle session was evicted: the member's acquired records go back (SP-15)."""
+        """An idle session was evicted (or its connection closed): the member's acquired records go
+        back (SP-15)."""
         self.broker.observer.on_share_session_evicted(self.broker.broker_id, *session_key, now)
         self._release_member(session_key, now)
+
+    def on_client_disconnected(self, client: str, cutoff_ms: int) -> None:
+        """``client``'s connection to this broker closed at ``cutoff_ms`` (its process died; its host
+        reset the connection): the share sessions it had opened end, and their members' acquired
+        records go back at once, not when their locks time out (Kafka: ShareSessionCache's disconnect
+        listener, then onMemberLeave)."""
+        now = self.broker.scheduler.now_ms
+        gone = self.sessions.remove_connection(client, cutoff_ms)
+        for session_key in gone:
+            self._evicted(session_key, now)
+        if gone and self.broker.trace is not None:
+            self.broker.trace.record(now, self.broker.node, "share.sessions_disconnected", client=client,
+                                     sessions=len(gone))
 
     # -- state on the network (SP-9, SP-10) ---------------------------------------------------------
 
@@ -544,8 +559,7 @@ class ShareLeaderHost:
         dropped = [(key, slot) for key, slot in sorted(self.slots.items()) if key[0] == group_id]
         for key, slot in dropped:
             self._retire(key, slot, None)
-        # A retired leader's zombie, still retrying a write, is no safer: the new life has no leader
-        # epoch stored to fence it with.
+        # A retired leader's zombie, still retrying a write, goes too: its writes have no life left.
         for zombie in self._zombies:
             if zombie.group_id == group_id:
                 self._drop(zombie)
@@ -557,7 +571,7 @@ class ShareLeaderHost:
     def _retire(self, key: tuple[str, str, int], slot: SharePartitionSlot, leader: LeaderIdAndEpoch | None) -> None:
         """The slot stops serving. ``leader`` None: its group was deleted, and the slot is dropped
         outright: not a zombie, since a write of it (a retry, a re-issue) landing after the group is
-        created again would be taken into the new life's state (SC-5 cannot tell)."""
+        created again would be fenced by its higher state epoch (SC-5), but need not be sent at all."""
         del self.slots[key]
         siblings = self._by_partition.get((slot.topic, slot.partition), [])
         if slot in siblings:

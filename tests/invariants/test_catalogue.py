@@ -11,7 +11,7 @@ import pytest
 from invariants import catalogue
 from invariants.catalogue import CATALOGUE, KINDS, UnknownInvariant, get
 from invariants.ids import TABLE, spec_of
-from invariants.monitors import INVARIANTS
+from invariants.monitors import INVARIANTS, standard_monitors
 from invariants.sink import Monitor
 from model.core.group.share_member import MemberState
 from model.sim.cluster import Cluster
@@ -29,6 +29,7 @@ IDS = {
     "no-aborted-delivery": ("SP-13",),
     "coordinator-replay-equal": ("SC-6",),
     "zombie-write-fenced": ("SC-5",),
+    "earlier-life-write-fenced": ("SC-5", "GC-8"),
     "stored-epoch-sources": ("SC-5",),
     "snapshot-update-limit": ("SC-3",),
     "group-epoch-order": ("GC-2", "GC-3", "GC-4", "CG-1"),
@@ -57,6 +58,11 @@ def test_every_invariant_has_a_checker_class(invariant: str) -> None:
     checker = get(invariant).load()
     assert isinstance(checker, type)
     assert issubclass(checker, Cluster if invariant in LIVENESS else Monitor)
+
+
+def test_every_step_checker_runs_in_the_standard_monitors() -> None:
+    running = {type(m) for m in standard_monitors(1).monitors}
+    assert [i for i in IDS if i not in LIVENESS and get(i).load() not in running] == []
 
 
 def test_get_an_unknown_id_names_the_known_ones() -> None:

@@ -1,9 +1,10 @@
-"""The share-coordinator checks (SC-3, SC-5, SC-6) on a real ``ShareCoordinatorShard`` driven by hand:
+"""The share-coordinator checks (SC-3, SC-5, SC-6, SC-8) on a real ``ShareCoordinatorShard`` driven by hand:
 each fires with exactly its catalogue id on a bad step and stays quiet on the good one."""
 
 from __future__ import annotations
 
 from invariants.coordinator_checks import (
+    EarlierLifeWriteMonitor,
     ReplayEqualMonitor,
     SnapshotLimitMonitor,
     StoredEpochMonitor,
@@ -75,22 +76,23 @@ def test_only_initialize_sets_the_state_epoch_and_only_read_the_leader_epoch() -
     read = ReadShareGroupStateRequest(KEY, 3)
     previous = shard.state(KEY)
     shard.read(read)
-    monitor.on_share_state_handled(shard, read, previous, 0)  # a read raises the leader epoch
+    monitor.on_share_state_handled(shard, read, previous, 0, 0)  # a read raises the leader epoch
     previous = shard.state(KEY)
     reinit = InitializeShareGroupStateRequest(KEY, 2, 0)
     shard.initialize(reinit)
-    monitor.on_share_state_handled(shard, reinit, previous, 1)  # initialize raises the state epoch, keeps the leader's
+    # Initialize raises the state epoch and keeps the leader's.
+    monitor.on_share_state_handled(shard, reinit, previous, 1, 1)
     previous = shard.state(KEY)
     write = _write(3, state_epoch=2)
     shard.write(write)
-    monitor.on_share_state_handled(shard, write, previous, 2)
+    monitor.on_share_state_handled(shard, write, previous, 2, 2)
     assert sink.violations == []
     assert previous is not None
     # The write's stored state as if the write had raised the leader epoch, or the state epoch.
-    monitor.on_share_state_handled(shard, write, previous.replace(leader_epoch=2), 3)
-    monitor.on_share_state_handled(shard, write, previous.replace(state_epoch=1), 4)
+    monitor.on_share_state_handled(shard, write, previous.replace(leader_epoch=2), 3, 3)
+    monitor.on_share_state_handled(shard, write, previous.replace(state_epoch=1), 4, 4)
     # An initialize that dropped the stored leader epoch (to -1).
-    monitor.on_share_state_handled(shard, reinit, previous.replace(leader_epoch=5), 5)
+    monitor.on_share_state_handled(shard, reinit, previous.replace(leader_epoch=5), 5, 5)
     assert _ids(sink) == ["stored-epoch-sources"] * 3
     assert [v.event for v in sink.violations] == ["WriteShareGroupState", "WriteShareGroupState",
                                                   "InitializeShareGroupState"]
@@ -116,14 +118,35 @@ def test_updates_since_the_snapshot_above_the_limit() -> None:
         previous = shard.state(KEY)
         write = _write(2, first=n)
         shard.write(write)
-        monitor.on_share_state_handled(shard, write, previous, n)
+        monitor.on_share_state_handled(shard, write, previous, n, n)
     assert sink.violations == []
     state = shard.state(KEY)
     assert state is not None
     monitor.on_share_state_handled(_StubShard(state.replace(updates_since_snapshot=3), 2),  # type: ignore[arg-type]
-                                   _write(2), state, 10)
+                                   _write(2), state, 10, 10)
     assert _ids(sink) == ["snapshot-update-limit"]
     assert sink.violations[0].state["updates_since_snapshot"] == 3
+
+
+# -- earlier-life-write-fenced (SC-5, GC-8) --------------------------------------------------------------
+
+
+def test_a_write_sent_before_the_state_was_created_again_is_an_earlier_lifes() -> None:
+    sink = ViolationSink(1)
+    monitor = EarlierLifeWriteMonitor(sink)
+    shard, _ = _shard()
+    previous = shard.state(KEY)
+    monitor.on_share_state_created(KEY, 0)  # the first life
+    monitor.on_share_state_handled(shard, _write(2), previous, 5, 7)  # sent and accepted in it
+    monitor.on_share_state_created(KEY, 100)  # deleted with its group, initialized again
+    monitor.on_share_state_handled(shard, _write(2, key=OTHER), previous, 50, 101)  # another key's life
+    monitor.on_share_state_handled(shard, _write(2), previous, 100, 101)  # the same millisecond: given the benefit
+    monitor.on_share_state_handled(shard, ReadShareGroupStateRequest(KEY, 3), previous, 50, 102)  # not a write
+    assert sink.violations == []
+    monitor.on_share_state_handled(shard, _write(2), previous, 99, 103)  # sent in the earlier life
+    assert _ids(sink) == ["earlier-life-write-fenced"]
+    assert sink.violations[0].state["sent_ms"] == 99
+    assert sink.violations[0].state["created_ms"] == 100
 
 
 # -- coordinator-replay-equal (SC-6) ----------------------------------------------------------------------------

@@ -527,7 +527,7 @@ def _handled(monitors: Monitors, shard: ShareCoordinatorShard, request: object) 
     previous = shard.state(request.key)  # type: ignore[attr-defined]
     _, records = shard.handle(request)
     if records:
-        monitors.on_share_state_handled(shard, request, previous, 0)
+        monitors.on_share_state_handled(shard, request, previous, 0, 0)
         if previous is None and isinstance(request, InitializeShareGroupStateRequest):
             monitors.on_share_state_created(request.key, 0)
 

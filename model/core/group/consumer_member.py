@@ -9,10 +9,16 @@ partitions it owns, nothing else about the group.
   since the last heartbeat that was answered (the instance id always rides
   along, the coordinator needs it to check a static member).
 - Responses: the assignment, when present, is the complete set the member
-  may own now. Partitions owned but not in it are revoked (the member stops
-  fetching and its next heartbeat, sent at once, reports what it still owns:
-  that is the acknowledgement the coordinator waits for, CG-2); partitions in
-  it but not owned are taken. The coordinator never does both in one
+  may own now. Partitions owned but not in it are revoked: the member stops
+  fetching them at once, but they stay ``revoking`` until the application
+  has let go of them (committed their positions) and says so with
+  ``revocation_done``; until then its heartbeats, sent on the interval as
+  always, still report them owned, and only the heartbeat after that, sent
+  at once, reports what it really owns: the acknowledgement the coordinator
+  waits for (CG-2). The Java consumer does the same: it heartbeats while it
+  reconciles and sends the new assignment once the revocation callback and
+  its commit are done (AbstractMembershipManager). Partitions in it but not
+  owned are taken. The coordinator never does both in one
   response, except after a lost response where the member catches up on two
   steps at once; it revokes first then.
 - FENCED_MEMBER_EPOCH or UNKNOWN_MEMBER_ID: the member loses every partition
@@ -115,6 +121,8 @@ class ConsumerMember:
         self.member_id = member_id
         self.member_epoch = JOIN_GROUP_MEMBER_EPOCH
         self.owned: frozenset[TopicPartition] = frozenset()
+        # Revoked, but the application has not let go of them yet: still reported owned.
+        self.revoking: frozenset[TopicPartition] = frozenset()
         self.status = MemberStatus.JOINING
         self.heartbeat_interval_ms = 0
         # Heartbeat at once rather than after the interval (join, revocation to acknowledge).
@@ -141,10 +149,16 @@ class ConsumerMember:
         Returns the partitions the member revoked."""
         if static and self.instance_id is None:
             raise ValueError("only a member with an instance id can leave temporarily (epoch -2)")
-        revoked, self.owned = self.owned, frozenset()
+        revoked, self.owned, self.revoking = self.owned | self.revoking, frozenset(), frozenset()
         self._leave_epoch = LEAVE_GROUP_STATIC_MEMBER_EPOCH if static else LEAVE_GROUP_MEMBER_EPOCH
         self.heartbeat_now = True
         return revoked
+
+    def revocation_done(self) -> None:
+        """The application let go of the partitions revoked so far: acknowledge it at once (CG-2)."""
+        if self.revoking:
+            self.revoking = frozenset()
+            self.heartbeat_now = True
 
     def commit_request(self, offsets: Mapping[TopicPartition, int]) -> OffsetCommitRequest:
         return OffsetCommitRequest(
@@ -171,12 +185,13 @@ class ConsumerMember:
             return ConsumerGroupHeartbeatRequest(
                 group_id=self.group_id, member_id=self.member_id, member_epoch=epoch, instance_id=self.instance_id
             )
+        reported = self.owned | self.revoking
         sent = _Sent(
             self.subscribed_topic_names,
             self.subscribed_topic_regex,
             self.server_assignor,
             self.rack_id,
-            self.owned,
+            reported,
         )
         self._in_flight = sent
         last = self._last_answered
@@ -193,7 +208,7 @@ class ConsumerMember:
                 # "" says "no regex", so a full heartbeat also clears one the coordinator still has.
                 subscribed_topic_regex=self.subscribed_topic_regex or "",
                 server_assignor=self.server_assignor,
-                topic_partitions=tuple(sorted(self.owned)),
+                topic_partitions=tuple(sorted(reported)),
                 client_id=self.client_id,
                 client_host=self.client_host,
             )
@@ -211,7 +226,7 @@ class ConsumerMember:
             # An empty regex clears a previous one.
             subscribed_topic_regex=(self.subscribed_topic_regex or "") if regex_changed else None,
             server_assignor=self.server_assignor if sent.server_assignor != last.server_assignor else None,
-            topic_partitions=tuple(sorted(self.owned)) if sent.owned != last.owned else None,
+            topic_partitions=tuple(sorted(reported)) if sent.owned != last.owned else None,
             client_id=self.client_id,
             client_host=self.client_host,
         )
@@ -238,12 +253,12 @@ class ConsumerMember:
                 self.member_epoch = JOIN_GROUP_MEMBER_EPOCH
                 self.status = MemberStatus.JOINING
                 return ReconcileStep(error=error)
-            lost, self.owned = self.owned, frozenset()
+            lost, self.owned, self.revoking = self.owned | self.revoking, frozenset(), frozenset()
             self.member_epoch = JOIN_GROUP_MEMBER_EPOCH
             self.status = MemberStatus.JOINING
             return ReconcileStep(lost=lost, error=error)
         if error in FATAL_ERRORS:
-            lost, self.owned = self.owned, frozenset()
+            lost, self.owned, self.revoking = self.owned | self.revoking, frozenset(), frozenset()
             self.status = MemberStatus.FATAL
             return ReconcileStep(lost=lost, error=error)
         return ReconcileStep(error=error)  # retriable: try again with a full heartbeat
@@ -263,6 +278,6 @@ class ConsumerMember:
         revoked = self.owned - target
         assigned = target - self.owned
         self.owned = target
-        if revoked:
-            self.heartbeat_now = True  # acknowledge the revocation at once (CG-2)
+        # Acknowledged by the heartbeat after revocation_done (CG-2); one given back meanwhile is owned again.
+        self.revoking = (self.revoking | revoked) - target
         return ReconcileStep(revoked=revoked, assigned=assigned, after_lost_response=caught_up)

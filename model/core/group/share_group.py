@@ -211,6 +211,11 @@ class ShareGroupManager:
         self._retry_backoff_ms = state_retry_backoff_ms
         self._request_timeout_ms = state_request_timeout_ms
         self._groups: dict[str, ShareGroup] = {}
+        # The group epoch each deleted group reached (from its ShareGroupMetadata tombstone): a group
+        # re-created under the same id carries on above it, so its state epochs (GC-7) are higher than any
+        # its share-partitions had before and the share coordinator fences a write of the earlier life
+        # still in flight (SC-5). A replayed fact, so a new coordinator knows it too (GC-6).
+        self._deleted_epochs: dict[str, int] = {}
 
     # --- queries ------------------------------------------------------------------------------
 
@@ -621,7 +626,10 @@ class ShareGroupManager:
             raise TypeError(f"not a share-group record: {record!r}")
         group = self._groups.get(record.group_id)
         if group is None:
-            group = self._groups[record.group_id] = ShareGroup(record.group_id)
+            epoch = self._deleted_epochs.get(record.group_id, 0)
+            if _mutants.ACTIVE == "recreated-group-restarts-epoch":
+                epoch = 0  # mutant: a re-created group's epochs start again at 0
+            group = self._groups[record.group_id] = ShareGroup(record.group_id, group_epoch=epoch)
         if isinstance(record, ShareGroupMetadata):
             group.group_epoch = record.epoch
         elif isinstance(record, ShareGroupMemberMetadata):
@@ -653,6 +661,7 @@ class ShareGroupManager:
             return
         kind = key.kind
         if kind == ShareGroupMetadata.__name__:
+            self._deleted_epochs[key.group_id] = group.group_epoch
             del self._groups[key.group_id]
         elif kind == ShareGroupMemberMetadata.__name__:
             group.members.pop(key.member_id or "", None)

@@ -47,7 +47,7 @@ def cluster_metadata(partitions: int) -> ClusterMetadata:
 
 class FakeBroker:
     def __init__(self, partitions: int = 4, records: int = 100, seed: int = 5,
-                 session_timeout_ms: int = 45_000) -> None:
+                 session_timeout_ms: int = 45_000, heartbeat_interval_ms: int = 5_000) -> None:
         self.scheduler = Scheduler()
         self.streams = RandomStreams(seed)
         self.trace = Trace()
@@ -56,7 +56,9 @@ class FakeBroker:
         self.metadata = cluster_metadata(partitions)
         ids = itertools.count(1)
         self.manager = ConsumerGroupManager(
-            BrokerConfig(consumer_session_timeout_ms=session_timeout_ms, consumer_min_session_timeout_ms=1_000),
+            BrokerConfig(consumer_session_timeout_ms=session_timeout_ms, consumer_min_session_timeout_ms=1_000,
+                         consumer_heartbeat_interval_ms=heartbeat_interval_ms,
+                         consumer_min_heartbeat_interval_ms=min(heartbeat_interval_ms, 5_000)),
             MetadataImage().with_topic(TOPIC, partitions, "tid"),
             lambda: f"m{next(ids)}",
         )
@@ -327,3 +329,26 @@ def test_slow_processing_ends_with_its_fault_not_with_the_batch() -> None:
     assert c1.owned | c2.owned == {TopicPartition(TOPIC, 0), TopicPartition(TOPIC, 1)}
     assert len(c1.owned) == len(c2.owned) == 1
     assert [broker.committed(p) for p in range(2)] == [20, 20]
+
+
+def test_a_member_heartbeats_while_its_revocation_waits_and_is_not_fenced() -> None:
+    # A revocation waits for the batch under way (20 records, 500 ms each: 10 s) and then its commit; the
+    # session timeout is 3 s. The Java consumer heartbeats while it reconciles; so must ours, or the
+    # coordinator removes it (swarm_wide seeds 16, 33, 198…: members fenced behind a slow revocation).
+    broker = FakeBroker(partitions=2, records=20, session_timeout_ms=3_000, heartbeat_interval_ms=500)
+    slow = ConsumerSettings(processing=Distribution.constant(500), max_poll_records=20)
+    c1 = broker.consumer("c1", slow)
+    broker.run(11_000)  # t-0's batch is done; t-1's is under way until about 20 s
+    assert c1._processing is not None and c1._processing.part.tp == TopicPartition(TOPIC, 1)
+    c2 = broker.consumer("c2", slow)
+    broker.run(13_000)
+    assert c1.member.revoking == {TopicPartition(TOPIC, 1)}  # told to give it up, still processing it
+    assert c1.owned == {TopicPartition(TOPIC, 0)} and c2.owned == frozenset()  # not handed over yet (CG-2)
+    broker.run(18_000)
+    beats = [t for t, body in broker.kinds("ConsumerGroupHeartbeat")
+             if 13_000 <= t <= 18_000 and getattr(body, "member_id", "") == c1.member.member_id]
+    assert len(beats) >= 8  # every interval while the revocation waits
+    broker.run(40_000)
+    assert c1.metrics.fenced == 0 and c2.metrics.fenced == 0
+    assert c1.member.revoking == frozenset() and c2.owned == {TopicPartition(TOPIC, 1)}
+    assert broker.committed(1) == 20 and c2.metrics.records_delivered == 0  # committed before the handover

@@ -64,3 +64,28 @@ def test_a_leader_of_a_deleted_group_does_not_write_its_old_life_into_the_recrea
     assert result.metrics["records_delivered"] >= 1190
     dropped = {e.node for e in events if e.kind == "share.group_deleted" and e.fields.get("group") == "g2"}
     assert dropped == {"b1", "b2"}  # the leaders of events-0 and events-1
+
+
+def test_a_write_of_the_deleted_group_delayed_past_its_recreation_is_fenced() -> None:
+    """deleted_group_late_write seed 1: g2's only consumer pauses holding records; their lock times out
+    and b1's WriteShareGroupState is held 7 s on the link to the share coordinator (b2), past the
+    group's deletion (5.6 s) and its re-creation (8 s). The re-created group's epochs carry on above the
+    deleted one's, so its state epoch is higher and the late write is fenced (SC-5): nothing from the
+    earlier life is accepted into the new one (earlier-life-write-fenced; mutant
+    recreated-group-restarts-epoch)."""
+    result = run(library.get("deleted_group_late_write"), 1, trace=True, stop_on_first_violation=False)
+    assert result.violations == [], [v.describe() for v in result.violations]
+    assert result.faults_fired == {"admin_delete_group": 1, "consumer_pause": 1, "message_delay": 1}
+    assert result.trace is not None
+    events = result.trace.events
+    deleted_at = next(e.time_ms for e in events if e.kind == "admin.result"
+                      and e.fields.get("operation") == "delete_group" and e.fields.get("error") == 0)
+    recreated_at = next(e.time_ms for e in events if e.time_ms > deleted_at and e.kind == "deliver"
+                        and e.fields["msg_kind"] == "InitializeShareGroupState")
+    late = [e for e in events if e.kind == "deliver" and e.fields["msg_kind"] == "WriteShareGroupState"
+            and e.fields["src"] == "b1" and e.time_ms > recreated_at]
+    assert late and late[0].time_ms > 10_000  # the delayed write arrived in the new life
+    writes = [e for e in events if e.kind == "coordinator.write" and str(e.fields["key"]).startswith("g2:")]
+    old = max(e.fields["state_epoch"] for e in writes if e.time_ms < deleted_at)
+    new = {e.fields["state_epoch"] for e in writes if e.time_ms > recreated_at}
+    assert new and min(new) > old

@@ -15,7 +15,7 @@ import pytest
 from invariants.monitors import Monitor, ViolationSink
 from model.core.group.share_group import ShareGroup
 from model.core.share_partition import AcquiredRecords
-from model.core.share_state import SharePartitionKey
+from model.core.share_state import RecordState, SharePartitionKey
 from model.sim.cluster import Cluster
 from model.sim.controller import topic_id_for
 from model.sim.faults import FAULT_KINDS
@@ -205,8 +205,19 @@ def test_message_delay_slows_the_fetch_loop_down() -> None:
 
 def test_consumer_crash_leaves_the_group_and_its_records_go_to_the_other_consumer() -> None:
     samples: list[tuple[int, int, tuple[str, ...]]] = []
+    held: list[tuple[int, int]] = []  # (time, records ACQUIRED by c1's member)
+    history = _group_history(samples)
+
+    def probe(cluster: Cluster) -> None:
+        history(cluster)
+        member = cluster.share_consumers["c1"].member.member_id
+        held.append((cluster.scheduler.now_ms, sum(
+            b.last_offset - b.first_offset + 1
+            for broker in cluster.brokers.values() for slot in broker.share_leader.slots.values()
+            for b in slot.sp.batches() if b.owner == member and b.state == RecordState.ACQUIRED)))
+
     acquisitions = _Acquisitions()
-    result, cluster = _run("consumer_crash", probe=_group_history(samples), acquisitions=acquisitions)
+    result, cluster = _run("consumer_crash", probe=probe, every_ms=10, acquisitions=acquisitions)
     assert result.faults_fired == {"consumer_crash": 1}
     assert _events(result, "client.crash")[0].node == "c1"
     assert len(samples[-1][2]) == 1 and samples[-1][1] > [s for s in samples if s[0] < 1_000][-1][1]
@@ -219,6 +230,13 @@ def test_consumer_crash_leaves_the_group_and_its_records_go_to_the_other_consume
     # c1's last accepts may have been confirmed by the leader with their answer lost in the crash.
     assert result.metrics["records_accepted_by_leader"] + result.metrics["records_archived"] == 400
     assert result.metrics["records_accepted"] <= result.metrics["records_accepted_by_leader"]
+    # Its process died and its host reset the connections: each leader it had a share session on
+    # ended the session one latency later and released c1's records then, not when their locks
+    # (2 s) would have run out (SP-15; Kafka's connection-disconnect listener).
+    ended = _events(result, "share.sessions_disconnected", client="c1")
+    assert ended and all(1_000 < e.time_ms <= 1_000 + 3 for e in ended)
+    assert max(n for t, n in held if t < 1_000) > 0
+    assert [n for t, n in held if t >= 1_010] == [0] * len([t for t, _ in held if t >= 1_010])
 
 
 def test_slow_processing_records_time_out_and_are_redelivered_with_a_higher_count() -> None:

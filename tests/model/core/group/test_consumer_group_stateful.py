@@ -2,7 +2,8 @@
 
 A ``ConsumerGroupManager`` and several ``ConsumerMember`` clients run random
 joins, leaves (dynamic and static), static restarts, lost heartbeats and lost
-responses, subscription changes, partition and topic additions, offset
+responses, revocations the application finishes later (heartbeats go on
+meanwhile), subscription changes, partition and topic additions, offset
 commits, time passing (session and rebalance timeouts) and coordinator
 failovers (a fresh manager replays the record log, then ``on_loaded``).
 
@@ -150,6 +151,17 @@ class ConsumerGroupMachine(RuleBasedStateMachine):
     def heartbeat(self, pick: int, fate: str) -> None:
         active = self.active()
         self.exchange(active[pick % len(active)], fate)
+
+    @precondition(lambda self: any(c.revoking for c in self.active()))
+    @rule(pick=st.integers(0, 99))
+    def finish_revocation(self, pick: int) -> None:
+        """The application of a member told to revoke has committed and let go (CG-2); until now its
+        heartbeats still reported the revoked partitions owned."""
+        revoking = [c for c in self.active() if c.revoking]
+        client = revoking[pick % len(revoking)]
+        client.revocation_done()
+        event("a revocation finished")
+        self.exchange(client)
 
     @precondition(lambda self: bool(self.active()))
     @rule(pick=st.integers(0, 99), static=st.booleans(), delivered=st.booleans())
@@ -305,6 +317,7 @@ class ConsumerGroupMachine(RuleBasedStateMachine):
             self.now += INTERVAL
             self.record(self.mgr.expire(self.now))
             for client in self.active():
+                client.revocation_done()  # the applications let go as soon as they are asked to
                 self.exchange(client)
                 for _ in range(3):
                     if client.heartbeat_now and client.active:

@@ -76,19 +76,45 @@ def test_heartbeats_after_the_first_send_only_changes() -> None:
     assert req is not None and req.subscribed_topic_names == ("baz", "foo")
 
 
-def test_revocation_is_acknowledged_by_the_next_heartbeat() -> None:
+def test_revocation_is_acknowledged_by_the_heartbeat_after_it_is_done() -> None:
     member = joined(tps(0, 1, 2))
     member.build_heartbeat()
     member.on_response(ok(3))
     member.build_heartbeat()
     step = member.on_response(ok(3, tps(0, 1)))
     assert step == ReconcileStep(revoked=tps(2))
-    assert member.owned == tps(0, 1) and member.heartbeat_now
+    assert member.owned == tps(0, 1) and member.revoking == tps(2) and not member.heartbeat_now
+    # Heartbeats go on while the application lets go (commits); they still report the revoked one (CG-2).
+    req = member.build_heartbeat()
+    assert req is not None and req.member_epoch == 3 and req.topic_partitions is None  # unchanged: not sent
+    member.on_response(ok(3))
+    member.revocation_done()
+    assert member.revoking == frozenset() and member.heartbeat_now
     req = member.build_heartbeat()
     assert req is not None and req.member_epoch == 3 and req.topic_partitions == tuple(sorted(tps(0, 1)))
     step = member.on_response(ok(4, tps(0, 1, 5)))
     assert step == ReconcileStep(assigned=tps(5))
     assert member.member_epoch == 4
+
+
+def test_a_revocation_in_progress_is_lost_with_the_rest_when_fenced() -> None:
+    member = joined(tps(0, 1, 2))
+    member.build_heartbeat()
+    member.on_response(ok(3, tps(0, 1)))
+    assert member.revoking == tps(2)
+    member.build_heartbeat()
+    step = member.on_response(ConsumerGroupHeartbeatResponse(error_code=Errors.FENCED_MEMBER_EPOCH))
+    assert step.lost == tps(0, 1, 2) and member.owned == member.revoking == frozenset()
+    member.revocation_done()  # the application's commit ends later: nothing left to acknowledge
+    assert member.revoking == frozenset()
+
+
+def test_leave_gives_up_the_partitions_still_being_revoked_too() -> None:
+    member = joined(tps(0, 1, 2))
+    member.build_heartbeat()
+    member.on_response(ok(3, tps(0, 1)))
+    assert member.leave() == tps(0, 1, 2)
+    assert member.owned == member.revoking == frozenset()
 
 
 def test_fenced_or_unknown_member_loses_everything_and_rejoins_with_its_id() -> None:
@@ -163,6 +189,7 @@ def test_members_converge_against_the_coordinator() -> None:
             assert isinstance(result.response, ConsumerGroupHeartbeatResponse)
             step = m.on_response(result.response)
             assert not (step.revoked and step.assigned), "CG-2: revoke and assign in one response"
+            m.revocation_done()  # the application lets go at once
             owners = [p for x in members for p in x.owned]
             assert len(owners) == len(set(owners)), "CG-3"
     group = mgr.group(G)

@@ -686,13 +686,32 @@ def test_delete_group_deletes_the_state_then_tombstones_the_group() -> None:
     assert h.rebuilt().group_ids() == []
 
 
-def test_delete_group_without_state_is_immediate_and_a_new_group_starts_over() -> None:
+def test_delete_group_without_state_is_immediate_and_a_new_group_carries_on_its_epoch() -> None:
     h = Harness({"T1": 1})
     member = h.join(("T9",))  # a topic that does not exist: no state
     h.hb(member.leave())
+    assert h.epoch() == 2  # the join, the leave
     assert h.take(h.mgr.delete_group(G, 0)).response == DeletableGroupResult(G)
     assert h.mgr.group_ids() == []
-    assert h.join().member_epoch == 1
+    assert h.join().member_epoch == 3
+
+
+def test_a_recreated_group_initializes_its_state_above_every_earlier_state_epoch() -> None:
+    # A write of the deleted group's leaders still on the wire carries its old state epoch; the new
+    # life's higher one fences it (SC-5). Replay knows the deleted epoch too (GC-6).
+    h = Harness({"T1": 2})
+    h.hb(h.ready_member().leave())
+    old_epoch = h.epoch()
+    h.take(h.mgr.delete_group(G, 0))
+    h.answer_deletes()
+    assert h.mgr.group_ids() == []
+    for mgr in (h.rebuilt(), h.mgr):  # rebuilt first: the join below adds to the log
+        h.mgr = mgr
+        h.outputs = []
+        h.join()
+        inits = h.pending(InitializeShareGroupStateRequest)
+        assert sorted(r.key.partition for r in inits) == [0, 1]
+        assert all(r.state_epoch == old_epoch + 1 for r in inits)
 
 
 def test_delete_group_answers_group_not_empty_if_a_member_joined_meanwhile() -> None:
