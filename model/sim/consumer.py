@@ -250,6 +250,12 @@ class Consumer(GroupConsumer):
             part = self._parts.pop(tp, None)
             if part is not None:
                 self._stop(part)
+        if step.lost and self._revoking is not None:
+            # Lost, not revoked (fenced): dropped uncommitted, like the rest (Java: onPartitionsLost).
+            still = [p for p in self._revoking if p.tp not in step.lost]
+            self._revoking = still or None
+            if self._revoking is None and self.closing:
+                self._continue_close()
         if step.revoked:
             revoking = []
             for tp in sorted(step.revoked):
@@ -289,12 +295,14 @@ class Consumer(GroupConsumer):
 
         def done(ok: bool) -> None:
             self._revoke_committing = False
-            if self._revoking is not revoking:  # more were revoked meanwhile (or a crash reset it)
+            if self._revoking is not revoking:  # more were revoked meanwhile, or some were lost
                 self._try_finish_revoke()
-                return
-            self._revoking = None
-            self.member.revocation_done()
-            self._schedule_heartbeat(0)
+            else:
+                self._revoking = None
+                self.member.revocation_done()
+                self._schedule_heartbeat(0)
+            if self._revoking is None and self.closing:
+                self._continue_close()  # close() waited for the revocation
 
         if not offsets:
             done(True)

@@ -27,11 +27,12 @@ Semantics chosen where Kafka's TCP connections decide them:
   one-way partition blocks (and resets) only the listed direction.
 * **A crash is noticed, a partition is not.** When a node crashes its host
   resets its TCP connections, and connecting to a node that is down is
-  refused, so an endpoint that registered an ``on_disconnect`` callback is
-  told ``(peer, cutoff_ms)`` one link latency later: every request it sent to
-  ``peer`` at or before ``cutoff_ms`` is lost, and it may retry at once
-  instead of waiting out its request timeout (Kafka's NetworkClient fails the
-  requests in flight on a disconnect). A partition drops packets silently, so
+  refused, so an endpoint that exchanged messages with it (either way) and
+  registered an ``on_disconnect`` callback is told ``(peer, cutoff_ms)`` one
+  link latency later (a broker so learns that a client died and ends its share
+  sessions): every request it sent to ``peer`` at or before ``cutoff_ms`` is
+  lost, and it may retry at once instead of waiting out its request timeout
+  (Kafka's NetworkClient fails the requests in flight on a disconnect). A partition drops packets silently, so
   only the request timeout finds out.
 * **Duplication is opt-in per kind.** TCP does not duplicate; a duplicate
   models an RPC retried by the client after a lost response, so only kinds a
@@ -363,10 +364,15 @@ class Network:
         self._down.add(node)
         self._faults_changed()
         now = self._scheduler._now
-        for link in self._links_of.get(node, ()):
+        links = self._links_of.get(node, ())
+        answered = {link.src for link in links if link.dst == node}
+        for link in links:
             link.epoch += 1
             if link.dst == node and link.src not in self._down:
                 self._tell_disconnected(link, now)  # the crashed host resets the connection
+            elif link.src == node and link.dst not in answered and link.dst not in self._down:
+                # A peer that has only heard from it (it never answered yet) has the connection too.
+                self._tell_reset(link, now)
         return True
 
     def _tell_disconnected(self, link: _Link, cutoff_ms: int) -> None:
@@ -374,6 +380,12 @@ class Network:
         if link.src in self._on_disconnect and (link.dst, link.src) not in self._blocked:
             due = self._scheduler._now + link.sample(link.rng)
             self._scheduler.post_at(due, self._disconnected, link.src, link.dst, cutoff_ms)
+
+    def _tell_reset(self, link: _Link, cutoff_ms: int) -> None:
+        """``link.dst`` learns, one latency from now, that ``link.src`` reset their connection."""
+        if link.dst in self._on_disconnect and (link.src, link.dst) not in self._blocked:
+            due = self._scheduler._now + link.sample(link.rng)
+            self._scheduler.post_at(due, self._disconnected, link.dst, link.src, cutoff_ms)
 
     def _disconnected(self, node: str, peer: str, cutoff_ms: int) -> None:
         if node in self._down:

@@ -20,6 +20,13 @@ and re-sends the initializations and deletions still in progress.
 
 Time is the caller's ``now_ms``; ``next_deadline_ms`` says when ``expire``
 has work (session timeouts, GC-1; state requests to retry, GC-7).
+
+Where SPEC.md is silent: a group deleted (GC-8) and created again under the
+same id carries its group epoch on from the deleted group's, so its
+share-partitions are initialized at state epochs (GC-7) above every one the
+deleted state had, and the share coordinator fences a write of the earlier
+life still in flight (SC-5). Starting again at 0 is the mutant
+``recreated-group-restarts-epoch``.
 """
 
 from __future__ import annotations

@@ -352,3 +352,37 @@ def test_a_member_heartbeats_while_its_revocation_waits_and_is_not_fenced() -> N
     assert c1.metrics.fenced == 0 and c2.metrics.fenced == 0
     assert c1.member.revoking == frozenset() and c2.owned == {TopicPartition(TOPIC, 1)}
     assert broker.committed(1) == 20 and c2.metrics.records_delivered == 0  # committed before the handover
+
+
+def test_partitions_lost_while_being_revoked_are_not_committed_after_the_rejoin() -> None:
+    # c1 is told to give up t-1 while it processes it (10 s), and is fenced by its 2 s rebalance timeout
+    # before it is done. The Java consumer drops lost partitions uncommitted (onPartitionsLost); a commit
+    # of t-1 after c1 rejoined would carry its new epoch, be accepted, and commit a partition c2 owns.
+    broker = FakeBroker(partitions=2, records=20, session_timeout_ms=3_000, heartbeat_interval_ms=500)
+    slow = ConsumerSettings(processing=Distribution.constant(500), max_poll_records=20, rebalance_timeout_ms=2_000)
+    c1 = broker.consumer("c1", slow)
+    broker.run(11_000)
+    c2 = broker.consumer("c2", slow)
+    broker.run(40_000)
+    assert c1.metrics.fenced >= 1 and c2.owned == {TopicPartition(TOPIC, 1)}
+    late = [(t, body.generation_id_or_member_epoch) for t, body in broker.kinds("OffsetCommit")
+            if t > 11_500 and body.member_id == c1.member.member_id
+            and any(p.partition_index == 1 for p in body.partitions)]
+    assert late == []  # after the revocation began, c1 never committed t-1 (auto-commit covers what it owns)
+
+
+def test_close_during_a_revocation_leaves_once_the_revocation_is_done() -> None:
+    broker = FakeBroker(partitions=2, records=20)
+    slow = ConsumerSettings(processing=Distribution.constant(500), max_poll_records=20)
+    c1 = broker.consumer("c1", slow)
+    broker.run(11_000)
+    c2 = broker.consumer("c2", slow)
+    broker.run(16_500)
+    assert c1._revoking is not None
+    c1.close()
+    broker.run(30_000)
+    assert c1.closed and not c1.alive
+    leaves = [b for _, b in broker.kinds("ConsumerGroupHeartbeat")
+              if getattr(b, "member_id", "") == c1.member.member_id and b.member_epoch == -1]
+    assert len(leaves) == 1
+    assert c2.owned == {TopicPartition(TOPIC, 0), TopicPartition(TOPIC, 1)}

@@ -368,20 +368,20 @@ def test_crashed_node_sends_and_receives_nothing_and_resets_in_flight() -> None:
     assert h.kinds("b") == ["after_restart"]
 
 
-def test_a_crash_is_reported_to_the_endpoints_that_sent_to_it_one_latency_later() -> None:
+def test_a_crash_is_reported_to_the_endpoints_it_talked_with_one_latency_later() -> None:
     h = Harness(nodes=("a", "b", "c", "d"), latency=Distribution.constant(4))
     told: list[tuple[int, str, str, int]] = []
     for node in ("a", "c", "d"):
         h.net.register(node, h._handler(node), lambda peer, cutoff, node=node: told.append(
             (h.scheduler.now_ms, node, peer, cutoff)))
     h.net.send("a", "b", "request")  # a has a connection to b
-    h.net.send("b", "c", "response")  # c only received from b: no connection of c's to reset
+    h.net.send("b", "c", "response")  # c only received from b: the connection is reset all the same
     h.net.send("d", "b", "request")
     cut = h.net.partition(["d"], ["b"])  # d cannot hear b's reset
     h.scheduler.run(until=2)
     h.net.crash_node("b")
     h.run()
-    assert told == [(6, "a", "b", 2)]
+    assert told == [(6, "a", "b", 2), (6, "c", "b", 2)]
     h.net.heal(cut)
 
 
