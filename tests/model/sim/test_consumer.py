@@ -331,16 +331,21 @@ def test_slow_processing_ends_with_its_fault_not_with_the_batch() -> None:
     assert [broker.committed(p) for p in range(2)] == [20, 20]
 
 
+def _c2_joins_while_c1_processes_t1(broker: FakeBroker, slow: ConsumerSettings) -> tuple[Consumer, Consumer]:
+    """c1 reads both partitions; at 11 s, while it processes t-1's batch (until about 20 s), c2 joins."""
+    c1 = broker.consumer("c1", slow)
+    broker.run(11_000)
+    return c1, broker.consumer("c2", slow)
+
+
 def test_a_member_heartbeats_while_its_revocation_waits_and_is_not_fenced() -> None:
     # A revocation waits for the batch under way (20 records, 500 ms each: 10 s) and then its commit; the
     # session timeout is 3 s. The Java consumer heartbeats while it reconciles; so must ours, or the
     # coordinator removes it (swarm_wide seeds 16, 33, 198…: members fenced behind a slow revocation).
     broker = FakeBroker(partitions=2, records=20, session_timeout_ms=3_000, heartbeat_interval_ms=500)
     slow = ConsumerSettings(processing=Distribution.constant(500), max_poll_records=20)
-    c1 = broker.consumer("c1", slow)
-    broker.run(11_000)  # t-0's batch is done; t-1's is under way until about 20 s
+    c1, c2 = _c2_joins_while_c1_processes_t1(broker, slow)
     assert c1._processing is not None and c1._processing.part.tp == TopicPartition(TOPIC, 1)
-    c2 = broker.consumer("c2", slow)
     broker.run(13_000)
     assert c1.member.revoking == {TopicPartition(TOPIC, 1)}  # told to give it up, still processing it
     assert c1.owned == {TopicPartition(TOPIC, 0)} and c2.owned == frozenset()  # not handed over yet (CG-2)
@@ -360,9 +365,7 @@ def test_partitions_lost_while_being_revoked_are_not_committed_after_the_rejoin(
     # of t-1 after c1 rejoined would carry its new epoch, be accepted, and commit a partition c2 owns.
     broker = FakeBroker(partitions=2, records=20, session_timeout_ms=3_000, heartbeat_interval_ms=500)
     slow = ConsumerSettings(processing=Distribution.constant(500), max_poll_records=20, rebalance_timeout_ms=2_000)
-    c1 = broker.consumer("c1", slow)
-    broker.run(11_000)
-    c2 = broker.consumer("c2", slow)
+    c1, c2 = _c2_joins_while_c1_processes_t1(broker, slow)
     broker.run(40_000)
     assert c1.metrics.fenced >= 1 and c2.owned == {TopicPartition(TOPIC, 1)}
     late = [(t, body.generation_id_or_member_epoch) for t, body in broker.kinds("OffsetCommit")
@@ -374,9 +377,7 @@ def test_partitions_lost_while_being_revoked_are_not_committed_after_the_rejoin(
 def test_close_during_a_revocation_leaves_once_the_revocation_is_done() -> None:
     broker = FakeBroker(partitions=2, records=20)
     slow = ConsumerSettings(processing=Distribution.constant(500), max_poll_records=20)
-    c1 = broker.consumer("c1", slow)
-    broker.run(11_000)
-    c2 = broker.consumer("c2", slow)
+    c1, c2 = _c2_joins_while_c1_processes_t1(broker, slow)
     broker.run(16_500)
     assert c1._revoking is not None
     c1.close()
