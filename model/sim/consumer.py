@@ -26,6 +26,9 @@
 * **Auto-commit** every ``auto_commit_interval_ms`` commits the positions that
   moved. STALE_MEMBER_EPOCH asks for a heartbeat now (the next commit uses
   the new epoch).
+* **Close** waits for the batch under way and any revocation, commits, then
+  leaves; heartbeats go on until the leave, and assignments that arrive
+  meanwhile are ignored (the Java consumer's PREPARE_LEAVING).
 * **Static members** (``instance_id``): ``close(temporary=True)`` leaves with
   epoch -2 so a restart (``start`` again) gets the same assignment back (CG-5).
 * **The application** processes one batch at a time, as the share consumer does
@@ -128,7 +131,6 @@ class Consumer(GroupConsumer):
         self._processing: _Delivery | None = None
         self._temporary_leave = False
         self._close_committing = False  # the final commit is on its way
-        self._left = False  # the member has built its leave heartbeat
 
     def _new_member(self) -> ConsumerMember:
         return ConsumerMember(
@@ -143,7 +145,7 @@ class Consumer(GroupConsumer):
 
     def on_start(self) -> None:
         self.member = self._new_member()
-        self.closing = self.closed = self._close_committing = self._left = False
+        self.closing = self.closed = self._close_committing = False
         self._reset_local_state()
         self._schedule_heartbeat(0)
         self.call_later(self.settings.auto_commit_interval_ms, self._auto_commit)
@@ -186,8 +188,6 @@ class Consumer(GroupConsumer):
 
     def _heartbeat(self) -> None:
         if self._heartbeat_request is not None or not self.member.active:
-            return
-        if self.closing and not self._leave_ready():
             return
         coordinator = self._heartbeat_coordinator()
         if coordinator is None:
@@ -507,6 +507,7 @@ class Consumer(GroupConsumer):
         if not self.alive or self.closing:
             return
         self.closing = True
+        self.member.prepare_leaving()  # heartbeats go on until the leave, new assignments are ignored
         self._temporary_leave = temporary and self.settings.instance_id is not None
         self.record("consumer.close", temporary=self._temporary_leave)
         for _, part in sorted(self._parts.items()):
@@ -530,11 +531,7 @@ class Consumer(GroupConsumer):
         else:
             self._leave()
 
-    def _leave_ready(self) -> bool:
-        return self._left
-
     def _leave(self) -> None:
-        self._left = True
         if not self.member.member_id:
             self._finish_close()
             return
@@ -546,7 +543,6 @@ class Consumer(GroupConsumer):
 
     def _finish_close(self) -> None:
         self._close_committing = False
-        self._left = False
         super()._finish_close()
         self._owns_nothing()
 

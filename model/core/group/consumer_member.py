@@ -27,7 +27,10 @@ partitions it owns, nothing else about the group.
   UNSUPPORTED_ASSIGNOR and INVALID_REQUEST are fatal: the consumer fails.
 - ``leave()`` sends epoch -1; ``leave(static=True)`` sends -2 so a restarted
   instance with the same instance id can take over the assignment (CG-5).
-  Either way the member has let go of its partitions before sending.
+  Either way the member has let go of its partitions before sending. Between
+  ``prepare_leaving()`` (close began: the final commit) and ``leave()`` it
+  heartbeats as usual but takes no new assignment, and a fence ends it
+  without a rejoin (the Java consumer's PREPARE_LEAVING).
 """
 
 from __future__ import annotations
@@ -128,6 +131,7 @@ class ConsumerMember:
         # Heartbeat at once rather than after the interval (join, revocation to acknowledge).
         self.heartbeat_now = True
         self._leave_epoch: int | None = None
+        self._preparing_leave = False  # close began: heartbeats go on, assignments are ignored
         self._last_answered: _Sent | None = None  # None: the next heartbeat is full
         self._in_flight: _Sent | None = None
         self._missed_response = False
@@ -142,6 +146,10 @@ class ConsumerMember:
         self.subscribed_topic_names = tuple(sorted(set(topic_names)))
         self.subscribed_topic_regex = regex
         self.heartbeat_now = True
+
+    def prepare_leaving(self) -> None:
+        """The consumer is closing (committing first): keep heartbeating, take no new assignment."""
+        self._preparing_leave = True
 
     def leave(self, static: bool = False) -> frozenset[TopicPartition]:
         """Give up every partition (after committing) and make the next heartbeat a leave.
@@ -247,6 +255,9 @@ class ConsumerMember:
         self._in_flight = None
         self._last_answered = None
         self.heartbeat_now = True
+        if error in FENCING_ERRORS and self._preparing_leave:
+            self.status = MemberStatus.LEFT  # out of the group already: no rejoin, no leave to send
+            return ReconcileStep(error=error)
         if error in FENCING_ERRORS:
             if _mutants.ACTIVE == "keep-partitions-after-fenced":
                 # mutant: it rejoins but keeps consuming what it owned
@@ -272,7 +283,7 @@ class ConsumerMember:
         self.member_epoch = response.member_epoch
         self.heartbeat_interval_ms = response.heartbeat_interval_ms
         self.status = MemberStatus.STABLE
-        if response.assignment is None:
+        if response.assignment is None or self._preparing_leave:
             return ReconcileStep(after_lost_response=caught_up)
         target = response.assignment.assigned_topic_partitions
         revoked = self.owned - target

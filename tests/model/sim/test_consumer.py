@@ -387,3 +387,22 @@ def test_close_during_a_revocation_leaves_once_the_revocation_is_done() -> None:
               if getattr(b, "member_id", "") == c1.member.member_id and b.member_epoch == -1]
     assert len(leaves) == 1
     assert c2.owned == {TopicPartition(TOPIC, 0), TopicPartition(TOPIC, 1)}
+
+
+def test_a_closing_member_heartbeats_until_it_leaves_and_takes_no_new_assignment() -> None:
+    # close() at 16.5 s waits for the batch of t-1 under way (until about 20 s), then commits and leaves;
+    # the session timeout is 3 s. The Java consumer heartbeats in PREPARE_LEAVING and ignores new
+    # assignments; so does ours: it leaves (epoch -1) rather than being timed out.
+    broker = FakeBroker(partitions=2, records=20, session_timeout_ms=3_000, heartbeat_interval_ms=500)
+    slow = ConsumerSettings(processing=Distribution.constant(500), max_poll_records=20)
+    c1, c2 = _c2_joins_while_c1_processes_t1(broker, slow)
+    broker.run(16_500)
+    c1.close()
+    broker.run(40_000)
+    mine = [(t, b) for t, b in broker.kinds("ConsumerGroupHeartbeat")
+            if getattr(b, "member_id", "") == c1.member.member_id]
+    assert len([t for t, b in mine if 17_000 <= t <= 19_500 and b.member_epoch > 0]) >= 4
+    assert [b.member_epoch for _, b in mine][-1] == -1 and c1.closed
+    assert c1.metrics.fenced == 0 and c2.metrics.fenced == 0
+    assert c2.owned == {TopicPartition(TOPIC, 0), TopicPartition(TOPIC, 1)}
+    assert [broker.committed(p) for p in range(2)] == [20, 20]

@@ -109,6 +109,18 @@ def test_a_revocation_in_progress_is_lost_with_the_rest_when_fenced() -> None:
     assert member.revoking == frozenset()
 
 
+def test_preparing_to_leave_heartbeats_ignores_assignments_and_a_fence_ends_it() -> None:
+    member = joined(tps(0, 1))
+    member.prepare_leaving()
+    req = member.build_heartbeat()
+    assert req is not None and req.member_epoch == 3  # still a member: heartbeats go on
+    step = member.on_response(ok(5, tps(0, 1, 2)))
+    assert step == ReconcileStep() and member.owned == tps(0, 1) and member.member_epoch == 5
+    member.build_heartbeat()
+    member.on_response(ConsumerGroupHeartbeatResponse(error_code=Errors.FENCED_MEMBER_EPOCH))
+    assert member.status == MemberStatus.LEFT and member.build_heartbeat() is None  # no rejoin, no leave
+
+
 def test_leave_gives_up_the_partitions_still_being_revoked_too() -> None:
     member = joined(tps(0, 1, 2))
     member.build_heartbeat()
