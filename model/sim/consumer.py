@@ -46,7 +46,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from model.core.errors import Errors
-from model.core.group.consumer_member import FENCING_ERRORS, ConsumerMember, ReconcileStep
+from model.core.group.consumer_member import FENCING_ERRORS, ConsumerMember, MemberStatus, ReconcileStep
 from model.core.group.consumer_messages import ConsumerGroupHeartbeatResponse, OffsetCommitResponse
 from model.core.metadata import TopicPartition
 from model.core.produce_fetch import FetchRequest, FetchResponse, OffsetFetchRequest, OffsetFetchResponse
@@ -218,7 +218,8 @@ class Consumer(GroupConsumer):
             self.metrics.fenced += 1
             self.record("consumer.fenced", error=int(error))
         if not self.member.active:
-            self.record("consumer.failed", error=int(error))
+            if self.member.status == MemberStatus.FATAL:  # else fenced while closing: out, nothing failed
+                self.record("consumer.failed", error=int(error))
             return
         if error != Errors.NONE and error not in FENCING_ERRORS:
             self._retry_heartbeat(error)

@@ -256,8 +256,10 @@ class ConsumerMember:
         self._last_answered = None
         self.heartbeat_now = True
         if error in FENCING_ERRORS and self._preparing_leave:
-            self.status = MemberStatus.LEFT  # out of the group already: no rejoin, no leave to send
-            return ReconcileStep(error=error)
+            # Out of the group already: its partitions are lost; no rejoin, no leave to send.
+            self.status = MemberStatus.LEFT
+            lost, self.owned, self.revoking = self.owned | self.revoking, frozenset(), frozenset()
+            return ReconcileStep(lost=lost, error=error)
         if error in FENCING_ERRORS:
             if _mutants.ACTIVE == "keep-partitions-after-fenced":
                 # mutant: it rejoins but keeps consuming what it owned

@@ -9,6 +9,8 @@ import networkx as nx
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from invariants.group_checks import ExclusiveOwnershipMonitor
+from invariants.sink import ViolationSink
 from model.core.config import BrokerConfig
 from model.core.errors import Errors
 from model.core.group.consumer_group import ConsumerGroupManager
@@ -406,3 +408,27 @@ def test_a_closing_member_heartbeats_until_it_leaves_and_takes_no_new_assignment
     assert c1.metrics.fenced == 0 and c2.metrics.fenced == 0
     assert c2.owned == {TopicPartition(TOPIC, 0), TopicPartition(TOPIC, 1)}
     assert [broker.committed(p) for p in range(2)] == [20, 20]
+
+
+def test_a_member_fenced_while_closing_loses_its_partitions_and_still_closes() -> None:
+    # close() at 11 s: c1 ignores the revocation c2's join asks for (it is leaving), its 2 s rebalance
+    # timeout fences it, and t-0 and t-1 go to c2. c1 must drop them then (CG-4), not hold them
+    # until its close is done: exclusive-ownership (CG-3) would see them owned twice.
+    sink = ViolationSink(0)
+    monitor = ExclusiveOwnershipMonitor(sink)
+    broker = FakeBroker(partitions=2, records=20, session_timeout_ms=3_000, heartbeat_interval_ms=500)
+    slow = ConsumerSettings(processing=Distribution.constant(500), max_poll_records=20, rebalance_timeout_ms=2_000)
+    c1 = broker.consumer("c1", slow)
+    c1.observer = monitor
+    broker.run(11_000)
+    c2 = broker.consumer("c2", slow)
+    c2.observer = monitor
+    broker.run(11_005)
+    c1.close()
+    broker.run(40_000)
+    assert c1.metrics.fenced == 1 and c1.closed and c1.owned == frozenset()
+    assert c2.owned == {TopicPartition(TOPIC, 0), TopicPartition(TOPIC, 1)}
+    assert sink.violations == [], [v.describe() for v in sink.violations]
+    leaves = [b for _, b in broker.kinds("ConsumerGroupHeartbeat")
+              if getattr(b, "member_id", "") == c1.member.member_id and b.member_epoch < 0]
+    assert leaves == []  # fenced: out of the group already, nothing to leave

@@ -119,6 +119,7 @@ def test_preparing_to_leave_heartbeats_ignores_assignments_and_a_fence_ends_it()
     member.build_heartbeat()
     member.on_response(ConsumerGroupHeartbeatResponse(error_code=Errors.FENCED_MEMBER_EPOCH))
     assert member.status == MemberStatus.LEFT and member.build_heartbeat() is None  # no rejoin, no leave
+    assert member.owned == frozenset()  # lost with the fence
 
 
 def test_leave_gives_up_the_partitions_still_being_revoked_too() -> None:
