@@ -16,7 +16,7 @@ returned here.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -121,26 +121,22 @@ class ShareSessionCache:
 
     def remove_group(self, group_id: str) -> list[SessionKey]:
         """Forget every session of a deleted group (GC-8); their keys, in order."""
-        gone = [k for k in sorted(self._sessions) if k[0] == group_id]
-        for k in gone:
-            del self._sessions[k]
-        return gone
+        return self._remove_where(lambda s: s.key[0] == group_id)
 
     def remove_connection(self, connection: str, cutoff_ms: int) -> list[SessionKey]:
         """The client's connection closed at ``cutoff_ms``: forget every session it had opened by then (a
         session opened later came on a new connection); their keys, in order."""
-        gone = [k for k in sorted(self._sessions)
-                if self._sessions[k].connection == connection and self._sessions[k].opened_ms <= cutoff_ms]
-        for k in gone:
-            del self._sessions[k]
-        return gone
+        return self._remove_where(lambda s: s.connection == connection and s.opened_ms <= cutoff_ms)
 
     def evict_idle(self, now_ms: int) -> list[SessionKey]:
         """Every session idle past the eviction time; their records are released."""
-        idle = self._idle(now_ms)
-        for k in idle:
+        return self._remove_where(lambda s: self._is_idle(s, now_ms))
+
+    def _remove_where(self, gone: Callable[[ShareSession], bool]) -> list[SessionKey]:
+        keys = [k for k, s in sorted(self._sessions.items()) if gone(s)]
+        for k in keys:
             del self._sessions[k]
-        return idle
+        return keys
 
     def _continue(self, key: SessionKey, epoch: int, now_ms: int) -> ShareSession:
         session = self._sessions.get(key)
@@ -159,8 +155,11 @@ class ShareSessionCache:
         session.last_used_ms = now_ms
         return session
 
+    def _is_idle(self, session: ShareSession, now_ms: int) -> bool:
+        return now_ms - session.last_used_ms > self.idle_eviction_ms
+
     def _idle(self, now_ms: int) -> list[SessionKey]:
-        return [k for k, s in sorted(self._sessions.items()) if now_ms - s.last_used_ms > self.idle_eviction_ms]
+        return [k for k, s in sorted(self._sessions.items()) if self._is_idle(s, now_ms)]
 
     def _evict_one_idle(self, now_ms: int) -> SessionKey | None:
         """Make room for a new session by evicting the longest-idle one, if any is idle; its key."""

@@ -255,8 +255,8 @@ class Consumer(GroupConsumer):
             # Lost, not revoked (fenced): dropped uncommitted, like the rest (Java: onPartitionsLost).
             still = [p for p in self._revoking if p.tp not in step.lost]
             self._revoking = still or None
-            if self._revoking is None and self.closing:
-                self._continue_close()
+            if self.closing:
+                self._continue_close()  # goes on once nothing is left to revoke
         if step.revoked:
             revoking = []
             for tp in sorted(step.revoked):
@@ -302,7 +302,7 @@ class Consumer(GroupConsumer):
                 self._revoking = None
                 self.member.revocation_done()
                 self._schedule_heartbeat(0)
-            if self._revoking is None and self.closing:
+            if self.closing:
                 self._continue_close()  # close() waited for the revocation
 
         if not offsets:

@@ -32,8 +32,8 @@ Semantics chosen where Kafka's TCP connections decide them:
   link latency later (a broker so learns that a client died and ends its share
   sessions): every request it sent to ``peer`` at or before ``cutoff_ms`` is
   lost, and it may retry at once instead of waiting out its request timeout
-  (Kafka's NetworkClient fails the requests in flight on a disconnect). A partition drops packets silently, so
-  only the request timeout finds out.
+  (Kafka's NetworkClient fails the requests in flight on a disconnect). A
+  partition drops packets silently, so only the request timeout finds out.
 * **Duplication is opt-in per kind.** TCP does not duplicate; a duplicate
   models an RPC retried by the client after a lost response, so only kinds a
   client really retries should get it (``set_duplication``). The copy takes a
@@ -274,7 +274,7 @@ class Network:
             return None
         if dst in self._down:
             self._drop(message, "down")
-            self._tell_disconnected(link, message.sent_ms)  # connection refused
+            self._tell(src, dst, link, message.sent_ms)  # connection refused
             return None
         if (src, dst) in self._blocked:
             self._drop(message, "partition")
@@ -369,23 +369,18 @@ class Network:
         for link in links:
             link.epoch += 1
             if link.dst == node and link.src not in self._down:
-                self._tell_disconnected(link, now)  # the crashed host resets the connection
+                self._tell(link.src, node, link, now)  # the crashed host resets the connection
             elif link.src == node and link.dst not in answered and link.dst not in self._down:
                 # A peer that has only heard from it (it never answered yet) has the connection too.
-                self._tell_reset(link, now)
+                self._tell(link.dst, node, link, now)
         return True
 
-    def _tell_disconnected(self, link: _Link, cutoff_ms: int) -> None:
-        """``link.src`` learns, one latency from now, that what it sent to ``link.dst`` by ``cutoff_ms`` is lost."""
-        if link.src in self._on_disconnect and (link.dst, link.src) not in self._blocked:
+    def _tell(self, node: str, peer: str, link: _Link, cutoff_ms: int) -> None:
+        """``node`` learns, one latency of ``link`` (between the two) from now, that its connection to
+        ``peer`` is gone: what it sent ``peer`` by ``cutoff_ms`` is lost. The reset travels peer -> node."""
+        if node in self._on_disconnect and (peer, node) not in self._blocked:
             due = self._scheduler._now + link.sample(link.rng)
-            self._scheduler.post_at(due, self._disconnected, link.src, link.dst, cutoff_ms)
-
-    def _tell_reset(self, link: _Link, cutoff_ms: int) -> None:
-        """``link.dst`` learns, one latency from now, that ``link.src`` reset their connection."""
-        if link.dst in self._on_disconnect and (link.src, link.dst) not in self._blocked:
-            due = self._scheduler._now + link.sample(link.rng)
-            self._scheduler.post_at(due, self._disconnected, link.dst, link.src, cutoff_ms)
+            self._scheduler.post_at(due, self._disconnected, node, peer, cutoff_ms)
 
     def _disconnected(self, node: str, peer: str, cutoff_ms: int) -> None:
         if node in self._down:

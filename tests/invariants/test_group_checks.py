@@ -4,6 +4,7 @@ each fires with exactly its catalogue id on a bad step and stays quiet on the go
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from invariants.group_checks import (
     AssignInitializedMonitor,
@@ -182,14 +183,21 @@ def test_a_committed_epoch_below_an_earlier_committed_one() -> None:
 # -- assign-initialized-only (GC-5) ---------------------------------------------------------------------------
 
 
-def test_a_share_member_assigned_a_partition_still_initializing() -> None:
+def _assign_initialized_with_m1(**group_fields: Any) -> tuple[
+        ViolationSink, AssignInitializedMonitor, _Shard, ShareGroupMember, ShareGroup]:
+    """Share group g with one member m1 (epoch 2, holding P0), looked at once without a violation."""
     sink = ViolationSink(1)
     monitor, shard = AssignInitializedMonitor(sink), _Shard()
     member = ShareGroupMember("m1", member_epoch=2, assigned_partitions=frozenset({P0}))
-    group = ShareGroup("g", 2, 2, members={"m1": member}, initializing={P1: -1}, initialized={P0})
+    group = ShareGroup("g", 2, 2, members={"m1": member}, **group_fields)
     shard.share.groups["g"] = group
     _step(monitor, shard)
     assert sink.violations == []
+    return sink, monitor, shard, member, group
+
+
+def test_a_share_member_assigned_a_partition_still_initializing() -> None:
+    sink, monitor, shard, member, _ = _assign_initialized_with_m1(initializing={P1: -1}, initialized={P0})
     member.assigned_partitions = frozenset({P0, P1})
     _step(monitor, shard)
     assert _ids(sink) == ["assign-initialized-only"] and sink.violations[0].state["partition"] == "t-1"
@@ -197,13 +205,7 @@ def test_a_share_member_assigned_a_partition_still_initializing() -> None:
 
 def test_a_partition_leaving_the_initialized_set_under_an_unchanged_member() -> None:
     # A re-initialize (GC-7) takes P0 out of the initialized set while m1, unchanged, still holds it.
-    sink = ViolationSink(1)
-    monitor, shard = AssignInitializedMonitor(sink), _Shard()
-    member = ShareGroupMember("m1", member_epoch=2, assigned_partitions=frozenset({P0}))
-    group = ShareGroup("g", 2, 2, members={"m1": member}, initialized={P0})
-    shard.share.groups["g"] = group
-    _step(monitor, shard)
-    assert sink.violations == []
+    sink, monitor, shard, _, group = _assign_initialized_with_m1(initialized={P0})
     group.initialized.discard(P0)
     group.initializing[P0] = -1
     _step(monitor, shard)

@@ -157,7 +157,7 @@ class ConsumerMember:
         Returns the partitions the member revoked."""
         if static and self.instance_id is None:
             raise ValueError("only a member with an instance id can leave temporarily (epoch -2)")
-        revoked, self.owned, self.revoking = self.owned | self.revoking, frozenset(), frozenset()
+        revoked = self._let_go()
         self._leave_epoch = LEAVE_GROUP_STATIC_MEMBER_EPOCH if static else LEAVE_GROUP_MEMBER_EPOCH
         self.heartbeat_now = True
         return revoked
@@ -167,6 +167,11 @@ class ConsumerMember:
         if self.revoking:
             self.revoking = frozenset()
             self.heartbeat_now = True
+
+    def _let_go(self) -> frozenset[TopicPartition]:
+        """Hold nothing any more (leave, fence, fatal error); returns what it held, revoking or not."""
+        held, self.owned, self.revoking = self.owned | self.revoking, frozenset(), frozenset()
+        return held
 
     def commit_request(self, offsets: Mapping[TopicPartition, int]) -> OffsetCommitRequest:
         return OffsetCommitRequest(
@@ -255,25 +260,21 @@ class ConsumerMember:
         self._in_flight = None
         self._last_answered = None
         self.heartbeat_now = True
-        if error in FENCING_ERRORS and self._preparing_leave:
-            # Out of the group already: its partitions are lost; no rejoin, no leave to send.
-            self.status = MemberStatus.LEFT
-            lost, self.owned, self.revoking = self.owned | self.revoking, frozenset(), frozenset()
-            return ReconcileStep(lost=lost, error=error)
         if error in FENCING_ERRORS:
+            if self._preparing_leave:
+                self.status = MemberStatus.LEFT  # out of the group already: no rejoin, no leave to send
+                return ReconcileStep(lost=self._let_go(), error=error)
             if _mutants.ACTIVE == "keep-partitions-after-fenced":
                 # mutant: it rejoins but keeps consuming what it owned
                 self.member_epoch = JOIN_GROUP_MEMBER_EPOCH
                 self.status = MemberStatus.JOINING
                 return ReconcileStep(error=error)
-            lost, self.owned, self.revoking = self.owned | self.revoking, frozenset(), frozenset()
             self.member_epoch = JOIN_GROUP_MEMBER_EPOCH
             self.status = MemberStatus.JOINING
-            return ReconcileStep(lost=lost, error=error)
+            return ReconcileStep(lost=self._let_go(), error=error)
         if error in FATAL_ERRORS:
-            lost, self.owned, self.revoking = self.owned | self.revoking, frozenset(), frozenset()
             self.status = MemberStatus.FATAL
-            return ReconcileStep(lost=lost, error=error)
+            return ReconcileStep(lost=self._let_go(), error=error)
         return ReconcileStep(error=error)  # retriable: try again with a full heartbeat
 
     def _on_success(self, response: ConsumerGroupHeartbeatResponse) -> ReconcileStep:
