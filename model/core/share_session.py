@@ -6,12 +6,18 @@ cache is keyed by (group id, member id), bounded by
 ``group.share.max.groups × group.share.max.size`` (003_cf42721e0e7b2a9a.txt),
 and a session idle for ``share.session.idle.eviction.ms`` (120 000) may be
 evicted. A session belongs to the client connection that opened it: when
-that connection closes (the client process died and its host reset the
-connection), the broker ends the session (Kafka: ShareSessionCache's
-connection-disconnect listener, then ShareGroupListener.onMemberLeave).
-Closing, replacing, evicting or disconnecting a session releases the
-member's acquired records (SP-15); the broker does that with the keys
-returned here.
+that connection closes (the client closed it after a request timeout, or the
+client process died and its host reset it), the broker ends the session
+(Kafka: ShareSessionCache's connection-disconnect listener, then
+ShareGroupListener.onMemberLeave).
+
+Closing, evicting or disconnecting a session releases the member's acquired
+records on the session's partitions (SP-15); the broker does that with the
+sessions returned here. Opening a session again with epoch 0 replaces the old
+one without releasing anything (as Kafka's newContext does): the member keeps
+its records until it acknowledges them or their locks time out. An epoch-0
+ShareFetch carrying acknowledgements is an INVALID_REQUEST (Kafka's newContext
+again): acknowledgements belong to an open session.
 """
 
 from __future__ import annotations
@@ -43,23 +49,20 @@ class ShareSession:
     epoch: int  # the epoch the next request must carry
     partitions: set[SessionPartition] = field(default_factory=set)
     last_used_ms: int = 0
-    connection: str = ""  # the client's end of the connection that opened it ("" unknown)
-    opened_ms: int = 0
+    connection: str = ""  # the connection that opened it ("" unknown): ends with it
 
 
 class SessionContext(Message):
     """What a ShareFetch / ShareAcknowledge may do after the session check."""
 
-    FIELDS = ("session", "closing", "released", "evicted")
+    FIELDS = ("session", "closing", "evicted")
     __slots__ = FIELDS
 
-    def __init__(self, session: ShareSession | None, closing: bool, released: tuple[SessionKey, ...] = (),
-                 evicted: tuple[SessionKey, ...] = ()) -> None:
+    def __init__(self, session: ShareSession | None, closing: bool, evicted: tuple[ShareSession, ...] = ()) -> None:
         self.session: Final = session
+        # The request closes the session (epoch -1): its records are released after its acknowledgements.
         self.closing: Final = closing
-        # Keys whose sessions ended here (replaced); their acquired records must be released.
-        self.released: Final = released
-        # Keys of idle sessions evicted to make room for this one; released too (SP-15).
+        # Idle sessions evicted to make room for this one; their records are released (SP-15).
         self.evicted: Final = evicted
 
 
@@ -86,23 +89,27 @@ class ShareSessionCache:
         partitions: Iterable[SessionPartition] = (),
         forgotten: Iterable[SessionPartition] = (),
         connection: str = "",
+        acknowledging: bool = False,
     ) -> SessionContext:
-        """Validate a ShareFetch's session epoch and update the session; ``connection``: the client's end
-        of the connection the request came on (an opened session belongs to it). Raises ApiError."""
+        """Validate a ShareFetch's session epoch and update the session; ``connection``: the connection
+        the request came on (an opened session belongs to it); ``acknowledging``: the request carries
+        acknowledgements. Raises ApiError."""
         if epoch == INITIAL_EPOCH:
-            released = (key,) if self._sessions.pop(key, None) is not None else ()
-            evicted: tuple[SessionKey, ...] = ()
+            if acknowledging:
+                raise ApiError(Errors.INVALID_REQUEST, "acknowledgements in a ShareFetch that opens a share session")
+            self._sessions.pop(key, None)  # replaced, its records kept (see the module docstring)
+            evicted: tuple[ShareSession, ...] = ()
             if len(self._sessions) >= self.max_sessions:
                 victim = self._evict_one_idle(now_ms)
                 if victim is None:
                     raise ApiError(Errors.SHARE_SESSION_LIMIT_REACHED, f"{self.max_sessions} sessions open")
                 evicted = (victim,)
-            session = ShareSession(key, next_epoch(INITIAL_EPOCH), set(partitions), now_ms, connection, now_ms)
+            session = ShareSession(key, next_epoch(INITIAL_EPOCH), set(partitions), now_ms, connection)
             self._sessions[key] = session
-            return SessionContext(session, closing=False, released=released, evicted=evicted)
+            return SessionContext(session, closing=False, evicted=evicted)
         session = self._continue(key, epoch, now_ms)
         if epoch == FINAL_EPOCH:
-            return SessionContext(session, closing=True, released=(key,))
+            return SessionContext(session, closing=True)
         session.partitions.update(partitions)
         session.partitions.difference_update(forgotten)
         return SessionContext(session, closing=False)
@@ -112,31 +119,29 @@ class ShareSessionCache:
         if epoch == INITIAL_EPOCH:
             raise ApiError(Errors.INVALID_SHARE_SESSION_EPOCH, "ShareAcknowledge cannot open a share session")
         session = self._continue(key, epoch, now_ms)
-        if epoch == FINAL_EPOCH:
-            return SessionContext(session, closing=True, released=(key,))
-        return SessionContext(session, closing=False)
+        return SessionContext(session, closing=epoch == FINAL_EPOCH)
 
     def remove(self, key: SessionKey) -> bool:
         return self._sessions.pop(key, None) is not None
 
-    def remove_group(self, group_id: str) -> list[SessionKey]:
-        """Forget every session of a deleted group (GC-8); their keys, in order."""
+    def remove_group(self, group_id: str) -> list[ShareSession]:
+        """Forget every session of a deleted group (GC-8); they are returned in key order."""
         return self._remove_where(lambda s: s.key[0] == group_id)
 
-    def remove_connection(self, connection: str, cutoff_ms: int) -> list[SessionKey]:
-        """The client's connection closed at ``cutoff_ms``: forget every session it had opened by then (a
-        session opened later came on a new connection); their keys, in order."""
-        return self._remove_where(lambda s: s.connection == connection and s.opened_ms <= cutoff_ms)
+    def remove_connection(self, connection: str) -> list[ShareSession]:
+        """The connection closed: forget every session opened on it (not those its client opened since
+        on a new connection); they are returned in key order."""
+        return self._remove_where(lambda s: s.connection == connection)
 
-    def evict_idle(self, now_ms: int) -> list[SessionKey]:
+    def evict_idle(self, now_ms: int) -> list[ShareSession]:
         """Every session idle past the eviction time; their records are released."""
         return self._remove_where(lambda s: self._is_idle(s, now_ms))
 
-    def _remove_where(self, gone: Callable[[ShareSession], bool]) -> list[SessionKey]:
-        keys = [k for k, s in sorted(self._sessions.items()) if gone(s)]
-        for k in keys:
-            del self._sessions[k]
-        return keys
+    def _remove_where(self, gone: Callable[[ShareSession], bool]) -> list[ShareSession]:
+        sessions = [s for _, s in sorted(self._sessions.items()) if gone(s)]
+        for s in sessions:
+            del self._sessions[s.key]
+        return sessions
 
     def _continue(self, key: SessionKey, epoch: int, now_ms: int) -> ShareSession:
         session = self._sessions.get(key)
@@ -158,14 +163,11 @@ class ShareSessionCache:
     def _is_idle(self, session: ShareSession, now_ms: int) -> bool:
         return now_ms - session.last_used_ms > self.idle_eviction_ms
 
-    def _idle(self, now_ms: int) -> list[SessionKey]:
-        return [k for k, s in sorted(self._sessions.items()) if self._is_idle(s, now_ms)]
-
-    def _evict_one_idle(self, now_ms: int) -> SessionKey | None:
-        """Make room for a new session by evicting the longest-idle one, if any is idle; its key."""
-        idle = self._idle(now_ms)
+    def _evict_one_idle(self, now_ms: int) -> ShareSession | None:
+        """Make room for a new session by evicting the longest-idle one, if any is idle."""
+        idle = [s for _, s in sorted(self._sessions.items()) if self._is_idle(s, now_ms)]
         if not idle:
             return None
-        victim = min(idle, key=lambda k: (self._sessions[k].last_used_ms, k))
-        del self._sessions[victim]
+        victim = min(idle, key=lambda s: (s.last_used_ms, s.key))
+        del self._sessions[victim.key]
         return victim

@@ -222,12 +222,12 @@ class Broker:
     def _timed_out(self, correlation_id: int) -> None:
         self._inflight.pop(correlation_id).callback(None)
 
-    def _disconnected(self, peer: str, cutoff_ms: int) -> None:
-        """``peer`` crashed or refused us: what we sent it by ``cutoff_ms`` gets no answer, and a
-        client's share sessions on the connection end."""
+    def _disconnected(self, peer: str, cutoff_ms: int, connection: int) -> None:
+        """``peer`` crashed, closed ``connection`` or refused us: what we sent it by ``cutoff_ms`` gets no
+        answer, and a client's share sessions on the connection end."""
         if not self.alive:
             return
-        self.share_leader.on_client_disconnected(peer, cutoff_ms)
+        self.share_leader.on_client_disconnected(peer, connection)
         lost = [cid for cid, entry in self._inflight.items() if entry.dst == peer and entry.sent_ms <= cutoff_ms]
         for correlation_id in lost:
             entry = self._inflight.pop(correlation_id, None)

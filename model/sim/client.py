@@ -6,8 +6,12 @@ deliveries (its registered handler) and to its own ``Scheduler`` timers.
 * **Requests** go out as ``Envelope(correlation_id, request)`` to a broker
   node ("b<id>"); the answer comes back with the same id and kind +
   "Response". A request not answered within ``request_timeout_ms`` is
-  forgotten and the caller told (a lost request or response); a response
-  that arrives later, or twice, finds no entry and is ignored. The timeout is
+  forgotten and the caller told (a lost request or response), and, as Kafka's
+  NetworkClient does, the connection to that broker is closed: every other
+  request in flight on it fails too, the broker learns of the close (and ends
+  the share sessions opened on it) unless the way there is cut, and the next
+  request opens a new connection. A response that arrives later, or twice,
+  finds no entry and is ignored. The timeout is
   the same for every request, so deadlines fall in send order and wait in a
   ``DeadlineQueue`` under one timer rather than a timer per request that is
   nearly always cancelled. Correlation ids never repeat within a client,
@@ -323,34 +327,40 @@ class Client:
             self._timed_out(correlation_id)
 
     def _timed_out(self, correlation_id: int) -> None:
-        pending = self._inflight.pop(correlation_id, None)
+        pending = self._inflight.get(correlation_id)
         if pending is None:
             return  # answered by a message held in the same pause
         self.metrics.requests_timed_out += 1
         self.record("client.timeout", msg_kind=pending.kind, broker=pending.broker, id=correlation_id)
-        pending.on_timeout()
+        # Closed before any callback runs, so that a retry goes out on the new connection.
+        peer = broker_node(pending.broker)
+        self.network.close_connection(self.name, peer)
+        self._fail_requests_to(peer, self.scheduler.now_ms, correlation_id)
 
-    def _on_disconnect(self, peer: str, cutoff_ms: int) -> None:
+    def _on_disconnect(self, peer: str, cutoff_ms: int, connection: int) -> None:
         if not self.alive:
             return
         if self.paused:  # the socket error is read when the client wakes up
-            self._held_timers.append((self._disconnected, (peer, cutoff_ms)))
+            self._held_timers.append((self._fail_requests_to, (peer, cutoff_ms)))
             return
-        self._disconnected(peer, cutoff_ms)
+        self._fail_requests_to(peer, cutoff_ms)
 
-    def _disconnected(self, peer: str, cutoff_ms: int) -> None:
-        """Fail every request sent to ``peer`` at or before ``cutoff_ms`` (oldest first)."""
+    def _fail_requests_to(self, peer: str, cutoff_ms: int, timed_out: int = -1) -> None:
+        """The connection to ``peer`` is gone: fail every request sent to it at or before ``cutoff_ms``,
+        ``timed_out`` (the one whose timeout closed it) first, then oldest first."""
         lost = [
             correlation_id
             for correlation_id, pending in self._inflight.items()
             if pending.sent_ms <= cutoff_ms and broker_node(pending.broker) == peer
         ]
+        lost.sort(key=lambda correlation_id: correlation_id != timed_out)
         for correlation_id in lost:
             pending = self._inflight.pop(correlation_id, None)
             if pending is None:  # an earlier callback forgot it
                 continue
-            self.metrics.requests_disconnected += 1
-            self.record("client.disconnect", msg_kind=pending.kind, broker=pending.broker, id=correlation_id)
+            if correlation_id != timed_out:
+                self.metrics.requests_disconnected += 1
+                self.record("client.disconnect", msg_kind=pending.kind, broker=pending.broker, id=correlation_id)
             pending.on_timeout()
 
     def _on_message(self, message: Message) -> None:
@@ -510,6 +520,9 @@ class GroupConsumer(Client, ABC):
         self.closed = True
         self.record("consumer.closed")
         self.halt()
+        # As Kafka's consumer closes its NetworkClient: a broker still holding a share session of ours
+        # (its close was lost) ends it when it hears of the close.
+        self.network.close_connections(self.name)
 
 
 class _Call:

@@ -25,15 +25,23 @@ Semantics chosen where Kafka's TCP connections decide them:
   flight: each link has a connection epoch, bumped by ``partition`` and
   ``crash_node``, and a message only arrives on the epoch it was sent on. A
   one-way partition blocks (and resets) only the listed direction.
-* **A crash is noticed, a partition is not.** When a node crashes its host
-  resets its TCP connections, and connecting to a node that is down is
-  refused, so an endpoint that exchanged messages with it (either way) and
-  registered an ``on_disconnect`` callback is told ``(peer, cutoff_ms)`` one
-  link latency later (a broker so learns that a client died and ends its share
-  sessions): every request it sent to ``peer`` at or before ``cutoff_ms`` is
-  lost, and it may retry at once instead of waiting out its request timeout
-  (Kafka's NetworkClient fails the requests in flight on a disconnect). A
-  partition drops packets silently, so only the request timeout finds out.
+* **A crash or a close is noticed, a partition is not.** When a node crashes
+  its host resets its TCP connections, and connecting to a node that is down
+  is refused, so an endpoint that exchanged messages with it (either way) and
+  registered an ``on_disconnect`` callback is told ``(peer, cutoff_ms,
+  connection)`` one link latency later (a broker so learns that a client died
+  and ends its share sessions): every request it sent to ``peer`` at or before
+  ``cutoff_ms`` is lost, and it may retry at once instead of waiting out its
+  request timeout (Kafka's NetworkClient fails the requests in flight on a
+  disconnect). ``close_connection`` is a client closing its connection (Kafka's
+  NetworkClient does on a request timeout): what is in flight either way is
+  lost and the other end is told the same way. A partition drops packets
+  silently, so only the request timeout finds out.
+* **Connections have identities.** ``connection(src, dst)`` names the
+  connection a message from src to dst arrives on now: the src->dst link's
+  epoch, which every reset bumps. A disconnect tells which connection ended, so
+  a broker ends only the share sessions opened on it, not those a client
+  opened since on a new one (Kafka marks the old connection stale).
 * **Duplication is opt-in per kind.** TCP does not duplicate; a duplicate
   models an RPC retried by the client after a lost response, so only kinds a
   client really retries should get it (``set_duplication``). The copy takes a
@@ -93,7 +101,7 @@ class Message(Value):
 
 
 Handler = Callable[[Message], object]
-DisconnectHandler = Callable[[str, int], object]  # (peer, cutoff_ms)
+DisconnectHandler = Callable[[str, int, int], object]  # (peer, cutoff_ms, connection)
 
 
 @dataclass(frozen=True)
@@ -274,7 +282,7 @@ class Network:
             return None
         if dst in self._down:
             self._drop(message, "down")
-            self._tell(src, dst, link, message.sent_ms)  # connection refused
+            self._tell(src, dst, link, message.sent_ms, self.connection(dst, src))  # connection refused
             return None
         if (src, dst) in self._blocked:
             self._drop(message, "partition")
@@ -366,26 +374,54 @@ class Network:
         now = self._scheduler._now
         links = self._links_of.get(node, ())
         answered = {link.src for link in links if link.dst == node}
+        ended = {link.dst: link.epoch for link in links if link.src == node}  # as each peer knows it
         for link in links:
             link.epoch += 1
+        for link in links:
             if link.dst == node and link.src not in self._down:
-                self._tell(link.src, node, link, now)  # the crashed host resets the connection
+                # the crashed host resets the connection
+                self._tell(link.src, node, link, now, ended.get(link.src, 0))
             elif link.src == node and link.dst not in answered and link.dst not in self._down:
                 # A peer that has only heard from it (it never answered yet) has the connection too.
-                self._tell(link.dst, node, link, now)
+                self._tell(link.dst, node, link, now, ended[link.dst])
         return True
 
-    def _tell(self, node: str, peer: str, link: _Link, cutoff_ms: int) -> None:
+    def connection(self, src: str, dst: str) -> int:
+        """The connection a message from ``src`` to ``dst`` arrives on now (the link's epoch)."""
+        link = self._links.get((src, dst))
+        return 0 if link is None else link.epoch
+
+    def close_connection(self, src: str, dst: str) -> None:
+        """``src`` closes its connection to ``dst``: what is in flight either way is lost, and ``dst``
+        is told one latency from now, unless the way there is cut (then it never learns)."""
+        link = self._links.get((src, dst))
+        if link is None:
+            link = self._open(src, dst)
+        ended = link.epoch
+        link.epoch += 1
+        back = self._links.get((dst, src))
+        if back is not None:
+            back.epoch += 1
+        if src not in self._down and dst not in self._down:
+            self._tell(dst, src, link, self._scheduler._now, ended)
+
+    def close_connections(self, src: str) -> None:
+        """``src`` closes every connection it opened (a client shutting down)."""
+        for link in [link for link in self._links_of.get(src, ()) if link.src == src and link.dst != src]:
+            self.close_connection(src, link.dst)
+
+    def _tell(self, node: str, peer: str, link: _Link, cutoff_ms: int, connection: int) -> None:
         """``node`` learns, one latency of ``link`` (between the two) from now, that its connection to
-        ``peer`` is gone: what it sent ``peer`` by ``cutoff_ms`` is lost. The reset travels peer -> node."""
+        ``peer`` is gone: what it sent ``peer`` by ``cutoff_ms`` is lost, and ``connection`` (peer ->
+        node's) has ended. The reset travels peer -> node."""
         if node in self._on_disconnect and (peer, node) not in self._blocked:
             due = self._scheduler._now + link.sample(link.rng)
-            self._scheduler.post_at(due, self._disconnected, node, peer, cutoff_ms)
+            self._scheduler.post_at(due, self._disconnected, node, peer, cutoff_ms, connection)
 
-    def _disconnected(self, node: str, peer: str, cutoff_ms: int) -> None:
+    def _disconnected(self, node: str, peer: str, cutoff_ms: int, connection: int) -> None:
         if node in self._down:
             return
-        self._on_disconnect[node](peer, cutoff_ms)
+        self._on_disconnect[node](peer, cutoff_ms, connection)
 
     def restart_node(self, node: str) -> bool:
         """``node`` is up again (with fresh connections). Returns False if it was not down."""

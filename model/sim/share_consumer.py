@@ -8,10 +8,13 @@
   (or still holds our unsent acknowledgements): epoch 0 opens it, each answered
   request moves it on, -1 closes it. SHARE_SESSION_NOT_FOUND,
   INVALID_SHARE_SESSION_EPOCH, any other top-level error, or a lost request
-  start it over at 0. Starting over bumps the session's generation: records
-  acquired in an earlier generation are released by the broker (SP-15), so
-  their acknowledgements are dropped here, not sent (CL-2: an ack is for
-  records acquired in the same session).
+  (timed out, or failed because its connection closed) start it over at 0.
+  Starting over bumps the session's generation: acknowledgements of records
+  acquired in an earlier generation fail here and are never sent, as the Java
+  consumer fails them (an epoch-0 ShareFetch may not carry any). Those
+  records stay acquired until the broker releases them: at once if it heard
+  the connection close (``Client``), else when their locks time out; opening
+  the new session releases nothing.
 * **Fetch loop per session.** ShareFetch (max_records = max.poll.records, the
   pending acks of that leader piggybacked, CL-2) → the acquired records go to
   the application → once processed, the next ShareFetch carries their acks.
@@ -457,7 +460,7 @@ class ShareConsumer(GroupConsumer):
             for tp, runs in runs_by_tp.items():
                 session.acks.setdefault(tp, []).extend(runs)
         else:
-            self.metrics.ack_errors += count  # acquired in a session that has ended: released by the broker
+            self.metrics.ack_errors += count  # acquired in a session that has ended: never sent (see above)
         self.emit(CONSUMER_PROCESSED, session.broker, current, count)
         if self.closing:
             self._close_sessions()

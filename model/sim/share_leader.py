@@ -35,8 +35,9 @@ simulation adds around it:
   a later fetch reads the state afresh (SP-10).
 
 Share sessions (CL-1) are one ``ShareSessionCache`` per broker; a session
-closed (epoch -1), replaced (epoch 0 again) or evicted releases the member's
-acquired records on every slot of its group (SP-15).
+closed (epoch -1), evicted, or ended with the connection it was opened on
+releases the member's acquired records on the session's partitions (SP-15;
+Kafka's releaseSession). A session opened again (epoch 0) releases nothing.
 
 Observer hooks: ``on_leader_start`` (slot created), ``on_acquire``,
 ``on_ack_confirmed`` (an acknowledgement whose write succeeded: reported when
@@ -68,7 +69,7 @@ from model.core.share_partition import (
     PendingWrite,
     SharePartition,
 )
-from model.core.share_session import SessionKey, ShareSessionCache
+from model.core.share_session import INITIAL_EPOCH, ShareSession, ShareSessionCache
 from model.core.share_state import (
     ReadShareGroupStateResponse,
     ReadShareGroupStateSummaryRequest,
@@ -174,10 +175,13 @@ class ShareLeaderHost:
         now = broker.scheduler.now_ms
         self._maybe_evict(now)
         session_key = (req.group_id, req.member_id)
+        opening = req.share_session_epoch == INITIAL_EPOCH
         try:
             ctx = self.sessions.share_fetch(
                 session_key, req.share_session_epoch, now,
-                [(p.topic_id, p.partition) for p in req.partitions], req.forgotten, message.src,
+                [(p.topic_id, p.partition) for p in req.partitions], req.forgotten,
+                self._connection(message.src) if opening else "",
+                opening and any(p.acknowledgement_batches for p in req.partitions),
             )
         except ApiError as e:
             broker.reply(message, ShareFetchResponse(e.error, e.message or None))
@@ -185,8 +189,6 @@ class ShareLeaderHost:
         for evicted in ctx.evicted:
             self._evicted(evicted, now)
         broker.observer.on_share_session(broker.broker_id, req.group_id, req.member_id, req.share_session_epoch, now)
-        for released in ctx.released:
-            self._release_member(released, now)
         call = _Call(message, req.group_id, req.member_id, fetch=True, closing=ctx.closing,
                      budget=req.max_records, max_wait_ms=req.max_wait_ms)
         named: set[tuple[str, int]] = set()
@@ -196,7 +198,7 @@ class ShareLeaderHost:
             if p.acknowledgement_batches:
                 self._acknowledge(call, part, p.acknowledgement_batches, now)
             part.fetch = p.partition_max_bytes > 0
-        if req.share_session_epoch == 0:
+        if opening:
             for part in call.parts:
                 if part.slot is not None and part.slot.sp.ready:
                     self._check_state_epoch(call, part.slot)
@@ -205,8 +207,8 @@ class ShareLeaderHost:
             # An incremental fetch also reads the session's partitions it does not name (CL-1).
             for topic_id, partition in sorted(session.partitions - named):
                 self._part(call, topic_id, partition).fetch = True
-        if ctx.closing:
-            self._release_member(session_key, now)  # SP-15, after its acknowledgements
+        if ctx.closing and session is not None:
+            self._release_session(session, now)  # SP-15, after its acknowledgements
         elif not call.checks:
             self._acquire(call, now)
         self._maybe_finish(call)
@@ -226,8 +228,8 @@ class ShareLeaderHost:
         for p in req.partitions:
             part = self._part(call, p.topic_id, p.partition)
             self._acknowledge(call, part, p.acknowledgement_batches, now)
-        if ctx.closing:
-            self._release_member(session_key, now)
+        if ctx.closing and ctx.session is not None:
+            self._release_session(ctx.session, now)
         self._maybe_finish(call)
 
     def _part(self, call: _Call, topic_id: str, partition: int) -> _Part:
@@ -404,10 +406,13 @@ class ShareLeaderHost:
             slot.sp.expire_locks(now)
             self._after(slot, now)
 
-    def _release_member(self, session_key: SessionKey, now: int) -> None:
-        group_id, member_id = session_key
-        for (gid, _, _), slot in sorted(self.slots.items()):
-            if gid == group_id and slot.serving and slot.sp.release_member(member_id, now) is not None:
+    def _release_session(self, session: ShareSession, now: int) -> None:
+        """SP-15: the member's acquired records on the session's partitions go back."""
+        group_id, member_id = session.key
+        topic_names = self.broker.topic_names
+        for topic_id, partition in sorted(session.partitions):
+            slot = self.slots.get((group_id, topic_names.get(topic_id, ""), partition))
+            if slot is not None and slot.serving and slot.sp.release_member(member_id, now) is not None:
                 self._after(slot, now)
 
     def _maybe_evict(self, now: int) -> None:
@@ -415,24 +420,29 @@ class ShareLeaderHost:
             return
         idle_ms = self.sessions.idle_eviction_ms
         self._next_eviction_ms = now + max(1, idle_ms // 4)
-        for session_key in self.sessions.evict_idle(now):
-            self._evicted(session_key, now)
+        for session in self.sessions.evict_idle(now):
+            self._evicted(session, now)
 
-    def _evicted(self, session_key: tuple[str, str], now: int) -> None:
+    def _evicted(self, session: ShareSession, now: int) -> None:
         """An idle session was evicted (or its connection closed): the member's acquired records go
         back (SP-15)."""
-        self.broker.observer.on_share_session_evicted(self.broker.broker_id, *session_key, now)
-        self._release_member(session_key, now)
+        self.broker.observer.on_share_session_evicted(self.broker.broker_id, *session.key, now)
+        self._release_session(session, now)
 
-    def on_client_disconnected(self, client: str, cutoff_ms: int) -> None:
-        """``client``'s connection to this broker closed at ``cutoff_ms`` (its process died; its host
-        reset the connection): the share sessions it had opened end, and their members' acquired
-        records go back at once, not when their locks time out (Kafka: ShareSessionCache's disconnect
-        listener, then onMemberLeave)."""
+    def _connection(self, client: str) -> str:
+        """The connection ``client``'s request arrived on (a connection id, as Kafka's)."""
+        return f"{client}#{self.broker.network.connection(client, self.broker.node)}"
+
+    def on_client_disconnected(self, client: str, connection: int) -> None:
+        """``client``'s connection ``connection`` to this broker closed (the client closed it after a
+        request timeout, or its process died and its host reset it): the share sessions opened on it
+        end, and their members' acquired records go back at once, not when their locks time out
+        (Kafka: ShareSessionCache's disconnect listener, then onMemberLeave). Sessions the client
+        opened since, on a new connection, stay."""
         now = self.broker.scheduler.now_ms
-        gone = self.sessions.remove_connection(client, cutoff_ms)
-        for session_key in gone:
-            self._evicted(session_key, now)
+        gone = self.sessions.remove_connection(f"{client}#{connection}")
+        for session in gone:
+            self._evicted(session, now)
         if gone and self.broker.trace is not None:
             self.broker.trace.record(now, self.broker.node, "share.sessions_disconnected", client=client,
                                      sessions=len(gone))
@@ -554,8 +564,8 @@ class ShareLeaderHost:
         broker = self.broker
         now = broker.scheduler.now_ms
         forgotten = self.sessions.remove_group(group_id)
-        for session_key in forgotten:
-            broker.observer.on_share_session_evicted(broker.broker_id, *session_key, now)
+        for session in forgotten:
+            broker.observer.on_share_session_evicted(broker.broker_id, *session.key, now)
         dropped = [(key, slot) for key, slot in sorted(self.slots.items()) if key[0] == group_id]
         for key, slot in dropped:
             self._retire(key, slot, None)

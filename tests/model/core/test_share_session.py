@@ -19,12 +19,13 @@ def _code(fn: object, *args: object) -> Errors:
 def test_open_continue_close() -> None:
     cache = ShareSessionCache(max_sessions=10)
     ctx = cache.share_fetch(KEY, 0, now_ms=0, partitions=[("t", 0)])
-    assert ctx.session is not None and ctx.session.epoch == 1 and not ctx.released
+    assert ctx.session is not None and ctx.session.epoch == 1 and not ctx.closing and not ctx.evicted
     session = cache.share_fetch(KEY, 1, now_ms=1, partitions=[("t", 1)]).session
     assert session is not None and session.partitions == {("t", 0), ("t", 1)}
     assert cache.share_acknowledge(KEY, 2, now_ms=2).session.epoch == 3  # type: ignore[union-attr]
     closing = cache.share_fetch(KEY, FINAL_EPOCH, now_ms=3)
-    assert closing.closing and closing.released == (KEY,)
+    # The closed session comes back whole: the broker releases the member's records on its partitions.
+    assert closing.closing and closing.session is session and session.partitions == {("t", 0), ("t", 1)}
     assert cache.get(KEY) is None
 
 
@@ -38,10 +39,23 @@ def test_wrong_epoch_and_missing_session() -> None:
     assert cache.get(KEY).epoch == 1  # type: ignore[union-attr]  # a rejected request changes nothing
 
 
-def test_reopen_releases_the_old_session() -> None:
+def test_reopen_replaces_the_old_session_without_ending_it() -> None:
+    """Kafka's newContext: an epoch-0 ShareFetch removes the old session and opens a new one; nothing
+    is released (the member keeps its records), and the new session belongs to the new connection."""
+    cache = ShareSessionCache(max_sessions=10)
+    cache.share_fetch(KEY, 0, 0, partitions=[("t", 0)], connection="c1#0")
+    ctx = cache.share_fetch(KEY, 0, 1, partitions=[("t", 1)], connection="c1#1")
+    assert not ctx.closing and not ctx.evicted
+    assert ctx.session is cache.get(KEY) and ctx.session.partitions == {("t", 1)}
+    assert cache.remove_connection("c1#0") == []  # the old connection's close ends nothing now
+    assert [s.key for s in cache.remove_connection("c1#1")] == [KEY]
+
+
+def test_acknowledgements_cannot_open_a_session() -> None:
     cache = ShareSessionCache(max_sessions=10)
     cache.share_fetch(KEY, 0, 0)
-    assert cache.share_fetch(KEY, 0, 1).released == (KEY,)
+    assert _code(lambda: cache.share_fetch(KEY, 0, 1, acknowledging=True)) == Errors.INVALID_REQUEST
+    assert cache.get(KEY).epoch == 1  # type: ignore[union-attr]  # the open session is untouched
 
 
 def test_limit_and_idle_eviction() -> None:
@@ -50,16 +64,16 @@ def test_limit_and_idle_eviction() -> None:
     cache.share_fetch(("g", "b"), 0, 50)
     assert _code(cache.share_fetch, ("g", "c"), 0, 100) == Errors.SHARE_SESSION_LIMIT_REACHED
     # "a" has been idle > 100 ms: evicted to make room, and named so its records are released (SP-15).
-    assert cache.share_fetch(("g", "c"), 0, 101).evicted == (("g", "a"),)
+    assert [s.key for s in cache.share_fetch(("g", "c"), 0, 101).evicted] == [("g", "a")]
     assert cache.keys() == [("g", "b"), ("g", "c")]
-    assert cache.evict_idle(now_ms=251) == [("g", "b"), ("g", "c")]
+    assert [s.key for s in cache.evict_idle(now_ms=251)] == [("g", "b"), ("g", "c")]
 
 
 def test_a_deleted_group_loses_its_sessions_only() -> None:
     cache = ShareSessionCache(max_sessions=10)
     for key in (("g2", "b"), ("g1", "m1"), ("g2", "a")):
         cache.share_fetch(key, 0, 0)
-    assert cache.remove_group("g2") == [("g2", "a"), ("g2", "b")]
+    assert [s.key for s in cache.remove_group("g2")] == [("g2", "a"), ("g2", "b")]
     assert cache.keys() == [KEY]
     assert _code(cache.share_fetch, ("g2", "a"), 1, 1) == Errors.SHARE_SESSION_NOT_FOUND
 

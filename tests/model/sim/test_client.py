@@ -31,12 +31,18 @@ class Echo:
         self.network = network
         self.broker = broker
         self.script: list[Errors | None] = []  # per request: an error to answer, or None = drop it
+        self.unanswered: set[Any] = set()  # bodies never answered
         self.seen: list[tuple[int, Any]] = []
-        network.register(broker_node(broker), self.handle)
+        self.closed: list[tuple[int, str, int]] = []  # (time, client, connection) of each close we heard of
+        network.register(broker_node(broker), self.handle,
+                         lambda peer, _cutoff, connection: self.closed.append((network._scheduler.now_ms, peer,
+                                                                                connection)))
 
     def handle(self, message: Message) -> None:
         env: Envelope = message.payload
         self.seen.append((env.correlation_id, env.body))
+        if env.body in self.unanswered:
+            return
         if self.script:
             step = self.script.pop(0)
             if step is None:
@@ -217,13 +223,14 @@ def test_pause_holds_messages_and_timers_then_replays_them_in_order() -> None:
 
 
 def test_timeouts_that_fall_in_a_pause_keep_their_place_among_the_held_timers() -> None:
-    # Two lost requests time out at 40 and 50 and a timer falls due at 45, all in the pause: on resume
-    # they run in due order, as they would have without it.
+    # Two lost requests (to two brokers) time out at 40 and 50 and a timer falls due at 45, all in the
+    # pause: on resume they run in due order, as they would have without it.
     s = Setup(request_timeout_ms=40)
     order: list[str] = []
-    s.brokers[1].script = [None, None]
+    s.brokers[1].script = [None]
+    s.brokers[2].script = [None]
     s.client.send_request(1, "Ping", "a", lambda r: order.append("response a"), lambda: order.append("timeout a"))
-    s.scheduler.post(10, s.client.send_request, 1, "Ping", "b", lambda r: order.append("response b"),
+    s.scheduler.post(10, s.client.send_request, 2, "Ping", "b", lambda r: order.append("response b"),
                      lambda: order.append("timeout b"))
     s.client.call_later(45, order.append, "timer")
     s.scheduler.post(20, s.client.pause, 100)
@@ -287,18 +294,59 @@ def test_exactly_one_outcome_per_request(steps: list[str], pause_at: int | None)
         # answer wins (held messages are handled before held timers, as Kafka's NetworkClient does).
 
 
-@settings(max_examples=80, deadline=None)
-@given(plan=st.lists(st.tuples(st.integers(0, 150), st.booleans()), min_size=1, max_size=25))
-def test_each_unanswered_request_times_out_exactly_at_its_deadline(plan: list[tuple[int, bool]]) -> None:
-    """One timer serves every request's deadline: each request left unanswered times out exactly
-    request_timeout_ms after it was sent, in send order, whatever was answered around it."""
+def test_a_request_timeout_closes_the_connection_and_fails_what_is_in_flight_on_it() -> None:
+    """Kafka's NetworkClient: a request timeout closes the connection to that broker, so every request
+    in flight on it fails at once (the timed-out one first); another broker's connection is untouched;
+    the broker learns of the close one latency later; the retry goes out on a new connection."""
     s = Setup(request_timeout_ms=40)
-    plan = sorted(plan, key=lambda step: step[0])  # sent in this order, so they arrive in it
-    s.brokers[1].script = [Errors.NONE if answered else None for _, answered in plan]
+    s.brokers[1].unanswered = {"lost", "also lost"}
+    outcome: dict[str, tuple[int, str]] = {}
+
+    def send(broker: int, body: str) -> None:
+        s.client.send_request(broker, "Ping", body, lambda r: outcome.setdefault(body, (s.scheduler.now_ms, "r")),
+                              lambda: outcome.setdefault(body, (s.scheduler.now_ms, "t")))
+
+    send(1, "lost")
+    s.scheduler.post(30, send, 1, "also lost")
+    s.scheduler.post(39, send, 1, "in flight")  # its answer would come at 43
+    s.scheduler.post(39, send, 2, "other broker")
+    s.scheduler.post(40, send, 1, "after")  # sent in the same ms as the close, but after it: a new connection
+    s.scheduler.run(until=200)
+    assert outcome == {"lost": (40, "t"), "also lost": (40, "t"), "in flight": (40, "t"),
+                       "other broker": (43, "r"), "after": (44, "r")}
+    assert (s.client.metrics.requests_timed_out, s.client.metrics.requests_disconnected) == (1, 2)
+    assert s.brokers[1].closed == [(42, "c1", 0)] and s.brokers[2].closed == []
+    assert s.network.connection("c1", "b1") == 1 and s.network.connection("c1", "b2") == 0
+
+
+def _timeouts_reference(plan: list[tuple[int, bool]], timeout_ms: int, round_trip_ms: int) -> list[tuple[int, int]]:
+    """When each request's no-answer callback runs: at the first deadline among the requests in flight
+    to the broker when it is (a timeout closes the connection and fails all of them)."""
+    failed: list[tuple[int, int]] = []
+    in_flight: list[tuple[int, int, bool]] = []  # (index, sent, answered)
+    for now in range(plan[-1][0] + timeout_ms + 1):
+        in_flight += [(i, at, answered) for i, (at, answered) in enumerate(plan) if at == now]
+        in_flight = [r for r in in_flight if not (r[2] and r[1] + round_trip_ms == now)]
+        if any(sent + timeout_ms == now for _, sent, _ in in_flight):
+            failed += [(now, i) for i, _, _ in in_flight]
+            in_flight = []
+    return failed
+
+
+@settings(max_examples=80, deadline=None)
+@given(plan=st.lists(st.tuples(st.integers(0, 30), st.booleans()), min_size=1, max_size=25))
+def test_each_unanswered_request_times_out_exactly_at_its_deadline(plan: list[tuple[int, bool]]) -> None:
+    """One timer serves every request's deadline: the oldest request left unanswered times out exactly
+    request_timeout_ms after it was sent, and the close fails what else was in flight with it; a
+    request sent after the close starts a new connection and its own deadline. (Sends fall on
+    multiples of 5 ms and answers 4 ms later, so nothing ties in a millisecond.)"""
+    s = Setup(request_timeout_ms=40)
+    plan = sorted((at_ms * 5, answered) for at_ms, answered in plan)  # sent in this order, so they arrive in it
+    s.brokers[1].unanswered = {i for i, (_, answered) in enumerate(plan) if not answered}
     timeouts: list[tuple[int, int]] = []
     for i, (at_ms, _) in enumerate(plan):
         s.scheduler.post(at_ms, s.client.send_request, 1, "Ping", i, lambda r: None,
                          lambda i=i: timeouts.append((s.scheduler.now_ms, i)))
     s.scheduler.run(until=1_000)
-    assert timeouts == [(at_ms + 40, i) for i, (at_ms, answered) in enumerate(plan) if not answered]
+    assert timeouts == _timeouts_reference(plan, 40, 4)
     assert s.client.requests_in_flight == 0

@@ -189,6 +189,18 @@ def test_message_loss_drops_fetch_responses_and_their_records_are_redelivered() 
     assert lost and {e.fields["msg_kind"] for e in lost} == {"ShareFetchResponse"}
     assert all(500 <= e.time_ms < 3_500 for e in lost)
     assert result.metrics["redeliveries"] > 0
+    # A consumer whose answer was lost times out (request.timeout.ms, 30 s) and closes the connection,
+    # as Kafka's NetworkClient does; the leader hears of it one latency later and ends the share
+    # session opened on it (SP-15); the consumer opens a new one on a new connection.
+    timeouts = _events(result, "client.timeout", msg_kind="ShareFetch")
+    assert {e.node for e in timeouts} == {e.node for e in lost}
+    for timeout in timeouts:
+        leader = f"b{timeout.fields['broker']}"
+        ended = [e for e in _events(result, "share.sessions_disconnected", client=timeout.node) if e.node == leader]
+        assert [e.time_ms - timeout.time_ms <= 3 for e in ended if e.time_ms >= timeout.time_ms][:1] == [True]
+        reopened = [e for e in _events(result, "deliver", msg_kind="ShareFetch", src=timeout.node)
+                    if e.node == leader and e.time_ms > timeout.time_ms]
+        assert reopened
 
 
 def test_message_delay_slows_the_fetch_loop_down() -> None:

@@ -370,10 +370,10 @@ def test_crashed_node_sends_and_receives_nothing_and_resets_in_flight() -> None:
 
 def test_a_crash_is_reported_to_the_endpoints_it_talked_with_one_latency_later() -> None:
     h = Harness(nodes=("a", "b", "c", "d"), latency=Distribution.constant(4))
-    told: list[tuple[int, str, str, int]] = []
+    told: list[tuple[int, str, str, int, int]] = []
     for node in ("a", "c", "d"):
-        h.net.register(node, h._handler(node), lambda peer, cutoff, node=node: told.append(
-            (h.scheduler.now_ms, node, peer, cutoff)))
+        h.net.register(node, h._handler(node), lambda peer, cutoff, connection, node=node: told.append(
+            (h.scheduler.now_ms, node, peer, cutoff, connection)))
     h.net.send("a", "b", "request")  # a has a connection to b
     h.net.send("b", "c", "response")  # c only received from b: the connection is reset all the same
     h.net.send("d", "b", "request")
@@ -381,14 +381,16 @@ def test_a_crash_is_reported_to_the_endpoints_it_talked_with_one_latency_later()
     h.scheduler.run(until=2)
     h.net.crash_node("b")
     h.run()
-    assert told == [(6, "a", "b", 2), (6, "c", "b", 2)]
+    # The connection that ended is the one b's messages to each of them came on: b -> c's first.
+    assert told == [(6, "a", "b", 2, 0), (6, "c", "b", 2, 0)]
+    assert h.net.connection("b", "c") == 1 and h.net.connection("a", "b") == 1
     h.net.heal(cut)
 
 
 def test_a_send_to_a_node_that_is_down_is_refused() -> None:
     h = Harness(latency=Distribution.constant(3))
     told: list[tuple[int, str, int]] = []
-    h.net.register("a", h._handler("a"), lambda peer, cutoff: told.append((h.scheduler.now_ms, peer, cutoff)))
+    h.net.register("a", h._handler("a"), lambda peer, cutoff, _: told.append((h.scheduler.now_ms, peer, cutoff)))
     h.net.crash_node("b")
     h.scheduler.run(until=10)
     assert h.net.send("a", "b", "request") is None
@@ -399,6 +401,44 @@ def test_a_send_to_a_node_that_is_down_is_refused() -> None:
     h.run()
     assert told == [(13, "b", 10)]
     assert h.net.metrics().dropped["down"] == {"again": 1, "request": 2}
+
+
+def test_a_closed_connection_loses_what_is_in_flight_and_the_other_end_hears_of_it() -> None:
+    h = Harness(latency=Distribution.constant(3))
+    told: list[tuple[int, str, int]] = []
+    h.net.register("b", h._handler("b"), lambda peer, cutoff, connection: told.append(
+        (h.scheduler.now_ms, peer, connection)))
+    h.net.send("a", "b", "request")
+    h.net.send("b", "a", "response")
+    h.scheduler.run(until=1)
+    h.net.close_connection("a", "b")  # both in flight: lost
+    assert h.net.connection("a", "b") == 1
+    h.net.send("a", "b", "on the new one")
+    h.scheduler.run(until=10)
+    assert told == [(4, "a", 0)]
+    assert (h.kinds("a"), h.kinds("b")) == ([], ["on the new one"])
+    assert h.net.metrics().dropped["reset"] == {"request": 1, "response": 1}
+    cut = h.net.partition(["a"], ["b"], one_way=True)
+    h.net.close_connection("a", "b")  # the close cannot reach b: it never learns
+    h.scheduler.run(until=20)
+    h.net.heal(cut)
+    assert told == [(4, "a", 0)] and h.net.connection("a", "b") == 3  # the partition reset it too
+
+
+def test_closing_every_connection_of_a_node_closes_only_those_it_opened() -> None:
+    h = Harness(nodes=("a", "b", "c", "d"), latency=Distribution.constant(2))
+    told: list[tuple[str, str, int]] = []
+    for node in ("b", "c", "d"):
+        h.net.register(node, h._handler(node), lambda peer, _cutoff, connection, node=node: told.append(
+            (node, peer, connection)))
+    h.net.send("a", "b", "x")
+    h.net.send("a", "c", "x")
+    h.net.send("d", "a", "x")  # d -> a is d's connection, not a's
+    h.run()
+    h.net.close_connections("a")
+    h.run()
+    assert told == [("b", "a", 0), ("c", "a", 0)]
+    assert [h.net.connection(*pair) for pair in (("a", "b"), ("a", "c"), ("d", "a"))] == [1, 1, 0]
 
 
 # -- duplication --------------------------------------------------------------------------

@@ -155,8 +155,6 @@ class FakeBroker:
             )
         except ApiError as err:
             return ShareFetchResponse(err.error)
-        for released in ctx.released:
-            self.cluster.release_member(released[1])
         budget = req.max_records
         out = []
         for p in req.partitions:
@@ -438,6 +436,7 @@ def test_close_sends_final_acks_then_leaves() -> None:
     assert c.metrics.records_accepted == c.metrics.records_delivered
     assert c.metrics.ack_errors == 0
     assert cluster.states().get(RecordState.ACQUIRED, 0) == 0
+    assert cluster.network.connection("c1", "b1") == 1  # and then it closed its connection
     sent = cluster.network.metrics().total("sent")
     cluster.run(60_000)
     assert cluster.network.metrics().total("sent") == sent  # silent after close

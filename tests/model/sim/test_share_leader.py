@@ -150,6 +150,48 @@ def test_closing_the_session_releases_the_members_records() -> None:
     assert acquired_of(client.ask(leader, "ShareFetch", fetch(c, 0, member="m2"))) == [AcquiredRecords(0, 9, 2)]
 
 
+def test_opening_the_session_again_keeps_the_members_records_and_it_may_still_acknowledge_them() -> None:
+    """Kafka's newContext: an epoch-0 ShareFetch replaces the session and releases nothing."""
+    c, client, leader = ready()
+    assert acquired_of(client.ask(leader, "ShareFetch", fetch(c, 0))) == [AcquiredRecords(0, 9, 1)]
+    assert acquired_of(client.ask(leader, "ShareFetch", fetch(c, 0, max_wait_ms=10))) == []
+    slot = c.brokers[leader].share_leader.slots[("g", "T", 0)]
+    assert slot.sp.state_of(3).state == RecordState.ACQUIRED
+    answer = client.ask(leader, "ShareAcknowledge", acknowledge(c, 1, (AcknowledgementBatch(0, 9, ACCEPT),)))
+    assert [p.error_code for p in answer.responses] == [Errors.NONE]
+
+
+def test_a_fetch_that_opens_a_session_may_not_carry_acknowledgements() -> None:
+    c, client, leader = ready()
+    client.ask(leader, "ShareFetch", fetch(c, 0))
+    refused = client.ask(leader, "ShareFetch", fetch(c, 0, (AcknowledgementBatch(0, 9, ACCEPT),)))
+    assert isinstance(refused, ShareFetchResponse) and refused.error_code == Errors.INVALID_REQUEST
+    slot = c.brokers[leader].share_leader.slots[("g", "T", 0)]
+    assert slot.sp.state_of(3).state == RecordState.ACQUIRED  # nothing acknowledged
+    assert c.brokers[leader].share_leader.sessions.get(("g", "m1")).epoch == 1  # type: ignore[union-attr]
+
+
+def test_a_closed_connection_ends_the_sessions_opened_on_it_and_no_other() -> None:
+    """The client closes its connection (a request timeout): the leader hears of it one latency later,
+    ends the session opened on it and releases the member's records (SP-15, count unchanged). A close
+    it hears of late, after the member opened a session on a new connection, ends nothing."""
+    c, client, leader = ready()
+    share_leader = c.brokers[leader].share_leader
+    assert acquired_of(client.ask(leader, "ShareFetch", fetch(c, 0))) == [AcquiredRecords(0, 9, 1)]
+    slot = share_leader.slots[("g", "T", 0)]
+    c.net.close_connection("c1", f"b{leader}")
+    c.run(LATENCY + 1)
+    assert share_leader.sessions.get(("g", "m1")) is None
+    c.run(50)  # the release is durable
+    assert slot.sp.state_of(3).state == RecordState.AVAILABLE and slot.sp.state_of(3).delivery_count == 1
+    (ended,) = [e for e in c.trace.events if e.kind == "share.sessions_disconnected"]
+    assert ended.node == f"b{leader}" and ended.fields == {"client": "c1", "sessions": 1}
+    assert acquired_of(client.ask(leader, "ShareFetch", fetch(c, 0))) == [AcquiredRecords(0, 9, 2)]
+    share_leader.on_client_disconnected("c1", 0)  # the first connection's close, heard again: stale
+    assert share_leader.sessions.get(("g", "m1")) is not None
+    assert slot.sp.state_of(3).state == RecordState.ACQUIRED
+
+
 def test_stale_metadata_share_fetch_gets_not_leader_or_follower() -> None:
     c, client, leader = ready()
     c.ctl.move_leadership("T", 0)
