@@ -9,7 +9,11 @@ evicted. A session belongs to the client connection that opened it: when
 that connection closes (the client closed it after a request timeout, or the
 client process died and its host reset it), the broker ends the session
 (Kafka: ShareSessionCache's connection-disconnect listener, then
-ShareGroupListener.onMemberLeave).
+ShareGroupListener.onMemberLeave). A client's connections are numbered in
+order; the end of connection k ends the sessions opened on k or earlier (an
+earlier one may have been reset without the broker hearing of it, by a
+partition, while the client went on with the session), not those opened
+since (Kafka marks the old connection stale).
 
 Closing, evicting or disconnecting a session releases the member's acquired
 records on the session's partitions (SP-15); the broker does that with the
@@ -35,6 +39,7 @@ FINAL_EPOCH = -1
 _MAX_EPOCH = 2**31 - 1
 
 SessionKey = tuple[str, str]  # (group id, member id)
+Connection = tuple[str, int]  # (client, the number of its connection to this broker)
 SessionPartition = tuple[str, int]  # (topic id, partition)
 
 
@@ -49,7 +54,7 @@ class ShareSession:
     epoch: int  # the epoch the next request must carry
     partitions: set[SessionPartition] = field(default_factory=set)
     last_used_ms: int = 0
-    connection: str = ""  # the connection that opened it ("" unknown): ends with it
+    connection: Connection = ("", 0)  # the connection that opened it (client "" unknown): ends with it
 
 
 class SessionContext(Message):
@@ -88,7 +93,7 @@ class ShareSessionCache:
         now_ms: int,
         partitions: Iterable[SessionPartition] = (),
         forgotten: Iterable[SessionPartition] = (),
-        connection: str = "",
+        connection: Connection = ("", 0),
         acknowledging: bool = False,
     ) -> SessionContext:
         """Validate a ShareFetch's session epoch and update the session; ``connection``: the connection
@@ -128,10 +133,10 @@ class ShareSessionCache:
         """Forget every session of a deleted group (GC-8); they are returned in key order."""
         return self._remove_where(lambda s: s.key[0] == group_id)
 
-    def remove_connection(self, connection: str) -> list[ShareSession]:
-        """The connection closed: forget every session opened on it (not those its client opened since
-        on a new connection); they are returned in key order."""
-        return self._remove_where(lambda s: s.connection == connection)
+    def remove_connection(self, client: str, connection: int) -> list[ShareSession]:
+        """``client``'s connection number ``connection`` closed: forget every session opened on it or on
+        an earlier one of the client's (not those it opened since); they are returned in key order."""
+        return self._remove_where(lambda s: s.connection[0] == client and s.connection[1] <= connection)
 
     def evict_idle(self, now_ms: int) -> list[ShareSession]:
         """Every session idle past the eviction time; their records are released."""

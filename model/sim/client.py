@@ -113,7 +113,8 @@ class ClientMetrics:
 
     requests_sent: int = 0
     requests_timed_out: int = 0
-    requests_disconnected: int = 0  # failed early: the broker crashed or refused the connection
+    # failed early: the broker crashed or refused the connection, or another request's timeout closed it
+    requests_disconnected: int = 0
     retries: int = 0
     metadata_refreshes: int = 0
     # producers

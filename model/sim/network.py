@@ -19,12 +19,13 @@ Semantics chosen where Kafka's TCP connections decide them:
   directed link: its delivery time is at least the previous message's. A slow
   message therefore holds back later ones (head-of-line blocking).
   ``set_reorder(True)`` is a fault that lifts this.
-* **Partitions and crashes break connections.** A message is dropped if its
-  link is partitioned (or an endpoint is down) when it is sent, *or* if the
-  link was partitioned or an endpoint crashed at any time while it was in
-  flight: each link has a connection epoch, bumped by ``partition`` and
-  ``crash_node``, and a message only arrives on the epoch it was sent on. A
-  one-way partition blocks (and resets) only the listed direction.
+* **Partitions, crashes and closes break connections.** A message is dropped
+  if its link is partitioned (or an endpoint is down) when it is sent, *or* if
+  the link was partitioned, an endpoint crashed or the connection was closed
+  at any time while it was in flight: each link has a connection epoch,
+  bumped by ``partition``, ``crash_node`` and ``close_connection``, and a
+  message only arrives on the epoch it was sent on. A one-way partition
+  blocks (and resets) only the listed direction.
 * **A crash or a close is noticed, a partition is not.** When a node crashes
   its host resets its TCP connections, and connecting to a node that is down
   is refused, so an endpoint that exchanged messages with it (either way) and
@@ -37,11 +38,12 @@ Semantics chosen where Kafka's TCP connections decide them:
   NetworkClient does on a request timeout): what is in flight either way is
   lost and the other end is told the same way. A partition drops packets
   silently, so only the request timeout finds out.
-* **Connections have identities.** ``connection(src, dst)`` names the
-  connection a message from src to dst arrives on now: the src->dst link's
-  epoch, which every reset bumps. A disconnect tells which connection ended, so
-  a broker ends only the share sessions opened on it, not those a client
-  opened since on a new one (Kafka marks the old connection stale).
+* **Connections are numbered.** ``connection(src, dst)`` is the number of
+  the connection a message from src to dst arrives on now: the src->dst
+  link's epoch, which every reset bumps. A disconnect tells which connection
+  ended, so a broker ends the share sessions opened on it or on an earlier
+  one, not those a client opened since on a newer one (Kafka marks the old
+  connection stale).
 * **Duplication is opt-in per kind.** TCP does not duplicate; a duplicate
   models an RPC retried by the client after a lost response, so only kinds a
   client really retries should get it (``set_duplication``). The copy takes a
@@ -175,7 +177,7 @@ class _Link:
         self.sample: Sampler = latency.sampler()
         self.loss = loss
         self.last_due = 0  # FIFO: the latest delivery time handed out on this link
-        self.epoch = 0  # connection epoch: bumped when a partition or a crash resets it
+        self.epoch = 0  # connection epoch: bumped when a partition, a crash or a close resets it
 
 
 class _LossRule(NamedTuple):

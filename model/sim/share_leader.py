@@ -180,7 +180,7 @@ class ShareLeaderHost:
             ctx = self.sessions.share_fetch(
                 session_key, req.share_session_epoch, now,
                 [(p.topic_id, p.partition) for p in req.partitions], req.forgotten,
-                self._connection(message.src) if opening else "",
+                (message.src, broker.network.connection(message.src, broker.node)) if opening else ("", 0),
                 opening and any(p.acknowledgement_batches for p in req.partitions),
             )
         except ApiError as e:
@@ -429,18 +429,14 @@ class ShareLeaderHost:
         self.broker.observer.on_share_session_evicted(self.broker.broker_id, *session.key, now)
         self._release_session(session, now)
 
-    def _connection(self, client: str) -> str:
-        """The connection ``client``'s request arrived on (a connection id, as Kafka's)."""
-        return f"{client}#{self.broker.network.connection(client, self.broker.node)}"
-
     def on_client_disconnected(self, client: str, connection: int) -> None:
-        """``client``'s connection ``connection`` to this broker closed (the client closed it after a
-        request timeout, or its process died and its host reset it): the share sessions opened on it
-        end, and their members' acquired records go back at once, not when their locks time out
-        (Kafka: ShareSessionCache's disconnect listener, then onMemberLeave). Sessions the client
-        opened since, on a new connection, stay."""
+        """``client``'s connection number ``connection`` to this broker closed (the client closed it after
+        a request timeout, or its process died and its host reset it): the share sessions opened on it
+        (or on an earlier connection of the client's) end, and their members' acquired records go back
+        at once, not when their locks time out (Kafka: ShareSessionCache's disconnect listener, then
+        onMemberLeave). Sessions the client opened since, on a newer connection, stay."""
         now = self.broker.scheduler.now_ms
-        gone = self.sessions.remove_connection(f"{client}#{connection}")
+        gone = self.sessions.remove_connection(client, connection)
         for session in gone:
             self._evicted(session, now)
         if gone and self.broker.trace is not None:

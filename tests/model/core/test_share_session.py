@@ -43,12 +43,25 @@ def test_reopen_replaces_the_old_session_without_ending_it() -> None:
     """Kafka's newContext: an epoch-0 ShareFetch removes the old session and opens a new one; nothing
     is released (the member keeps its records), and the new session belongs to the new connection."""
     cache = ShareSessionCache(max_sessions=10)
-    cache.share_fetch(KEY, 0, 0, partitions=[("t", 0)], connection="c1#0")
-    ctx = cache.share_fetch(KEY, 0, 1, partitions=[("t", 1)], connection="c1#1")
+    cache.share_fetch(KEY, 0, 0, partitions=[("t", 0)], connection=("c1", 0))
+    ctx = cache.share_fetch(KEY, 0, 1, partitions=[("t", 1)], connection=("c1", 1))
     assert not ctx.closing and not ctx.evicted
     assert ctx.session is cache.get(KEY) and ctx.session.partitions == {("t", 1)}
-    assert cache.remove_connection("c1#0") == []  # the old connection's close ends nothing now
-    assert [s.key for s in cache.remove_connection("c1#1")] == [KEY]
+    assert cache.remove_connection("c1", 0) == []  # the old connection's close ends nothing now
+    assert [s.key for s in cache.remove_connection("c1", 1)] == [KEY]
+
+
+def test_a_connection_closing_ends_the_sessions_opened_on_it_or_before_it() -> None:
+    """A client's connection k closing ends its sessions opened on connection k or an earlier one (reset
+    by a partition without the broker hearing, the session went on over the next); other clients' and
+    newer connections' sessions stay."""
+    cache = ShareSessionCache(max_sessions=10)
+    cache.share_fetch(("g", "a"), 0, 0, connection=("c1", 0))
+    cache.share_fetch(("g", "b"), 0, 0, connection=("c1", 2))
+    cache.share_fetch(("g", "c"), 0, 0, connection=("c1", 3))
+    cache.share_fetch(("g", "d"), 0, 0, connection=("c2", 1))
+    assert [s.key for s in cache.remove_connection("c1", 2)] == [("g", "a"), ("g", "b")]
+    assert cache.keys() == [("g", "c"), ("g", "d")]
 
 
 def test_acknowledgements_cannot_open_a_session() -> None:

@@ -192,6 +192,22 @@ def test_a_closed_connection_ends_the_sessions_opened_on_it_and_no_other() -> No
     assert slot.sp.state_of(3).state == RecordState.ACQUIRED
 
 
+def test_a_session_that_outlived_an_unnoticed_reset_ends_with_the_clients_next_close() -> None:
+    """A partition reset the connection while nothing was in flight, and the member went on with its
+    session over the next one: the close of that one (here its process dies) ends the session too."""
+    c, client, leader = ready()
+    share_leader = c.brokers[leader].share_leader
+    assert acquired_of(client.ask(leader, "ShareFetch", fetch(c, 0))) == [AcquiredRecords(0, 9, 1)]
+    cut = c.net.partition(["c1"], [f"b{leader}"])
+    c.run(10)
+    c.net.heal(cut)
+    assert client.ask(leader, "ShareFetch", fetch(c, 1, max_wait_ms=10)).error_code == Errors.NONE
+    assert share_leader.sessions.get(("g", "m1")).connection == ("c1", 0)  # type: ignore[union-attr]
+    c.net.crash_node("c1")  # ends connection 1
+    c.run(LATENCY + 1)
+    assert share_leader.sessions.get(("g", "m1")) is None
+
+
 def test_stale_metadata_share_fetch_gets_not_leader_or_follower() -> None:
     c, client, leader = ready()
     c.ctl.move_leadership("T", 0)
