@@ -44,6 +44,7 @@ SITUATIONS: Final = (
     "share_coordinator_failovers",
     "group_coordinator_failovers",
     "share_session_resets",
+    "share_sessions_disconnected",
     "members_fenced",
     "rebalances",
     "redeliveries",

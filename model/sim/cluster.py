@@ -103,6 +103,7 @@ class ClusterTracker(Monitor):
         self.leader_starts: list[tuple[int, SharePartitionKey, int, int]] = []
         self.elections: dict[str, int] = {}  # topic -> leader elections after the start
         self.failovers_in_transition = 0
+        self.sessions_disconnected = 0  # share sessions a leader ended because their connection closed
         self.events: dict[str, int] = {}
         self.accepted: dict[SharePartitionKey, IntervalSet] = {}
 
@@ -148,6 +149,8 @@ class ClusterTracker(Monitor):
         if kind == "leader.elect" and now_ms > 0:
             topic = str(fields.get("topic", ""))
             self.elections[topic] = self.elections.get(topic, 0) + 1
+        elif kind == "share.sessions_disconnected":
+            self.sessions_disconnected += int(fields.get("sessions", 0))
 
 
 def _percentile(values: Sequence[int], fraction: float) -> int | None:
@@ -627,6 +630,7 @@ class Cluster:
             "rebalances": total.rebalances,
             "members_fenced": total.fenced,
             "share_session_resets": total.share_session_resets,
+            "share_sessions_disconnected": self.tracker.sessions_disconnected,
             "failovers": sum(elections.values()),
             "partition_failovers": data_failovers,
             "share_coordinator_failovers": elections.get(SHARE_STATE_TOPIC, 0),

@@ -439,9 +439,12 @@ class ShareLeaderHost:
         gone = self.sessions.remove_connection(client, connection)
         for session in gone:
             self._evicted(session, now)
-        if gone and self.broker.trace is not None:
-            self.broker.trace.record(now, self.broker.node, "share.sessions_disconnected", client=client,
-                                     sessions=len(gone))
+        if gone:
+            self.broker.observer.on_event("share.sessions_disconnected", now, broker=self.broker.broker_id,
+                                          client=client, sessions=len(gone))
+            if self.broker.trace is not None:
+                self.broker.trace.record(now, self.broker.node, "share.sessions_disconnected", client=client,
+                                         sessions=len(gone))
 
     # -- state on the network (SP-9, SP-10) ---------------------------------------------------------
 

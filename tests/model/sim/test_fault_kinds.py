@@ -201,6 +201,8 @@ def test_message_loss_drops_fetch_responses_and_their_records_are_redelivered() 
         reopened = [e for e in _events(result, "deliver", msg_kind="ShareFetch", src=timeout.node)
                     if e.node == leader and e.time_ms > timeout.time_ms]
         assert reopened
+    ended = _events(result, "share.sessions_disconnected")
+    assert result.metrics["share_sessions_disconnected"] == sum(e.fields["sessions"] for e in ended) >= len(timeouts)
 
 
 def test_message_delay_slows_the_fetch_loop_down() -> None:
