@@ -1,8 +1,12 @@
-"""CL-1: share session epochs, limits and idle eviction."""
+"""CL-1: share session epochs, limits, idle eviction, and the connections sessions end with."""
+
+from types import MappingProxyType
+from typing import Final
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from model.core.errors import ApiError, Errors
 from model.core.share_session import FINAL_EPOCH, ShareSessionCache, next_epoch
@@ -46,7 +50,7 @@ def test_reopen_replaces_the_old_session_without_ending_it() -> None:
     cache.share_fetch(KEY, 0, 0, partitions=[("t", 0)], connection=("c1", 0))
     ctx = cache.share_fetch(KEY, 0, 1, partitions=[("t", 1)], connection=("c1", 1))
     assert not ctx.closing and not ctx.evicted
-    assert ctx.session is cache.get(KEY) and ctx.session.partitions == {("t", 1)}
+    assert ctx.session is not None and ctx.session is cache.get(KEY) and ctx.session.partitions == {("t", 1)}
     assert cache.remove_connection("c1", 0) == []  # the old connection's close ends nothing now
     assert [s.key for s in cache.remove_connection("c1", 1)] == [KEY]
 
@@ -118,3 +122,75 @@ def test_epoch_follows_cl1(epochs: list[int]) -> None:
 
 def test_epoch_wraps_to_one() -> None:
     assert next_epoch(2**31 - 1) == 1
+
+
+class SessionConnectionsMachine(RuleBasedStateMachine):
+    """Members of two clients open, continue and close sessions over numbered connections, which
+    close, sometimes unheard of: the cache holds exactly the sessions a reference keeps, where a
+    connection's close ends the sessions its client opened on it or an earlier one, a re-open
+    replaces a session (keeping nothing of the old one), and a continue needs the expected epoch."""
+
+    MEMBERS: Final = MappingProxyType({"a": "c1", "b": "c1", "c": "c2"})  # member -> its client
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cache = ShareSessionCache(max_sessions=10)
+        self.now = 0
+        self.connection = {"c1": 0, "c2": 0}  # each client's current connection number
+        self.expected: dict[str, tuple[int, int]] = {}  # member -> (next epoch, connection it opened on)
+
+    def _key(self, member: str) -> tuple[str, str]:
+        return ("g", member)
+
+    @rule(member=st.sampled_from(sorted(MEMBERS)))
+    def open(self, member: str) -> None:
+        self.now += 1
+        client = self.MEMBERS[member]
+        ctx = self.cache.share_fetch(self._key(member), 0, self.now, connection=(client, self.connection[client]))
+        assert not ctx.closing
+        self.expected[member] = (1, self.connection[client])
+
+    @rule(member=st.sampled_from(sorted(MEMBERS)), right=st.booleans())
+    def continue_(self, member: str, right: bool) -> None:
+        self.now += 1
+        expected = self.expected.get(member)
+        epoch = expected[0] if expected is not None and right else 7
+        try:
+            self.cache.share_fetch(self._key(member), epoch, self.now)
+            accepted = True
+        except ApiError:
+            accepted = False
+        assert accepted == (expected is not None and epoch == expected[0])
+        if accepted and expected is not None:
+            self.expected[member] = (next_epoch(epoch), expected[1])
+
+    @rule(member=st.sampled_from(sorted(MEMBERS)))
+    def close(self, member: str) -> None:
+        self.now += 1
+        try:
+            ctx = self.cache.share_fetch(self._key(member), FINAL_EPOCH, self.now)
+        except ApiError as err:
+            assert member not in self.expected and err.error == Errors.SHARE_SESSION_NOT_FOUND
+            return
+        assert ctx.closing and ctx.session is not None and ctx.session.key == self._key(member)
+        del self.expected[member]
+
+    @rule(client=st.sampled_from(["c1", "c2"]), heard=st.booleans())
+    def connection_closes(self, client: str, heard: bool) -> None:
+        ended = self.connection[client]
+        self.connection[client] += 1
+        if not heard:  # a partition ate the close (or reset the connection): the broker never learns
+            return
+        gone = [s.key[1] for s in self.cache.remove_connection(client, ended)]
+        want = sorted(m for m, (_, opened) in self.expected.items() if self.MEMBERS[m] == client and opened <= ended)
+        assert gone == want
+        for member in gone:
+            del self.expected[member]
+
+    @invariant()
+    def holds_exactly_the_reference_sessions(self) -> None:
+        assert self.cache.keys() == [self._key(m) for m in sorted(self.expected)]
+
+
+SessionConnectionsMachine.TestCase.settings = settings(max_examples=80, stateful_step_count=30, deadline=None)
+TestSessionConnections = SessionConnectionsMachine.TestCase
