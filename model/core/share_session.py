@@ -63,7 +63,7 @@ class SessionContext(Message):
     FIELDS = ("session", "closing", "evicted")
     __slots__ = FIELDS
 
-    def __init__(self, session: ShareSession | None, closing: bool, evicted: tuple[ShareSession, ...] = ()) -> None:
+    def __init__(self, session: ShareSession, closing: bool, evicted: tuple[ShareSession, ...] = ()) -> None:
         self.session: Final = session
         # The request closes the session (epoch -1): its records are released after its acknowledgements.
         self.closing: Final = closing
@@ -125,9 +125,6 @@ class ShareSessionCache:
             raise ApiError(Errors.INVALID_SHARE_SESSION_EPOCH, "ShareAcknowledge cannot open a share session")
         session = self._continue(key, epoch, now_ms)
         return SessionContext(session, closing=epoch == FINAL_EPOCH)
-
-    def remove(self, key: SessionKey) -> bool:
-        return self._sessions.pop(key, None) is not None
 
     def remove_group(self, group_id: str) -> list[ShareSession]:
         """Forget every session of a deleted group (GC-8); they are returned in key order."""

@@ -348,13 +348,13 @@ class Client:
 
     def _fail_requests_to(self, peer: str, cutoff_ms: int, timed_out: int = -1) -> None:
         """The connection to ``peer`` is gone: fail every request sent to it at or before ``cutoff_ms``,
-        ``timed_out`` (the one whose timeout closed it) first, then oldest first."""
+        oldest first. ``timed_out``, the one whose timeout closed it, is the oldest in flight (every
+        request has the same timeout), so it goes first; it counts as timed out, not disconnected."""
         lost = [
             correlation_id
             for correlation_id, pending in self._inflight.items()
             if pending.sent_ms <= cutoff_ms and broker_node(pending.broker) == peer
         ]
-        lost.sort(key=lambda correlation_id: correlation_id != timed_out)
         for correlation_id in lost:
             pending = self._inflight.pop(correlation_id, None)
             if pending is None:  # an earlier callback forgot it

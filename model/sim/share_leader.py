@@ -202,15 +202,14 @@ class ShareLeaderHost:
             for part in call.parts:
                 if part.slot is not None and part.slot.sp.ready:
                     self._check_state_epoch(call, part.slot)
-        session = ctx.session
-        if session is not None and not ctx.closing:
+        if ctx.closing:
+            self._release_session(ctx.session, now)  # SP-15, after its acknowledgements
+        else:
             # An incremental fetch also reads the session's partitions it does not name (CL-1).
-            for topic_id, partition in sorted(session.partitions - named):
+            for topic_id, partition in sorted(ctx.session.partitions - named):
                 self._part(call, topic_id, partition).fetch = True
-        if ctx.closing and session is not None:
-            self._release_session(session, now)  # SP-15, after its acknowledgements
-        elif not call.checks:
-            self._acquire(call, now)
+            if not call.checks:
+                self._acquire(call, now)
         self._maybe_finish(call)
 
     def share_acknowledge(self, message: Message, req: ShareAcknowledgeRequest) -> None:
@@ -228,7 +227,7 @@ class ShareLeaderHost:
         for p in req.partitions:
             part = self._part(call, p.topic_id, p.partition)
             self._acknowledge(call, part, p.acknowledgement_batches, now)
-        if ctx.closing and ctx.session is not None:
+        if ctx.closing:
             self._release_session(ctx.session, now)
         self._maybe_finish(call)
 
