@@ -101,6 +101,19 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
            "continuing one with epoch N and creates the session on the fly, instead of SHARE_SESSION_NOT_FOUND "
            "(CL-1: only epoch 0 opens a session)",
            "share-session-epoch", "paused_session_evicted", "model/core/share_session.py: ShareSessionCache._continue"),
+    Mutant("start-offset-every-write",
+           "every WriteShareGroupState carries the leader's current SPSO, however many writes are in flight, "
+           "so a write retried after a newer one landed moves the stored start offset back below records "
+           "acknowledged since (SP-6, SP-9: the SPSO only if it moved; Kafka trunk does this)",
+           "no-redelivery-after-accept", "late_start_offset_write", "model/core/share_partition.py: _payload"),
+    Mutant("orphan-on-group-empty",
+           "when a share group's last share session on a broker ends with its connection, the broker drops the "
+           "group's share-partitions and builds new ones on the next fetch, which read the state again at the "
+           "same leader and state epochs, while the old ones, only marked fenced, still send their writes "
+           "(SPEC.md: a share-partition lives as long as its leader's tenure; Kafka trunk does this: "
+           "ShareGroupListener.onGroupEmpty, SharePartition.markFenced)",
+           "exclusive-acquisition", "orphaned_share_partition",
+           "model/sim/share_leader.py: ShareLeaderHost._orphan_group"),
     Mutant("read-not-retried",
            "a share-partition leader whose ReadShareGroupState failed (state not there yet, coordinator moving) "
            "never reads again, so it never serves the partition (SP-10)",

@@ -126,6 +126,10 @@ class ShareSessionCache:
         session = self._continue(key, epoch, now_ms)
         return SessionContext(session, closing=epoch == FINAL_EPOCH)
 
+    def has_group(self, group_id: str) -> bool:
+        """Whether any member of ``group_id`` has a session here."""
+        return any(key[0] == group_id for key in self._sessions)
+
     def remove_group(self, group_id: str) -> list[ShareSession]:
         """Forget every session of a deleted group (GC-8); they are returned in key order."""
         return self._remove_where(lambda s: s.key[0] == group_id)

@@ -28,8 +28,10 @@ simulation adds around it:
 * **deleted groups.** When a share group's deletion commits (GC-8) the broker
   forgets the group's share sessions and drops its slots, zombies too, for
   good: they send nothing more. Kafka's SharePartitionManager drops a group's
-  share-partitions likewise when its ShareGroupListener hears the group is
-  empty. Nothing of the old life may write into a re-created group's state;
+  share-partitions whenever the group's last share session on the broker ends
+  (ShareGroupListener.onGroupEmpty), deleted or not, and only marks them
+  fenced; the mutant ``orphan-on-group-empty`` does that, and shows what it
+  costs. Nothing of the old life may write into a re-created group's state;
   SC-5 fences what was already on the wire (the re-created group's state
   epoch is higher: its group epoch carries on across the deletion, GC-7), and
   a later fetch reads the state afresh (SP-10).
@@ -95,8 +97,8 @@ _PARKED_SWEEP: Final = 32  # drop answered calls from a slot's parked list past 
 
 
 class SharePartitionSlot:
-    __slots__ = ("dead", "group_id", "key", "key_text", "leader_epoch", "lock_timer", "parked", "partition",
-                 "read_failures", "serving", "sp", "topic", "topic_id", "waiters")
+    __slots__ = ("dead", "group_id", "key", "key_text", "leader_epoch", "lock_timer", "orphan", "parked",
+                 "partition", "read_failures", "serving", "sp", "topic", "topic_id", "waiters")
 
     def __init__(self, sp: SharePartition, topic: str, partition: int, leader_epoch: int) -> None:
         self.sp = sp
@@ -112,6 +114,7 @@ class SharePartitionSlot:
         self.waiters: dict[int, tuple[_Call, _Part]] = {}  # ACKNOWLEDGE write id -> who waits
         self.serving = True  # False once leadership is gone (a zombie until its writes return)
         self.dead = False  # the broker crashed, or the group was deleted: nothing of it acts again
+        self.orphan = False  # mutant orphan-on-group-empty: out of the cache, its timers and writes go on
         self.read_failures = 0  # consecutive failed reads (backoff grows)
 
 
@@ -166,6 +169,8 @@ class ShareLeaderHost:
         self.slots: dict[tuple[str, str, int], SharePartitionSlot] = {}  # (group, topic, partition)
         self._by_partition: dict[tuple[str, int], list[SharePartitionSlot]] = {}
         self._zombies: list[SharePartitionSlot] = []  # retired slots whose writes may still be answered
+        self._orphans: list[SharePartitionSlot] = []  # mutant orphan-on-group-empty
+        self._client_groups: dict[str, dict[str, None]] = {}  # mutant orphan-on-group-empty: client -> groups
         self._next_eviction_ms = 0
 
     # -- requests ----------------------------------------------------------------------------
@@ -188,6 +193,8 @@ class ShareLeaderHost:
             return
         for evicted in ctx.evicted:
             self._evicted(evicted, now)
+        if opening and _mutants.ACTIVE == "orphan-on-group-empty":
+            self._client_groups.setdefault(message.src, {})[req.group_id] = None
         broker.observer.on_share_session(broker.broker_id, req.group_id, req.member_id, req.share_session_epoch, now)
         call = _Call(message, req.group_id, req.member_id, fetch=True, closing=ctx.closing,
                      budget=req.max_records, max_wait_ms=req.max_wait_ms)
@@ -384,7 +391,7 @@ class ShareLeaderHost:
                 self.broker.scheduler.post(backoff_ms, self._retry_write, slot, write, 0)
             else:
                 self._send_write(slot, write, 0)
-        if not slot.serving:
+        if not slot.serving and not slot.orphan:
             return
         deadline = sp.next_lock_deadline_ms()
         timer = slot.lock_timer
@@ -397,10 +404,11 @@ class ShareLeaderHost:
                 slot.lock_timer = self.broker.scheduler.timer_at(due, self._expire_locks, slot)
             elif not timer.active or timer.due_ms != due:
                 timer.reschedule_at(due)
-        self.broker.observer.on_share_partition_step(sp, sp.log.bound(sp.group.read_committed), now)
+        if slot.serving:
+            self.broker.observer.on_share_partition_step(sp, sp.log.bound(sp.group.read_committed), now)
 
     def _expire_locks(self, slot: SharePartitionSlot) -> None:
-        if slot.serving and not slot.dead:
+        if (slot.serving or slot.orphan) and not slot.dead:
             now = self.broker.scheduler.now_ms
             slot.sp.expire_locks(now)
             self._after(slot, now)
@@ -444,6 +452,28 @@ class ShareLeaderHost:
             if self.broker.trace is not None:
                 self.broker.trace.record(now, self.broker.node, "share.sessions_disconnected", client=client,
                                          sessions=len(gone))
+        if _mutants.ACTIVE == "orphan-on-group-empty":
+            for group_id in sorted(self._client_groups.get(client, ())):
+                if not self.sessions.has_group(group_id):
+                    self._orphan_group(group_id, now)
+
+    def _orphan_group(self, group_id: str, now: int) -> None:
+        """Mutant orphan-on-group-empty, Kafka trunk's ShareGroupListener.onGroupEmpty: the group has no
+        share session left on this broker, so its share-partitions leave the cache (the next fetch builds
+        new ones, which read the state again at the same leader epoch), but they are only marked fenced:
+        they acquire nothing more, yet their lock timers run and their writes, in flight or to come,
+        still go to the share coordinator, whose fence (stored epoch > request's) lets equal epochs by."""
+        orphaned = [(key, slot) for key, slot in sorted(self.slots.items()) if key[0] == group_id]
+        self._orphans = [o for o in self._orphans
+                         if not o.dead and (o.sp.pending_write_ids() or o.sp.next_lock_deadline_ms() is not None)]
+        for key, slot in orphaned:
+            self._unlist(key, slot)
+            slot.orphan = True
+            self._orphans.append(slot)
+            self._answer_parked(slot, None)
+        if orphaned and self.broker.trace is not None:
+            self.broker.trace.record(now, self.broker.node, "share.group_empty", group=group_id,
+                                     share_partitions=len(orphaned))
 
     # -- state on the network (SP-9, SP-10) ---------------------------------------------------------
 
@@ -557,8 +587,8 @@ class ShareLeaderHost:
     def on_group_deleted(self, group_id: str) -> None:
         """GC-8: the share group's deletion committed; its members are gone with it. Forget their
         share sessions (a member that comes back opens a new one) and drop the group's slots, with
-        their acquisitions, timers and writes not yet answered, as Kafka's onGroupEmpty removes them
-        from the partition cache. SPEC.md is silent on this (Kafka: ShareGroupListener, KAFKA-19116)."""
+        their acquisitions, timers and writes not yet answered. SPEC.md is silent on this (Kafka:
+        ShareGroupListener, KAFKA-19116, drops them once no share session of the group is left)."""
         broker = self.broker
         now = broker.scheduler.now_ms
         forgotten = self.sessions.remove_group(group_id)
@@ -568,10 +598,11 @@ class ShareLeaderHost:
         for key, slot in dropped:
             self._retire(key, slot, None)
         # A retired leader's zombie, still retrying a write, goes too: its writes have no life left.
-        for zombie in self._zombies:
+        for zombie in [*self._zombies, *self._orphans]:
             if zombie.group_id == group_id:
                 self._drop(zombie)
         self._zombies = [z for z in self._zombies if not z.dead]
+        self._orphans = [o for o in self._orphans if not o.dead]
         if broker.trace is not None and (forgotten or dropped):
             broker.trace.record(now, broker.node, "share.group_deleted", group=group_id, sessions=len(forgotten),
                                 share_partitions=len(dropped))
@@ -580,11 +611,7 @@ class ShareLeaderHost:
         """The slot stops serving. ``leader`` None: its group was deleted, and the slot is dropped
         outright: not a zombie, since a write of it (a retry, a re-issue) landing after the group is
         created again would be fenced by its higher state epoch (SC-5), but need not be sent at all."""
-        del self.slots[key]
-        siblings = self._by_partition.get((slot.topic, slot.partition), [])
-        if slot in siblings:
-            siblings.remove(slot)
-        slot.serving = False
+        self._unlist(key, slot)
         if slot.lock_timer is not None:
             slot.lock_timer.cancel()
         self._zombies = [z for z in self._zombies if z.sp.pending_write_ids()]
@@ -592,6 +619,18 @@ class ShareLeaderHost:
             self._drop(slot)
         elif slot.sp.pending_write_ids():
             self._zombies.append(slot)
+        self._answer_parked(slot, leader)
+
+    def _unlist(self, key: tuple[str, str, int], slot: SharePartitionSlot) -> None:
+        """``slot`` leaves the cache: no request reaches it again, and it stops serving."""
+        del self.slots[key]
+        siblings = self._by_partition.get((slot.topic, slot.partition), [])
+        if slot in siblings:
+            siblings.remove(slot)
+        slot.serving = False
+
+    def _answer_parked(self, slot: SharePartitionSlot, leader: LeaderIdAndEpoch | None) -> None:
+        """The fetches waiting on ``slot`` are answered now (with the new leader, if it moved)."""
         parked, slot.parked = slot.parked, []
         for call in parked:
             if call.done:
@@ -615,7 +654,7 @@ class ShareLeaderHost:
 
     def crash(self) -> None:
         """Everything in memory is gone; timers stop; answers in flight are never sent."""
-        for slot in [*self.slots.values(), *self._zombies]:
+        for slot in [*self.slots.values(), *self._zombies, *self._orphans]:
             slot.dead = True
             slot.serving = False
             if slot.lock_timer is not None:
@@ -627,3 +666,4 @@ class ShareLeaderHost:
         self.slots.clear()
         self._by_partition.clear()
         self._zombies.clear()
+        self._orphans.clear()

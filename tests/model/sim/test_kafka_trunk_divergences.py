@@ -1,0 +1,115 @@
+"""Two behaviours of Kafka trunk that SPEC.md does not have, run as mutants (README "Where Kafka's
+trunk differs from SPEC.md"), each against the correct model on the same seed.
+
+* ``start-offset-every-write``: trunk's WriteShareGroupState always carries the share-partition's
+  current start offset, and the share coordinator takes it as it comes. A write its coordinator
+  did not commit before moving is answered NOT_COORDINATOR and retried after a backoff; writes
+  sent meanwhile to the new coordinator land first, so the retried one moves the stored start
+  offset back below records acknowledged since. The next leader reads it and delivers them again
+  (E-2). The model writes a start offset only when it moved and never one at or below one sent
+  before (SP-9; ``SharePartition._payload``), so the same run stays clean.
+* ``orphan-on-group-empty``: trunk drops a share group's share-partitions when the group's last
+  share session on the broker ends with its connection (ShareGroupListener.onGroupEmpty); the old
+  ones are only marked fenced and still write. The next fetch builds a new share-partition at the
+  same leader epoch, whose read does not wait for the old one's release write: the release of a
+  crashed consumer's records, lost on the wire and retried, is not in the state the new one reads,
+  so it hands those records out again with the same delivery count (E-4) while the crashed
+  member's acquisition has not ended durably (E-3). The model keeps one share-partition per
+  leader tenure: the released records stay in transition until the write is accepted.
+"""
+
+from __future__ import annotations
+
+from model.sim.runner import RunResult, run
+from model.sim.trace import TraceEvent
+from scenarios import library
+
+
+def _run(scenario: str, seed: int, mutant: str | None) -> RunResult:
+    result = run(library.get(scenario), seed, trace=True, mutant=mutant, stop_on_first_violation=False)
+    assert result.trace is not None
+    return result
+
+
+def _events(result: RunResult, kind: str, key: str | None = None) -> list[TraceEvent]:
+    assert result.trace is not None
+    return [e for e in result.trace.events if e.kind == kind and (key is None or e.fields.get("key") == key)]
+
+
+def _invariants(result: RunResult) -> set[str]:
+    return {v.invariant for v in result.violations}
+
+
+# -- start-offset-every-write --------------------------------------------------------------------
+
+
+def _start_offset_regressions(result: RunResult, key: str) -> list[tuple[int, int, int]]:
+    """(time, stored start before, start written) for each accepted write that moved the start back."""
+    regressions = []
+    highest = -1
+    for write in _events(result, "coordinator.write", key):
+        start = int(write.fields["start_offset"])
+        if 0 <= start < highest:
+            regressions.append((write.time_ms, highest, start))
+        highest = max(highest, start)
+    return regressions
+
+
+def test_a_write_retried_after_a_coordinator_move_lands_late_and_moves_the_start_offset_back() -> None:
+    """coordinator_failover_late_write seed 7: the share coordinator moves at 1950 ms while three
+    consumers acknowledge the partition's last records; a write the old one had not committed
+    (start offset 561) is retried and lands after writes with start offset 571; at 11 s the
+    partition's new leader reads start offset 561 and delivers 561-570 again, acknowledged and
+    confirmed long before."""
+    key = "g:events-id:0"
+    mutant = _run("coordinator_failover_late_write", 7, "start-offset-every-write")
+    assert mutant.faults_fired == {"share_coordinator_failover": 1, "leadership_move": 1}
+    regressions = _start_offset_regressions(mutant, key)
+    assert regressions and 1950 < regressions[0][0] < 11_000, regressions  # then the new leader writes it on
+    assert {"no-redelivery-after-accept", "spso-monotonic"} <= _invariants(mutant)
+    redelivered = next(v for v in mutant.violations if v.invariant == "no-redelivery-after-accept")
+    new_leader = [e for e in _events(mutant, "share.leader_start", key) if e.fields["leader_epoch"] == 2]
+    assert new_leader and redelivered.time_ms >= new_leader[0].time_ms
+
+    clean = _run("coordinator_failover_late_write", 7, None)
+    assert clean.ok and clean.faults_fired == mutant.faults_fired
+    assert _start_offset_regressions(clean, key) == []
+    assert clean.metrics["records_accepted_by_leader"] == clean.metrics["records_produced"]
+
+
+def test_lost_writes_retried_after_their_timeout_do_the_same() -> None:
+    """late_start_offset_write (the mutant's library scenario) at its own seed: writes lost at the
+    end of the run are retried after the broker's request timeout."""
+    seed = library.get("late_start_offset_write").seed
+    mutant = _run("late_start_offset_write", seed, "start-offset-every-write")
+    assert _start_offset_regressions(mutant, "g:events-id:0")
+    assert "no-redelivery-after-accept" in _invariants(mutant)
+    assert run(library.get("late_start_offset_write"), seed).ok
+
+
+# -- orphan-on-group-empty -----------------------------------------------------------------------
+
+
+def test_a_share_partition_rebuilt_after_its_group_emptied_hands_out_records_again() -> None:
+    """orphaned_share_partition seed 1: c1, events-0's only consumer, crashes at 1 s; b1 ends its
+    share session (the connection reset), releases its records 10-19 (delivered once) and, under
+    the mutant, drops the share-partition; that release write is lost. c2 takes events-0 over at
+    about 3.6 s: a new share-partition at leader epoch 1 reads the state without the release and
+    delivers 10-19 again with delivery count 1."""
+    key = "g:events-id:0"
+    mutant = _run("orphaned_share_partition", 1, "orphan-on-group-empty")
+    assert mutant.faults_fired == {"consumer_crash": 1, "message_loss": 1}
+    emptied = _events(mutant, "share.group_empty")
+    assert [(e.node, e.fields["group"]) for e in emptied] == [("b1", "g")]
+    starts = _events(mutant, "share.leader_start", key)
+    assert [(e.node, e.fields["leader_epoch"]) for e in starts] == [("b1", 1), ("b1", 1)]
+    assert starts[0].time_ms < emptied[0].time_ms < starts[1].time_ms
+    assert {"exclusive-acquisition", "delivery-count-limit"} <= _invariants(mutant)
+    again = next(v for v in mutant.violations if v.invariant == "delivery-count-limit")
+    assert again.time_ms >= starts[1].time_ms and "with delivery count 1, not above its previous 1" in again.message
+
+    clean = _run("orphaned_share_partition", 1, None)
+    assert clean.ok and clean.faults_fired == mutant.faults_fired
+    assert _events(clean, "share.group_empty") == []
+    assert [(e.node, e.fields["leader_epoch"]) for e in _events(clean, "share.leader_start", key)] == [("b1", 1)]
+    assert clean.metrics["share_sessions_disconnected"] == 1
