@@ -28,7 +28,8 @@ simulation adds around it:
 * **deleted groups.** When a share group's deletion commits (GC-8) the broker
   forgets the group's share sessions and drops its slots, zombies too, for
   good: they send nothing more. Kafka's SharePartitionManager drops a group's
-  share-partitions whenever the group's last share session on the broker ends
+  share-partitions whenever a connection that carried one of its share
+  sessions closes and none is left on the broker
   (ShareGroupListener.onGroupEmpty), deleted or not, and only marks them
   fenced; the mutant ``orphan-on-group-empty`` does that, and shows what it
   costs. Nothing of the old life may write into a re-created group's state;
@@ -170,7 +171,8 @@ class ShareLeaderHost:
         self._by_partition: dict[tuple[str, int], list[SharePartitionSlot]] = {}
         self._zombies: list[SharePartitionSlot] = []  # retired slots whose writes may still be answered
         self._orphans: list[SharePartitionSlot] = []  # mutant orphan-on-group-empty
-        self._client_groups: dict[str, dict[str, None]] = {}  # mutant orphan-on-group-empty: client -> groups
+        # Mutant orphan-on-group-empty: the group of the last share session opened on each connection.
+        self._connection_groups: dict[tuple[str, int], str] = {}
         self._next_eviction_ms = 0
 
     # -- requests ----------------------------------------------------------------------------
@@ -194,7 +196,7 @@ class ShareLeaderHost:
         for evicted in ctx.evicted:
             self._evicted(evicted, now)
         if opening and _mutants.ACTIVE == "orphan-on-group-empty":
-            self._client_groups.setdefault(message.src, {})[req.group_id] = None
+            self._connection_groups[ctx.session.connection] = req.group_id
         broker.observer.on_share_session(broker.broker_id, req.group_id, req.member_id, req.share_session_epoch, now)
         call = _Call(message, req.group_id, req.member_id, fetch=True, closing=ctx.closing,
                      budget=req.max_records, max_wait_ms=req.max_wait_ms)
@@ -453,16 +455,19 @@ class ShareLeaderHost:
                 self.broker.trace.record(now, self.broker.node, "share.sessions_disconnected", client=client,
                                          sessions=len(gone))
         if _mutants.ACTIVE == "orphan-on-group-empty":
-            for group_id in sorted(self._client_groups.get(client, ())):
+            closed = [c for c in sorted(self._connection_groups) if c[0] == client and c[1] <= connection]
+            for group_id in sorted({self._connection_groups.pop(c) for c in closed}):
                 if not self.sessions.has_group(group_id):
                     self._orphan_group(group_id, now)
 
     def _orphan_group(self, group_id: str, now: int) -> None:
-        """Mutant orphan-on-group-empty, Kafka trunk's ShareGroupListener.onGroupEmpty: the group has no
-        share session left on this broker, so its share-partitions leave the cache (the next fetch builds
-        new ones, which read the state again at the same leader epoch), but they are only marked fenced:
-        they acquire nothing more, yet their lock timers run and their writes, in flight or to come,
-        still go to the share coordinator, whose fence (stored epoch > request's) lets equal epochs by."""
+        """Mutant orphan-on-group-empty, Kafka trunk's ShareGroupListener.onGroupEmpty: a connection that
+        carried a share session of the group closed (its session ended, or had ended with epoch -1), and
+        the group has no share session left on this broker, so its share-partitions leave the cache (the
+        next fetch builds new ones, which read the state again at the same leader epoch), but they are
+        only marked fenced: they acquire nothing more, yet their lock timers run and their writes, in
+        flight or to come, still go to the share coordinator, whose fence (stored epoch > request's)
+        lets equal epochs by."""
         orphaned = [(key, slot) for key, slot in sorted(self.slots.items()) if key[0] == group_id]
         self._orphans = [o for o in self._orphans
                          if not o.dead and (o.sp.pending_write_ids() or o.sp.next_lock_deadline_ms() is not None)]
@@ -559,6 +564,10 @@ class ShareLeaderHost:
         if broker.trace is not None and done.error_code != Errors.NONE:
             broker.trace.record(now, broker.node, "share.write_failed", error=int(done.error_code),
                                 key=slot.key_text, reason=done.reason.value)
+        if slot.orphan and broker.trace is not None:
+            broker.trace.record(now, broker.node, "share.orphan_write", error=int(done.error_code),
+                                key=slot.key_text, reason=done.reason.value,
+                                start_offset=write.request.start_offset)
         self._after(slot, now, settings.retry_backoff_ms if done.error_code != Errors.NONE else 0)
         if slot.serving and slot.sp.status is PartitionStatus.STALE_STATE:
             self._read(slot)  # SP-12: the state was re-initialized; read it again
@@ -588,7 +597,8 @@ class ShareLeaderHost:
         """GC-8: the share group's deletion committed; its members are gone with it. Forget their
         share sessions (a member that comes back opens a new one) and drop the group's slots, with
         their acquisitions, timers and writes not yet answered. SPEC.md is silent on this (Kafka:
-        ShareGroupListener, KAFKA-19116, drops them once no share session of the group is left)."""
+        ShareGroupListener, KAFKA-19116, drops them when a connection closes and no share session of
+        the group is left)."""
         broker = self.broker
         now = broker.scheduler.now_ms
         forgotten = self.sessions.remove_group(group_id)
@@ -646,6 +656,8 @@ class ShareLeaderHost:
         """Nothing of ``slot`` acts again, not even on its writes' answers; the acknowledgements
         waiting on them fail now, as Kafka answers one for a share-partition it does not hold."""
         slot.dead = True
+        if slot.lock_timer is not None:
+            slot.lock_timer.cancel()
         waiters, slot.waiters = slot.waiters, {}
         for call, part in waiters.values():
             part.ack_error = Errors.UNKNOWN_TOPIC_OR_PARTITION
@@ -667,3 +679,4 @@ class ShareLeaderHost:
         self._by_partition.clear()
         self._zombies.clear()
         self._orphans.clear()
+        self._connection_groups.clear()

@@ -20,6 +20,8 @@ trunk differs from SPEC.md"), each against the correct model on the same seed.
 
 from __future__ import annotations
 
+import dataclasses
+
 from model.sim.runner import RunResult, run
 from model.sim.trace import TraceEvent
 from scenarios import library
@@ -95,7 +97,8 @@ def test_a_share_partition_rebuilt_after_its_group_emptied_hands_out_records_aga
     share session (the connection reset), releases its records 10-19 (delivered once) and, under
     the mutant, drops the share-partition; that release write is lost. c2 takes events-0 over at
     about 3.6 s: a new share-partition at leader epoch 1 reads the state without the release and
-    delivers 10-19 again with delivery count 1."""
+    delivers 10-19 again with delivery count 1. The old one, only fenced, still writes: its release,
+    retried, is accepted at about 6.1 s at the same epochs."""
     key = "g:events-id:0"
     mutant = _run("orphaned_share_partition", 1, "orphan-on-group-empty")
     assert mutant.faults_fired == {"consumer_crash": 1, "message_loss": 1}
@@ -107,9 +110,23 @@ def test_a_share_partition_rebuilt_after_its_group_emptied_hands_out_records_aga
     assert {"exclusive-acquisition", "delivery-count-limit"} <= _invariants(mutant)
     again = next(v for v in mutant.violations if v.invariant == "delivery-count-limit")
     assert again.time_ms >= starts[1].time_ms and "with delivery count 1, not above its previous 1" in again.message
+    orphan_writes = _events(mutant, "share.orphan_write", key)
+    assert [(w.fields["error"], w.fields["reason"]) for w in orphan_writes] == [(0, "release")]
+    assert orphan_writes[0].time_ms > starts[1].time_ms
 
     clean = _run("orphaned_share_partition", 1, None)
     assert clean.ok and clean.faults_fired == mutant.faults_fired
     assert _events(clean, "share.group_empty") == []
     assert [(e.node, e.fields["leader_epoch"]) for e in _events(clean, "share.leader_start", key)] == [("b1", 1)]
     assert clean.metrics["share_sessions_disconnected"] == 1
+
+
+def test_a_group_with_a_share_session_left_on_the_broker_keeps_its_share_partitions() -> None:
+    """The same run with one partition: c2 shares events-0 with c1, so when c1's connection goes
+    the group still has c2's session on b1, and the mutant leaves the share-partition alone."""
+    scenario = library.get("orphaned_share_partition")
+    one_partition = dataclasses.replace(scenario, topics=(dataclasses.replace(scenario.topics[0], partitions=1),))
+    result = run(one_partition, 1, trace=True, mutant="orphan-on-group-empty", stop_on_first_violation=False)
+    assert result.ok and result.metrics["share_sessions_disconnected"] == 1
+    assert _events(result, "share.group_empty") == [] and _events(result, "share.orphan_write") == []
+    assert len(_events(result, "share.leader_start", "g:events-id:0")) == 1
