@@ -29,7 +29,9 @@
 (*  - Writes travel from a leader to the coordinator over a FIFO channel   *)
 (*    per leader (one connection).  The coordinator applies a write and    *)
 (*    the response reaches the sender in one step; a lost or failed write  *)
-(*    (WriteError) is a bounded fault.                                     *)
+(*    (WriteError) is a bounded fault, and so is a write answered with a   *)
+(*    retriable error that the persister sends again, behind the writes    *)
+(*    queued since (WriteRetry: a coordinator that moved, NOT_COORDINATOR).*)
 (*  - Time is abstract: an acquisition lock expires by the ExpireLock      *)
 (*    action at any moment (SP-4).                                         *)
 (*  - Consumers crash (bounded) and restart; a down member's records are   *)
@@ -48,8 +50,13 @@
 (*    again until the write answers (as Kafka's ongoing state transition). *)
 (*  - A lock expiry or session release changes memory at once and writes   *)
 (*    the new state without waiting (its failure is not rolled back).      *)
-(*  - Every write carries the leader's current SPSO; the SPSO in memory    *)
-(*    advances eagerly over settled terminal records (SP-6).               *)
+(*  - A write carries the leader's current SPSO only while no other write *)
+(*    of the leader carrying one is in flight, else -1: the durable start  *)
+(*    offset stays (SP-9: the SPSO if it moved; sharesim's                 *)
+(*    SharePartition._payload), so a retried write cannot move it back.    *)
+(*    Mutant start_every_write: every write carries it (Kafka trunk).      *)
+(*    The SPSO in memory advances eagerly over settled terminal records    *)
+(*    (SP-6).                                                              *)
 (*  - share.auto.offset.reset = earliest: a start offset of -1 reads as 0. *)
 (*  - ZombieActs = FALSE (the small models): a deposed leader contributes  *)
 (*    only the writes it had queued, which arrive late; its memory is gone. *)
@@ -71,7 +78,8 @@ CONSTANTS
     MaxFailovers,    \* leader failovers allowed in a behaviour
     MaxCrashes,      \* consumer crashes allowed in a behaviour
     MaxResets,       \* admin resets (SP-12) allowed in a behaviour
-    MaxWriteErrors,  \* WriteShareGroupState failures allowed in a behaviour
+    MaxWriteErrors,  \* WriteShareGroupState failures (lost) allowed in a behaviour
+    MaxWriteRetries, \* writes answered with a retriable error and sent again behind later ones
     ZombieActs,      \* TRUE: a deposed leader still takes acks and expires locks
     Mutant           \* "none" or the name of one deliberate bug (see MutantNames)
 
@@ -82,13 +90,14 @@ MutantNames == {"none",
                 "no_delivery_limit",  \* release / expiry ignore the delivery limit (SP-5)
                 "ack_any_state",      \* leader accepts an ack without checking state/owner/lock (SP-3)
                 "no_inflight_bound",  \* leader acquires new offsets past the in-flight bound (SP-8)
-                "no_rollback"}        \* a failed ack write leaves the record ACQUIRED with no lock (SP-9, E-1)
+                "no_rollback",        \* a failed ack write leaves the record ACQUIRED with no lock (SP-9, E-1)
+                "start_every_write"}  \* every write carries the SPSO, however many are in flight (SP-9; Kafka trunk)
 
 ASSUME /\ LogSize \in Nat \ {0}
        /\ Gaps \subseteq 0..(LogSize - 1)
        /\ DeliveryLimit \in Nat \ {0}
        /\ MaxInFlight \in Nat \ {0}
-       /\ {MaxFailovers, MaxCrashes, MaxResets, MaxWriteErrors} \subseteq Nat
+       /\ {MaxFailovers, MaxCrashes, MaxResets, MaxWriteErrors, MaxWriteRetries} \subseteq Nat
        /\ ZombieActs \in BOOLEAN
        /\ NoMember \notin Members
        /\ Mutant \in MutantNames
@@ -133,7 +142,7 @@ VARIABLES
     up,         \* up[m]: member m is running
     held,       \* held[m]: set of <<offset, leader epoch>> m was delivered and has not acknowledged
     \* -- fault budgets --
-    failovers, crashes, resets, writeErrors,
+    failovers, crashes, resets, writeErrors, writeRetries,
     \* -- history variables, read only by the properties --
     confirmed,      \* offsets whose Accept/Reject/Gap acknowledgement was confirmed (E-2)
     zombieApplied   \* TRUE once a write from a fenced leader or state epoch was applied (SC-5)
@@ -141,7 +150,7 @@ VARIABLES
 durableVars  == <<dSpso, dBatch, dSE, dLE>>
 leaderVars   == <<lep, status, lse, lspso, lspeo, rec, wq>>
 consumerVars == <<up, held>>
-budgetVars   == <<failovers, crashes, resets, writeErrors>>
+budgetVars   == <<failovers, crashes, resets, writeErrors, writeRetries>>
 ghostVars    == <<confirmed, zombieApplied>>
 vars == <<hwm, durableVars, leaderVars, consumerVars, budgetVars, ghostVars>>
 
@@ -153,13 +162,14 @@ NoBatch == [st |-> NONE, cnt |-> 0]
 EmptyMemory == [o \in Offsets |-> NoRec]
 
 (* A WriteShareGroupState request (SP-9): the changed batches b (a function *)
-(* from offsets to [st, cnt]), the sender's SPSO, state epoch and leader     *)
-(* epoch; off is the acknowledged offset of an "ack" write (-1 otherwise).  *)
+(* from offsets to [st, cnt]), the sender's SPSO (-1: the stored one stays), *)
+(* state epoch and leader epoch; off is the acknowledged offset of an "ack"  *)
+(* write (-1 otherwise).                                                     *)
 IsWrite(w) ==
     /\ DOMAIN w = {"b", "spso", "se", "le", "kind", "off"}
     /\ DOMAIN w.b \subseteq Offsets
     /\ \A o \in DOMAIN w.b : w.b[o].st \in {AVAILABLE, ACKNOWLEDGED, ARCHIVED} /\ w.b[o].cnt \in Nat
-    /\ w.spso \in 0..LogSize /\ w.se \in Nat /\ w.le \in Epochs
+    /\ w.spso \in -1..LogSize /\ w.se \in Nat /\ w.le \in Epochs
     /\ w.kind \in {"ack", "timeout"} /\ w.off \in -1..(LogSize - 1)
 
 TypeOK ==
@@ -178,7 +188,7 @@ TypeOK ==
     /\ up \in [Members -> BOOLEAN]
     /\ held \in [Members -> SUBSET (Offsets \X Epochs)]
     /\ failovers \in 0..MaxFailovers /\ crashes \in 0..MaxCrashes
-    /\ resets \in 0..MaxResets /\ writeErrors \in 0..MaxWriteErrors
+    /\ resets \in 0..MaxResets /\ writeErrors \in 0..MaxWriteErrors /\ writeRetries \in 0..MaxWriteRetries
     /\ confirmed \subseteq Offsets /\ zombieApplied \in BOOLEAN
 
 -----------------------------------------------------------------------------
@@ -219,8 +229,13 @@ Unlock(r) ==
 (* The batches a write carries for offsets O of memory r. *)
 BatchesOf(r, O) == [o \in O |-> [st |-> r[o].st, cnt |-> r[o].cnt]]
 
+(* SP-9: the start offset a new write of leader e carries when its SPSO is *)
+(* s: s, unless a write of e carrying one is still in flight (-1).           *)
+StartInFlight(e) == \E i \in 1..Len(wq[e]) : wq[e][i].spso # -1
+Payload(e, s) == IF Mutant = "start_every_write" \/ ~StartInFlight(e) THEN s ELSE -1
+
 MkWrite(e, b, spso, kind, off) ==
-    [b |-> b, spso |-> spso, se |-> lse[e], le |-> e, kind |-> kind, off |-> off]
+    [b |-> b, spso |-> Payload(e, spso), se |-> lse[e], le |-> e, kind |-> kind, off |-> off]
 
 (* SC-4: per offset, the higher delivery count wins, then the higher state. *)
 Merge(old, new) ==
@@ -229,10 +244,12 @@ Merge(old, new) ==
        \/ new.cnt = old.cnt /\ Code(new.st) >= Code(old.st)
     THEN new ELSE old
 
-(* SC-4: the durable batch of o after write w: clipped to the new start     *)
-(* offset, merged where the write carries o.                                 *)
+(* SC-4: the start offset stored after write w, and the durable batch of o: *)
+(* clipped to that start offset, merged where the write carries o.           *)
+NewStart(w) == IF w.spso = -1 THEN dSpso ELSE w.spso
+
 Applied(o, w) ==
-    IF o < w.spso THEN NoBatch
+    IF o < NewStart(w) THEN NoBatch
     ELSE IF o \in DOMAIN w.b THEN Merge(dBatch[o], w.b[o])
     ELSE dBatch[o]
 
@@ -295,7 +312,7 @@ Init ==
     /\ rec = [e \in Epochs |-> EmptyMemory]
     /\ wq = [e \in Epochs |-> <<>>]
     /\ up = [m \in Members |-> TRUE] /\ held = [m \in Members |-> {}]
-    /\ failovers = 0 /\ crashes = 0 /\ resets = 0 /\ writeErrors = 0
+    /\ failovers = 0 /\ crashes = 0 /\ resets = 0 /\ writeErrors = 0 /\ writeRetries = 0
     /\ confirmed = {} /\ zombieApplied = FALSE
 
 -----------------------------------------------------------------------------
@@ -414,7 +431,7 @@ CoordWrite(e) ==
            ok       == ~leFenced /\ ~seFenced
        IN /\ wq' = [wq EXCEPT ![e] = Tail(@)]
           /\ IF ok
-             THEN /\ dSpso' = w.spso
+             THEN /\ dSpso' = NewStart(w)
                   /\ dBatch' = [o \in Offsets |-> Applied(o, w)]
                   /\ zombieApplied' = (zombieApplied \/ dLE > w.le \/ dSE > w.se)
              ELSE UNCHANGED <<dSpso, dBatch, zombieApplied>>
@@ -430,7 +447,19 @@ WriteError(e) ==
     /\ wq' = [wq EXCEPT ![e] = Tail(@)]
     /\ Answer(Head(wq[e]), FALSE)
     /\ UNCHANGED <<hwm, durableVars, lep, status, lse, lspeo, consumerVars,
-                   failovers, crashes, resets, zombieApplied>>
+                   failovers, crashes, resets, writeRetries, zombieApplied>>
+
+(* Fault: the oldest write of leader e is answered with a retriable error  *)
+(* (NOT_COORDINATOR: its coordinator moved) without being applied, and the  *)
+(* persister sends the same request again, behind the writes queued since,  *)
+(* which may land first.  Only a reordering is a new behaviour.             *)
+WriteRetry(e) ==
+    /\ writeRetries < MaxWriteRetries
+    /\ Len(wq[e]) > 1
+    /\ writeRetries' = writeRetries + 1
+    /\ wq' = [wq EXCEPT ![e] = Append(Tail(@), Head(@))]
+    /\ UNCHANGED <<hwm, durableVars, lep, status, lse, lspso, lspeo, rec, consumerVars,
+                   failovers, crashes, resets, writeErrors, ghostVars>>
 
 (* Fault: leadership of the partition moves to a new leader epoch.  The    *)
 (* old leader lives on as a zombie; an older zombie dies (its queued writes *)
@@ -450,7 +479,7 @@ Failover ==
           /\ lspeo' = [e \in Epochs |-> IF gone(e) THEN 0 ELSE lspeo[e]]
           /\ lse'   = [e \in Epochs |-> IF gone(e) THEN 0 ELSE lse[e]]
           /\ held'  = [m \in Members |-> {h \in held[m] : ~gone(h[2])}]
-    /\ UNCHANGED <<hwm, durableVars, wq, up, crashes, resets, writeErrors, ghostVars>>
+    /\ UNCHANGED <<hwm, durableVars, wq, up, crashes, resets, writeErrors, writeRetries, ghostVars>>
 
 (* Fault: a consumer crashes; it forgets what it was delivered.  Its       *)
 (* records stay ACQUIRED until their locks expire or its session is        *)
@@ -460,7 +489,7 @@ ConsumerCrash(m) ==
     /\ crashes' = crashes + 1
     /\ up' = [up EXCEPT ![m] = FALSE]
     /\ held' = [held EXCEPT ![m] = {}]
-    /\ UNCHANGED <<hwm, durableVars, leaderVars, failovers, resets, writeErrors, ghostVars>>
+    /\ UNCHANGED <<hwm, durableVars, leaderVars, failovers, resets, writeErrors, writeRetries, ghostVars>>
 
 ConsumerRestart(m) ==
     /\ ~up[m]
@@ -480,12 +509,13 @@ AdminReset(s) ==
     /\ dSpso' = s
     /\ dBatch' = [o \in Offsets |-> NoBatch]
     /\ confirmed' = {o \in confirmed : o < s}
-    /\ UNCHANGED <<hwm, dLE, leaderVars, consumerVars, failovers, crashes, writeErrors, zombieApplied>>
+    /\ UNCHANGED <<hwm, dLE, leaderVars, consumerVars, failovers, crashes, writeErrors, writeRetries,
+                   zombieApplied>>
 
 Next ==
     \/ Produce
     \/ LeaderLoad
-    \/ \E e \in Epochs : LeaderReload(e) \/ CoordWrite(e) \/ WriteError(e)
+    \/ \E e \in Epochs : LeaderReload(e) \/ CoordWrite(e) \/ WriteError(e) \/ WriteRetry(e)
     \/ \E m \in Members, o \in Offsets : Acquire(m, o)
     \/ \E m \in Members, o \in Offsets, e \in Epochs, t \in {"ACCEPT", "RELEASE", "REJECT", "GAP"} :
            Ack(m, o, e, t)
@@ -541,10 +571,6 @@ SP7_SpsoLeSpeoLeBound ==
     /\ \A e \in Epochs : Serving(e) => lspso[e] <= lspeo[e] /\ lspeo[e] <= hwm
     /\ dSpso <= hwm
 
-(* SP-8: the in-flight window never exceeds max.record.locks. *)
-SP8_InFlightBound ==
-    \A e \in Epochs : Serving(e) => lspeo[e] - lspso[e] <= MaxInFlight
-
 (* SP-11: the current leader's counts never fall below the durable ones. *)
 SP11_CountNotBelowDurable ==
     LET e == lep IN
@@ -581,6 +607,19 @@ SP1_LegalTransitions ==
           (Serving(e) /\ Serving(e)' /\ lse'[e] = lse[e]) =>
               \A o \in Offsets :
                   rec'[e][o].st # rec[e][o].st => <<rec[e][o].st, rec'[e][o].st>> \in Legal]_vars
+
+(* SP-8: a leader brings an offset into its window only while the window  *)
+(* is below max.record.locks, so its own steps never take the window past   *)
+(* the bound.  A leader's window as loaded is what the durable state says:  *)
+(* after a lost lock-timeout write and a failover it can be wider, since    *)
+(* writes carry the SPSO only if none carrying one is in flight (SP-9), so   *)
+(* no later write need carry the start offset past the archived record     *)
+(* (TLC finds that in ShareGroup_small at depth 15; SP-11 allows the count  *)
+(* that comes back with it).                                                 *)
+SP8_InFlightBound ==
+    [][\A e \in Epochs :
+          (Serving(e) /\ Serving(e)' /\ lse'[e] = lse[e] /\ lspeo'[e] > lspeo[e]) =>
+              lspeo'[e] - lspso'[e] <= MaxInFlight]_vars
 
 (* SP-6: the SPSO only moves forward, in a leader's memory and durably,    *)
 (* except by an admin reset (a new state epoch).                            *)
