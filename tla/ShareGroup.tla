@@ -588,6 +588,12 @@ E2_NoRedeliveryAfterConfirmedAck ==
         /\ o < dSpso \/ dBatch[o].st \in Terminal
         /\ \A e \in Epochs : status[e] = "active" /\ lse[e] = dSE => rec[e][o].st \in Terminal
 
+(* SP-9: at most one write of a leader carrying a start offset is in       *)
+(* flight, so no order of arrival moves the durable start offset back.      *)
+SP9_OneStartOffsetInFlight ==
+    Mutant # "start_every_write" =>
+        \A e \in Epochs : Cardinality({i \in 1..Len(wq[e]) : wq[e][i].spso # -1}) <= 1
+
 (* E-3: an acknowledgement is taken only from the member holding the live  *)
 (* acquisition: a record being acknowledged is ACQUIRED, by the acker.      *)
 E3_ExclusiveAcquisition ==
@@ -608,17 +614,18 @@ SP1_LegalTransitions ==
               \A o \in Offsets :
                   rec'[e][o].st # rec[e][o].st => <<rec[e][o].st, rec'[e][o].st>> \in Legal]_vars
 
-(* SP-8: a leader brings an offset into its window only while the window  *)
-(* is below max.record.locks, so its own steps never take the window past   *)
-(* the bound.  A leader's window as loaded is what the durable state says:  *)
-(* after a lost lock-timeout write and a failover it can be wider, since    *)
-(* writes carry the SPSO only if none carrying one is in flight (SP-9), so   *)
-(* no later write need carry the start offset past the archived record     *)
-(* (TLC finds that in ShareGroup_small at depth 15; SP-11 allows the count  *)
-(* that comes back with it).                                                 *)
+(* SP-8: within a loaded state a leader's window never grows past          *)
+(* max.record.locks, and never grows at all while it is past it: offsets    *)
+(* come in only below the bound.  A window as loaded is what the durable    *)
+(* state says, and here it can be wider: this spec lets the SPSO pass a     *)
+(* record archived by a lock timeout before that write is durable; when     *)
+(* the write is lost and no later write carried the start offset past the   *)
+(* record (one was in flight, SP-9), a new leader loads it AVAILABLE with   *)
+(* its last durable count (SP-11) and a window over the bound (TLC,          *)
+(* ShareGroup_small, depth 15).                                              *)
 SP8_InFlightBound ==
     [][\A e \in Epochs :
-          (Serving(e) /\ Serving(e)' /\ lse'[e] = lse[e] /\ lspeo'[e] > lspeo[e]) =>
+          (Serving(e) /\ Serving(e)' /\ lse'[e] = lse[e] /\ lspeo'[e] - lspso'[e] > lspeo[e] - lspso[e]) =>
               lspeo'[e] - lspso'[e] <= MaxInFlight]_vars
 
 (* SP-6: the SPSO only moves forward, in a leader's memory and durably,    *)

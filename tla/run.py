@@ -79,6 +79,7 @@ MODELS: tuple[Model, ...] = (
     Model("ShareGroup_nightly", "ShareGroup.tla", "nightly", min_distinct=3_000_000),
     Model("ShareGroup_reset_nightly", "ShareGroup.tla", "nightly", min_distinct=990_000),
     Model("ShareGroup_live_nightly", "ShareGroup.tla", "nightly", min_distinct=1_100_000),
+    Model("ShareGroup_retry_nightly", "ShareGroup.tla", "nightly", min_distinct=6_600_000),
     Model("ConsumerGroup_nightly", "ConsumerGroup.tla", "nightly", min_distinct=790_000),
     Model("ConsumerGroup_members_nightly", "ConsumerGroup.tla", "nightly", min_distinct=10_000_000),
     Model("ConsumerGroup_live_nightly", "ConsumerGroup.tla", "nightly", min_distinct=2_350_000),
