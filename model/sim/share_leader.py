@@ -169,8 +169,9 @@ class ShareLeaderHost:
                                           config.share_session_idle_eviction_ms)
         self.slots: dict[tuple[str, str, int], SharePartitionSlot] = {}  # (group, topic, partition)
         self._by_partition: dict[tuple[str, int], list[SharePartitionSlot]] = {}
-        self._zombies: list[SharePartitionSlot] = []  # retired slots whose writes may still be answered
-        self._orphans: list[SharePartitionSlot] = []  # mutant orphan-on-group-empty
+        # Slots out of the cache that may still act: zombies until their writes are answered, and
+        # (mutant orphan-on-group-empty) orphans while they also hold locks.
+        self._retired: list[SharePartitionSlot] = []
         # Mutant orphan-on-group-empty: the group of the last share session opened on each connection.
         self._connection_groups: dict[tuple[str, int], str] = {}
         self._next_eviction_ms = 0
@@ -469,12 +470,11 @@ class ShareLeaderHost:
         flight or to come, still go to the share coordinator, whose fence (stored epoch > request's)
         lets equal epochs by."""
         orphaned = [(key, slot) for key, slot in sorted(self.slots.items()) if key[0] == group_id]
-        self._orphans = [o for o in self._orphans
-                         if not o.dead and (o.sp.pending_write_ids() or o.sp.next_lock_deadline_ms() is not None)]
+        self._prune_retired()
         for key, slot in orphaned:
             self._unlist(key, slot)
             slot.orphan = True
-            self._orphans.append(slot)
+            self._retired.append(slot)
             self._answer_parked(slot, None)
         if orphaned and self.broker.trace is not None:
             self.broker.trace.record(now, self.broker.node, "share.group_empty", group=group_id,
@@ -608,11 +608,10 @@ class ShareLeaderHost:
         for key, slot in dropped:
             self._retire(key, slot, None)
         # A retired leader's zombie, still retrying a write, goes too: its writes have no life left.
-        for zombie in [*self._zombies, *self._orphans]:
+        for zombie in self._retired:
             if zombie.group_id == group_id:
                 self._drop(zombie)
-        self._zombies = [z for z in self._zombies if not z.dead]
-        self._orphans = [o for o in self._orphans if not o.dead]
+        self._prune_retired()
         if broker.trace is not None and (forgotten or dropped):
             broker.trace.record(now, broker.node, "share.group_deleted", group=group_id, sessions=len(forgotten),
                                 share_partitions=len(dropped))
@@ -624,12 +623,17 @@ class ShareLeaderHost:
         self._unlist(key, slot)
         if slot.lock_timer is not None:
             slot.lock_timer.cancel()
-        self._zombies = [z for z in self._zombies if z.sp.pending_write_ids()]
+        self._prune_retired()
         if leader is None:
             self._drop(slot)
         elif slot.sp.pending_write_ids():
-            self._zombies.append(slot)
+            self._retired.append(slot)
         self._answer_parked(slot, leader)
+
+    def _prune_retired(self) -> None:
+        """Forget retired slots that have nothing left to do."""
+        self._retired = [r for r in self._retired if not r.dead and (
+            r.sp.pending_write_ids() or (r.orphan and r.sp.next_lock_deadline_ms() is not None))]
 
     def _unlist(self, key: tuple[str, str, int], slot: SharePartitionSlot) -> None:
         """``slot`` leaves the cache: no request reaches it again, and it stops serving."""
@@ -666,7 +670,7 @@ class ShareLeaderHost:
 
     def crash(self) -> None:
         """Everything in memory is gone; timers stop; answers in flight are never sent."""
-        for slot in [*self.slots.values(), *self._zombies, *self._orphans]:
+        for slot in [*self.slots.values(), *self._retired]:
             slot.dead = True
             slot.serving = False
             if slot.lock_timer is not None:
@@ -677,6 +681,5 @@ class ShareLeaderHost:
                     call.timer.cancel()
         self.slots.clear()
         self._by_partition.clear()
-        self._zombies.clear()
-        self._orphans.clear()
+        self._retired.clear()
         self._connection_groups.clear()

@@ -23,19 +23,14 @@ from __future__ import annotations
 import dataclasses
 
 from model.sim.runner import RunResult, run
-from model.sim.trace import TraceEvent
 from scenarios import library
+from tests.model.sim.test_fault_kinds import _events
 
 
 def _run(scenario: str, seed: int, mutant: str | None) -> RunResult:
     result = run(library.get(scenario), seed, trace=True, mutant=mutant, stop_on_first_violation=False)
     assert result.trace is not None
     return result
-
-
-def _events(result: RunResult, kind: str, key: str | None = None) -> list[TraceEvent]:
-    assert result.trace is not None
-    return [e for e in result.trace.events if e.kind == kind and (key is None or e.fields.get("key") == key)]
 
 
 def _invariants(result: RunResult) -> set[str]:
@@ -49,7 +44,7 @@ def _start_offset_regressions(result: RunResult, key: str) -> list[tuple[int, in
     """(time, stored start before, start written) for each accepted write that moved the start back."""
     regressions = []
     highest = -1
-    for write in _events(result, "coordinator.write", key):
+    for write in _events(result, "coordinator.write", key=key):
         start = int(write.fields["start_offset"])
         if 0 <= start < highest:
             regressions.append((write.time_ms, highest, start))
@@ -70,7 +65,7 @@ def test_a_write_retried_after_a_coordinator_move_lands_late_and_moves_the_start
     assert regressions and 1950 < regressions[0][0] < 11_000, regressions  # then the new leader writes it on
     assert {"no-redelivery-after-accept", "spso-monotonic"} <= _invariants(mutant)
     redelivered = next(v for v in mutant.violations if v.invariant == "no-redelivery-after-accept")
-    new_leader = [e for e in _events(mutant, "share.leader_start", key) if e.fields["leader_epoch"] == 2]
+    new_leader = [e for e in _events(mutant, "share.leader_start", key=key) if e.fields["leader_epoch"] == 2]
     assert new_leader and redelivered.time_ms >= new_leader[0].time_ms
 
     clean = _run("coordinator_failover_late_write", 7, None)
@@ -104,20 +99,20 @@ def test_a_share_partition_rebuilt_after_its_group_emptied_hands_out_records_aga
     assert mutant.faults_fired == {"consumer_crash": 1, "message_loss": 1}
     emptied = _events(mutant, "share.group_empty")
     assert [(e.node, e.fields["group"]) for e in emptied] == [("b1", "g")]
-    starts = _events(mutant, "share.leader_start", key)
+    starts = _events(mutant, "share.leader_start", key=key)
     assert [(e.node, e.fields["leader_epoch"]) for e in starts] == [("b1", 1), ("b1", 1)]
     assert starts[0].time_ms < emptied[0].time_ms < starts[1].time_ms
     assert {"exclusive-acquisition", "delivery-count-limit"} <= _invariants(mutant)
     again = next(v for v in mutant.violations if v.invariant == "delivery-count-limit")
     assert again.time_ms >= starts[1].time_ms and "with delivery count 1, not above its previous 1" in again.message
-    orphan_writes = _events(mutant, "share.orphan_write", key)
+    orphan_writes = _events(mutant, "share.orphan_write", key=key)
     assert [(w.fields["error"], w.fields["reason"]) for w in orphan_writes] == [(0, "release")]
     assert orphan_writes[0].time_ms > starts[1].time_ms
 
     clean = _run("orphaned_share_partition", 1, None)
     assert clean.ok and clean.faults_fired == mutant.faults_fired
     assert _events(clean, "share.group_empty") == []
-    assert [(e.node, e.fields["leader_epoch"]) for e in _events(clean, "share.leader_start", key)] == [("b1", 1)]
+    assert [(e.node, e.fields["leader_epoch"]) for e in _events(clean, "share.leader_start", key=key)] == [("b1", 1)]
     assert clean.metrics["share_sessions_disconnected"] == 1
 
 
@@ -129,4 +124,4 @@ def test_a_group_with_a_share_session_left_on_the_broker_keeps_its_share_partiti
     result = run(one_partition, 1, trace=True, mutant="orphan-on-group-empty", stop_on_first_violation=False)
     assert result.ok and result.metrics["share_sessions_disconnected"] == 1
     assert _events(result, "share.group_empty") == [] and _events(result, "share.orphan_write") == []
-    assert len(_events(result, "share.leader_start", "g:events-id:0")) == 1
+    assert len(_events(result, "share.leader_start", key="g:events-id:0")) == 1

@@ -230,7 +230,7 @@ def test_leader_failover_reads_with_a_higher_epoch_and_the_zombies_late_write_is
     c.run(2 * LATENCY)  # the ack is applied; its write is in flight (delayed)
     c.ctl.move_leadership("T", 0)
     new = c.leader("T")
-    zombie = c.brokers[old].share_leader._zombies[0]
+    zombie = c.brokers[old].share_leader._retired[0]
     assert not zombie.serving
     # The consumer finds the new leader, which reads the state with its new epoch (SP-10).
     fresh = client.ask(new, "ShareFetch", fetch(c, 0, member="m2"))
@@ -294,7 +294,7 @@ def test_a_deleted_groups_leader_drops_it_and_never_writes_the_old_life_into_a_n
     host = c.brokers[leader].share_leader
     slot = host.slots[("g", "T", 0)]
     c.ctl.share_group_deleted("g")  # what the group coordinator does once the group's tombstones commit
-    assert ("g", "T", 0) not in host.slots and slot.dead and slot not in host._zombies
+    assert ("g", "T", 0) not in host.slots and slot.dead and slot not in host._retired
     assert host.sessions.get(("g", "m1")) is None
     answer = client.wait(cid)  # answered at once, not when the delayed write comes back
     assert [p.error_code for p in answer.responses] == [Errors.UNKNOWN_TOPIC_OR_PARTITION]
@@ -323,9 +323,9 @@ def test_a_deleted_groups_zombie_leader_is_dropped_too() -> None:
     c.run(2 * LATENCY)  # the ack is applied; its write is in flight (delayed)
     c.ctl.move_leadership("T", 0)
     host = c.brokers[old].share_leader
-    (zombie,) = host._zombies
+    (zombie,) = host._retired
     c.ctl.share_group_deleted("g")
-    assert zombie.dead and not host._zombies
+    assert zombie.dead and not host._retired
     answer = client.wait(cid)
     assert [p.error_code for p in answer.responses] == [Errors.UNKNOWN_TOPIC_OR_PARTITION]
     assert c.sched.now_ms < 300 + 2 * LATENCY  # not when the delayed write comes back
