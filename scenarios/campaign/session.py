@@ -24,12 +24,24 @@ def _is_local(master: str) -> bool:
     return master.startswith("local") or master.startswith(_LOCAL_HOSTS)
 
 
+def submitted_master() -> str | None:
+    """The master ``spark-submit`` was given, when it launched this process, else None.
+
+    spark-submit passes its settings to the JVM it starts, not to Python; a ``SparkConf`` made before
+    this process has joined that JVM (``PYSPARK_GATEWAY_PORT`` names it) is empty."""
+    if "PYSPARK_GATEWAY_PORT" not in os.environ:
+        return None
+    from pyspark import SparkConf, SparkContext
+
+    SparkContext._ensure_initialized()  # joins spark-submit's JVM; starts nothing
+    return SparkConf().get("spark.master")
+
+
 def spark_session(master: str | None = None, app_name: str = "sharesim campaign") -> SparkSession:
-    """A session on ``master``; without one, the master ``spark-submit`` configured, else ``local[*]``."""
-    from pyspark import SparkConf
+    """A session on ``master``; without one, the master ``spark-submit`` was given, else ``local[*]``."""
     from pyspark.sql import SparkSession
 
-    configured = SparkConf().get("spark.master")  # set by spark-submit / spark-defaults.conf
+    configured = submitted_master()
     chosen = master or configured or DEFAULT_MASTER
     builder = (SparkSession.builder.appName(app_name)
                .config("spark.executorEnv.PYTHONHASHSEED", PYTHONHASHSEED)

@@ -105,3 +105,88 @@ def test_a_campaign_runs_on_a_standalone_cluster(standalone: tuple[str, Path], t
     assert data["runs"] == 8 and data["ok"] == 8 and data["attempts"][0]["master"] == url
     # The runs were executed by the worker's executors, not in the driver.
     assert list(work.glob("app-*/*/stderr"))
+
+
+# --- spark-submit with the code shipped as --py-files (README "Running on a Spark cluster") ----------
+
+_SHIPPED_PACKAGES = ("model", "invariants", "scenarios", "reports")
+
+# An interpreter that cannot import the installed sharesim: the editable install's finder is taken off
+# sys.meta_path before the script (the driver) or the module (``-m pyspark.daemon``, the executors) runs,
+# so both import sharesim only from what the job ships, as on a cluster that has only the dependencies.
+_WITHOUT_SHARESIM = """#!/bin/sh
+exec "{python}" -c '
+import runpy, sys
+sys.meta_path[:] = [f for f in sys.meta_path if not getattr(f, "__module__", "").startswith("__editable__")]
+if sys.argv[1:2] == ["-m"]:
+    sys.argv = [sys.argv[2], *sys.argv[3:]]
+    runpy.run_module(sys.argv[0], run_name="__main__", alter_sys=True)
+elif sys.argv[1:]:
+    sys.argv = sys.argv[1:]
+    runpy.run_path(sys.argv[0], run_name="__main__")
+else:
+    sys.exit("usage: (-m MODULE | SCRIPT) [ARG ...]")
+' "$@"
+"""
+
+
+def sharesim_zip(where: Path) -> Path:
+    """What ``zip -r sharesim.zip model invariants scenarios reports`` makes in the checkout."""
+    import zipfile
+
+    import scenarios
+
+    checkout = Path(scenarios.__file__).resolve().parent.parent
+    archive = where / "sharesim.zip"
+    with zipfile.ZipFile(archive, "w") as out:
+        for package in _SHIPPED_PACKAGES:
+            for path in sorted((checkout / package).rglob("*")):
+                if path.is_file() and "__pycache__" not in path.parts:
+                    out.write(path, path.relative_to(checkout).as_posix())
+    return archive
+
+
+def python_without_sharesim(where: Path) -> Path:
+    import sys
+
+    script = where / "python-without-sharesim"
+    script.write_text(_WITHOUT_SHARESIM.format(python=sys.executable))
+    script.chmod(0o755)
+    return script
+
+
+def test_the_interpreter_of_the_submit_test_imports_sharesim_only_from_the_zip(tmp_path: Path) -> None:
+    """The control for the test below: without the zip on its path the interpreter cannot import
+    sharesim; with it, it can."""
+    python = python_without_sharesim(tmp_path)
+    archive = sharesim_zip(tmp_path)
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    probe = [str(python), "-m", "scenarios.campaign_main", "--help"]
+    hidden = subprocess.run(probe, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    assert hidden.returncode != 0 and "No module named 'scenarios'" in hidden.stderr, hidden.stderr
+    shipped = subprocess.run(probe, cwd=tmp_path, env={**env, "PYTHONPATH": str(archive)}, capture_output=True,
+                             text=True, timeout=60)
+    assert shipped.returncode == 0 and "--runs" in shipped.stdout, shipped.stderr
+
+
+def test_spark_submit_runs_a_campaign_with_the_code_shipped_as_py_files(standalone: tuple[str, Path],
+                                                                       tmp_path: Path) -> None:
+    import scenarios.campaign_main
+
+    url, work = standalone
+    out = tmp_path / "campaign"
+    env = {**os.environ, "SPARK_HOME": str(spark_home()), "SPARK_LOCAL_IP": "127.0.0.1",
+           "PYSPARK_PYTHON": str(python_without_sharesim(tmp_path))}
+    env.pop("PYTHONPATH", None)
+    submitted = subprocess.run(
+        [str(spark_home() / "bin" / "spark-submit"), "--master", url, "--py-files", str(sharesim_zip(tmp_path)),
+         scenarios.campaign_main.__file__, "small", "--runs", "8", "--out", str(out), "--partitions", "2",
+         "--campaign-seed", "5"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert submitted.returncode == 0, submitted.stdout[-3000:] + submitted.stderr[-6000:]
+    data = json.loads((out / "summary.json").read_text())
+    # No --master on the campaign's command line: the session took the one spark-submit configured.
+    assert data["runs"] == 8 and data["ok"] == 8 and data["attempts"][0]["master"] == url
+    assert (out / "report.html").is_file()
+    # The worker's executors ran them, with the zip the job shipped.
+    assert list(work.glob("app-*/*/sharesim.zip")), sorted(str(path) for path in work.rglob("*"))[:40]
