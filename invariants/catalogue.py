@@ -30,6 +30,7 @@ _CHECKERS: Final = {
     "window-size": "invariants.monitors.SpsoWindowMonitor",
     "ack-after-durable-write": "invariants.share_checks.AckAfterDurableWriteMonitor",
     "counts-not-below-durable": "invariants.share_checks.DurableCountMonitor",
+    "deliveries-within-failover-bound": "invariants.monitors.DeliveryLimitMonitor",
     "no-aborted-delivery": "invariants.share_checks.AbortedDeliveryMonitor",
     "coordinator-replay-equal": "invariants.coordinator_checks.ReplayEqualMonitor",
     "zombie-write-fenced": "invariants.coordinator_checks.ZombieWriteMonitor",

@@ -40,6 +40,10 @@ TABLE: Final[dict[str, Entry]] = {
         "no acknowledgement is confirmed to a client before its durable write was accepted"),
     "counts-not-below-durable": Entry(
         ("SP-11",), "transition", "delivery counts never fall below their durable value"),
+    "deliveries-within-failover-bound": Entry(
+        ("SP-11",), "transition",
+        "in one life of its state a record is delivered at most limit times, plus one for each further "
+        "leader tenure that delivered it (a failover loses at most the increment of the delivery in flight)"),
     "no-aborted-delivery": Entry(
         ("SP-13",), "transition", "records of aborted transactions are never delivered under read_committed"),
     "coordinator-replay-equal": Entry(

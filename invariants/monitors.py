@@ -13,7 +13,9 @@ the seed, a message and a compact state excerpt.
 * ``DeliveryLimitMonitor``: SP-5/E-4 (no acquisition with a delivery count above
   the limit; within one leader tenure an offset's count strictly increases
   from one delivery to the next; at the end of the run a record delivered
-  limit times is terminal, never AVAILABLE).
+  limit times is terminal, never AVAILABLE) and SP-11's bound across tenures
+  (in one life of the state a record is delivered at most limit times, plus
+  one for each further leader tenure that delivered it).
 * ``NoRedeliveryMonitor``: E-2 (an offset whose accept or reject was confirmed
   to a client is never acquired again within the same state epoch).
 * ``ExclusiveAcquisitionMonitor``: E-3 (no acquisition of an offset while another
@@ -187,11 +189,22 @@ class SpsoWindowMonitor(Monitor):
             track.durable_terminal.discard_below(spso)
 
 
-# -- SP-5 / E-4 -------------------------------------------------------------------------------
+# -- SP-5 / E-4, SP-11 -------------------------------------------------------------------------
+
+# Per offset, over one life of the state: how many times it was acquired, and the leader epochs
+# (tenures, zombies included) that acquired it.
+_Deliveries = tuple[int, tuple[int, ...]]
 
 
 class DeliveryLimitMonitor(Monitor):
-    """``limit``: the group.share.delivery.count.limit of every group (``limits`` overrides per group)."""
+    """``limit``: the group.share.delivery.count.limit of every group (``limits`` overrides per group).
+
+    SP-11's bound: ACQUIRED is never persisted, so a leader failover may lose the increment of the
+    one delivery of a record in flight, and no more: a release or lock timeout makes the record
+    AVAILABLE only once its write is durable (SP-9), so at most one increment of a record is ever
+    not durable. A record is then delivered at most limit + (tenures that delivered it - 1) times
+    in one life of its state. A leader that makes a record AVAILABLE again before that write is
+    accepted (Kafka trunk on lock timeout) can lose two or more increments in one failover."""
 
     def __init__(self, sink: ViolationSink, limit: int = 5, limits: dict[str, int] | None = None) -> None:
         super().__init__(sink)
@@ -203,6 +216,7 @@ class DeliveryLimitMonitor(Monitor):
         self._at_limit: dict[SharePartitionKey, IntervalSet] = {}
         self._latest: dict[SharePartitionKey, SharePartition] = {}
         self._state_epoch: dict[SharePartitionKey, int] = {}
+        self._deliveries: dict[SharePartitionKey, RangeMap[_Deliveries]] = {}
 
     def limit_of(self, key: SharePartitionKey) -> int:
         return self.limits.get(key.group_id, self.limit)
@@ -212,6 +226,7 @@ class DeliveryLimitMonitor(Monitor):
         self._counts.pop(key, None)
         self._at_limit.pop(key, None)
         self._state_epoch.pop(key, None)
+        self._deliveries.pop(key, None)
 
     def on_acquire(self, key: SharePartitionKey, member_id: str, acquired: list[AcquiredRecords],
                    leader_epoch: int, now_ms: int) -> None:
@@ -245,6 +260,36 @@ class DeliveryLimitMonitor(Monitor):
                 if at_limit is None:
                     at_limit = self._at_limit[key] = IntervalSet()
                 at_limit.add(first, last)
+        self._count_deliveries(key, member_id, acquired, leader_epoch, limit, now_ms)
+
+    def _count_deliveries(self, key: SharePartitionKey, member_id: str, acquired: list[AcquiredRecords],
+                          leader_epoch: int, limit: int, now_ms: int) -> None:
+        deliveries = self._deliveries.get(key)
+        if deliveries is None:
+            deliveries = self._deliveries[key] = RangeMap()
+        reported = False
+        for record in acquired:
+            first, last = record.first_offset, record.last_offset
+            updates: list[tuple[int, int, _Deliveries]] = []
+            at = first
+            for lo, hi, (times, epochs) in deliveries.overlapping(first, last):
+                if at < lo:
+                    updates.append((at, lo - 1, (1, (leader_epoch,))))
+                updates.append((lo, hi, (times + 1, epochs if leader_epoch in epochs else (*epochs, leader_epoch))))
+                at = hi + 1
+            if at <= last:
+                updates.append((at, last, (1, (leader_epoch,))))
+            for lo, hi, value in updates:
+                deliveries.assign(lo, hi, value)
+                times, epochs = value
+                if not reported and times > limit + len(epochs) - 1:
+                    reported = True
+                    self.sink.report("deliveries-within-failover-bound", now_ms, event=f"acquire {member_id}",
+                                     message=f"{key}: offsets {lo}-{hi} delivered {times} times in this life of "
+                                     f"the state, by {len(epochs)} leader tenure(s) (epochs "
+                                     f"{', '.join(map(str, epochs))}): more than the limit {limit} plus one "
+                                     "per failover", key=_key_text(key), first=lo, last=hi, deliveries=times,
+                                     tenures=len(epochs), limit=limit, member=member_id, leader_epoch=leader_epoch)
 
     def on_share_partition_step(self, partition: SharePartition, bound: int, now_ms: int) -> None:
         key = partition.key
@@ -256,10 +301,11 @@ class DeliveryLimitMonitor(Monitor):
             self._state_epoch[key] = partition.state_epoch
             self._counts.pop(key, None)
             self._at_limit.pop(key, None)
+            self._deliveries.pop(key, None)
         if partition.ready and partition.leader_epoch == self._tenure.get(key):
-            counts = self._counts.get(key)
-            if counts is not None:
-                counts.discard_below(partition.spso)
+            for ranges in (self._counts.get(key), self._deliveries.get(key)):
+                if ranges is not None:
+                    ranges.discard_below(partition.spso)
 
     def finish(self, now_ms: int) -> None:
         """E-4/SP-5: a record delivered limit times is, at the end, terminal (or still in someone's hands).
@@ -348,18 +394,22 @@ class NoRedeliveryMonitor(Monitor):
 
 
 class _Holder(Message):
-    FIELDS = ("member_id", "lock_deadline_ms", "leader_epoch")
+    FIELDS = ("member_id", "lock_deadline_ms", "leader_epoch", "delivery_count")
     __slots__ = FIELDS
 
-    def __init__(self, member_id: str, lock_deadline_ms: int, leader_epoch: int) -> None:
+    def __init__(self, member_id: str, lock_deadline_ms: int, leader_epoch: int, delivery_count: int) -> None:
         self.member_id: Final = member_id
         self.lock_deadline_ms: Final = lock_deadline_ms
         self.leader_epoch: Final = leader_epoch
+        self.delivery_count: Final = delivery_count
 
 
 class ExclusiveAcquisitionMonitor(Monitor):
     """A live acquisition ends at its lock deadline, on its owner's confirmed acknowledgement, when
-    the share coordinator accepts a write covering its offsets (a release, a lock timeout, SP-15),
+    the share coordinator accepts a write covering its offsets (a release, a lock timeout, SP-15)
+    with at least its delivery count (a write with a lower one is about an earlier delivery: one a
+    leader sent before the records were delivered again, which SP-9 rules out but the mutant
+    lock-timeout-before-write does),
     when the leader adopts a higher state epoch (SP-12: it dropped every acquisition of the old state),
     or when the leader stops being ready in its tenure (it dropped its state: a higher state epoch,
     the state deleted (SC-9), fenced; a not-ready leader holds no acquisition)."""
@@ -382,9 +432,9 @@ class ExclusiveAcquisitionMonitor(Monitor):
                    leader_epoch: int, now_ms: int) -> None:
         live = self._map(key)
         deadline = now_ms + self.lock_durations.get(key.group_id, self.lock_duration_ms)
-        holder = _Holder(member_id, deadline, leader_epoch)
         for record in acquired:
             first, last = record.first_offset, record.last_offset
+            holder = _Holder(member_id, deadline, leader_epoch, record.delivery_count)
             for lo, hi, other in live.overlapping(first, last):
                 # An acquisition of an older leader tenure is void once a newer leader serves the record.
                 if other.lock_deadline_ms > now_ms and other.leader_epoch >= leader_epoch:
@@ -452,7 +502,8 @@ class ExclusiveAcquisitionMonitor(Monitor):
         for batch in request.state_batches:
             for lo, hi, other in live.overlapping(batch.first_offset, batch.last_offset):
                 # A write of an older tenure does not end a newer tenure's acquisition (-1: no epoch given).
-                if request.leader_epoch < 0 or other.leader_epoch <= request.leader_epoch:
+                if ((request.leader_epoch < 0 or other.leader_epoch <= request.leader_epoch)
+                        and other.delivery_count <= batch.delivery_count):
                     live.remove(lo, hi)
 
     def on_share_partition_step(self, partition: SharePartition, bound: int, now_ms: int) -> None:

@@ -114,6 +114,13 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
            "ShareGroupListener.onGroupEmpty, SharePartition.markFenced)",
            "exclusive-acquisition", "orphaned_share_partition",
            "model/sim/share_leader.py: ShareLeaderHost._orphan_group"),
+    Mutant("lock-timeout-before-write",
+           "an expired acquisition lock makes its records AVAILABLE (or ARCHIVED at the limit) in memory at once "
+           "and only then writes the change, whose failure is only logged: the records are delivered again while "
+           "their delivery count is not durable, so one failover can lose two or more increments (SP-4, SP-9: the "
+           "write first; SP-11; Kafka trunk does this: SharePartition.releaseAcquisitionLockOnTimeout)",
+           "deliveries-within-failover-bound", "lock_timeout_write_delayed",
+           "model/core/share_partition.py: _release, _write_failed"),
     Mutant("read-not-retried",
            "a share-partition leader whose ReadShareGroupState failed (state not there yet, coordinator moving) "
            "never reads again, so it never serves the partition (SP-10)",

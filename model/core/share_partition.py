@@ -645,6 +645,13 @@ class SharePartition:
             # mutant persist-acquired: the write carries the state the records have now
             changes.append((r.first, r.last, r.state if mutant == "persist-acquired" else r.target, r.delivery_count))
         self._issue(reason, None, changes, write_id=write_id)
+        if mutant == "lock-timeout-before-write" and reason is WriteReason.LOCK_TIMEOUT:
+            for r in ranges:  # mutant (Kafka trunk): AVAILABLE / ARCHIVED now, whatever becomes of the write
+                r.state = r.target
+                r.write_id = NO_WRITE
+                r.owner = None
+                r.lock_deadline_ms = NO_DEADLINE
+            self._advance_spso()  # past records ARCHIVED now, as trunk's next write callback does
         return write_id
 
     # -- log start offset (retention, DeleteRecords) ------------------------------------------
@@ -725,6 +732,10 @@ class SharePartition:
 
     def _write_failed(self, write_id: int, info: _WriteInfo, now_ms: int) -> None:
         ranges = self._ranges_of(write_id, info)
+        if info.reason is WriteReason.LOCK_TIMEOUT and _mutants.ACTIVE == "lock-timeout-before-write":
+            self._window.merge(info.first, info.last)  # mutant (Kafka trunk): the failure is only logged
+            self._advance_spso()
+            return
         if info.reason is not WriteReason.ACKNOWLEDGE:
             # The change already happened in the leader's eyes (a lock expired, a member
             # left, a gap was found, the log moved): write it again, under a new id.

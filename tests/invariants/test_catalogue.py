@@ -26,6 +26,7 @@ IDS = {
     "window-size": ("SP-8",),
     "ack-after-durable-write": ("SP-9",),
     "counts-not-below-durable": ("SP-11",),
+    "deliveries-within-failover-bound": ("SP-11",),  # not in the brief: SP-11's bound across tenures
     "no-aborted-delivery": ("SP-13",),
     "coordinator-replay-equal": ("SC-6",),
     "zombie-write-fenced": ("SC-5",),

@@ -311,6 +311,41 @@ def test_e4_fires_when_a_redelivery_in_one_tenure_does_not_raise_the_count() -> 
     assert len(sink.violations) == 1
 
 
+def test_sp11_bound_allows_one_lost_increment_per_tenure_that_delivered() -> None:
+    """Limit 4: leader 1 delivers offsets 0-1 with counts 1, 2, 3. Leader 2 reads count 1: two
+    increments lost in one failover (the delivery in flight and one more), which SP-9 rules out. It
+    may deliver twice more (5 by two tenures: 4 + 1); the third time is one too many, though its count
+    (4) is within the limit. A third tenure that delivers a record widens its bound by one."""
+    sink = ViolationSink(1)
+    monitor = DeliveryLimitMonitor(sink, limit=4)
+    for count in (1, 2, 3):
+        monitor.on_acquire(KEY, "m1", [AcquiredRecords(0, 1, count)], 1, count)
+    for count in (2, 3):
+        monitor.on_acquire(KEY, "m2", [AcquiredRecords(0, 1, count)], 2, 10 + count)
+    monitor.on_acquire(KEY, "m2", [AcquiredRecords(5, 5, 1)], 3, 20)  # another offset, a third tenure
+    assert sink.violations == []
+    monitor.on_acquire(KEY, "m2", [AcquiredRecords(1, 1, 4)], 2, 21)
+    assert [(v.invariant, v.state["first"], v.state["deliveries"], v.state["tenures"]) for v in sink.violations] \
+        == [("deliveries-within-failover-bound", 1, 6, 2)]
+    monitor.on_acquire(KEY, "m3", [AcquiredRecords(0, 0, 4)], 3, 22)  # offset 0: 6 by three tenures, 4 + 2
+    assert len(sink.violations) == 1
+
+
+def test_sp11_bound_counts_afresh_in_a_new_life_of_the_state() -> None:
+    sink = ViolationSink(1)
+    monitor = DeliveryLimitMonitor(sink, limit=2)
+    for count in (1, 2):
+        monitor.on_acquire(KEY, "m1", [AcquiredRecords(0, 3, count)], 1, count)
+    monitor.on_share_state_created(KEY, 5)  # the group was deleted and its state initialized again
+    for count in (1, 2):
+        monitor.on_acquire(KEY, "m1", [AcquiredRecords(0, 3, count)], 1, 10 + count)
+    assert sink.violations == []
+    monitor.on_acquire(KEY, "m1", [AcquiredRecords(2, 6, 1)], 2, 20)  # 2-3: a third delivery, a second tenure
+    assert sink.violations == []
+    monitor.on_acquire(KEY, "m1", [AcquiredRecords(3, 3, 2)], 2, 21)
+    assert [(v.invariant, v.state["first"]) for v in sink.violations] == [("deliveries-within-failover-bound", 3)]
+
+
 def test_sp5_fires_at_the_end_when_a_record_at_the_limit_is_left_available() -> None:
     sink = ViolationSink(1)
     monitor = DeliveryLimitMonitor(sink, limit=2)

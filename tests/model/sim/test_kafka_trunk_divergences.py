@@ -16,12 +16,19 @@ trunk differs from SPEC.md"), each against the correct model on the same seed.
   so it hands those records out again with the same delivery count (E-4) while the crashed
   member's acquisition has not ended durably (E-3). The model keeps one share-partition per
   leader tenure: the released records stay in transition until the write is accepted.
+* ``lock-timeout-before-write``: when an acquisition lock expires, trunk makes the records
+  AVAILABLE (or ARCHIVED) in memory at once and writes the change after, only logging a failure.
+  They are delivered again while that write is in flight; if the leader fails over before it
+  lands, the new leader reads a count two or more deliveries behind, and the record is delivered
+  more often than SP-11 allows (limit + one per failover). The model keeps them in transition
+  until the write is accepted (SP-9), so a failover loses at most the delivery in flight.
 """
 
 from __future__ import annotations
 
 import dataclasses
 
+from model.core.errors import Errors
 from model.sim.runner import RunResult, run
 from scenarios import library
 from tests.model.sim.test_fault_kinds import _events
@@ -125,3 +132,43 @@ def test_a_group_with_a_share_session_left_on_the_broker_keeps_its_share_partiti
     assert result.ok and result.metrics["share_sessions_disconnected"] == 1
     assert _events(result, "share.group_empty") == [] and _events(result, "share.orphan_write") == []
     assert len(_events(result, "share.leader_start", key="g:events-id:0")) == 1
+
+
+# -- lock-timeout-before-write -------------------------------------------------------------------
+
+
+def _deliveries(result: RunResult, key: str, before_ms: int | None = None) -> dict[int, list[str]]:
+    """Offset -> the brokers that acquired it, one entry per acquisition, in order."""
+    out: dict[int, list[str]] = {}
+    for acquired in _events(result, "share.acquire", key=key):
+        if before_ms is None or acquired.time_ms < before_ms:
+            for offset in range(acquired.fields["first"], acquired.fields["first"] + acquired.fields["count"]):
+                out.setdefault(offset, []).append(acquired.node)
+    return out
+
+
+def test_records_delivered_again_before_their_lock_timeout_write_lands_lose_two_increments_in_a_failover() -> None:
+    """lock_timeout_write_delayed seed 1: b1 delivers offsets 0-2 at 640 ms; their locks expire at
+    2640 ms and the write is delayed. Under the mutant b1 delivers them again at once; the
+    leadership moves to b2 at 3500 ms, which reads the state before b1's write lands (it is then
+    fenced), so b2 starts from count 0 and delivers each three times more: five deliveries with
+    one failover, against the limit of 3 plus one. The correct b1 waits for its write, which is
+    fenced too: it delivered each record once, and b2 three times."""
+    key = "g:events-id:0"
+    move_ms = 3500
+    mutant = _run("lock_timeout_write_delayed", 1, "lock-timeout-before-write")
+    assert mutant.faults_fired == {"leadership_move": 1, "message_delay": 1}
+    assert _deliveries(mutant, key, before_ms=move_ms) == {offset: ["b1", "b1"] for offset in range(3)}
+    new_leader = _events(mutant, "share.leader_start", key=key, leader_epoch=2)
+    fenced = _events(mutant, "share.write_failed", key=key, reason="lock-timeout")
+    assert new_leader and fenced and new_leader[0].time_ms < fenced[0].time_ms
+    assert fenced[0].node == "b1" and fenced[0].fields["error"] == Errors.FENCED_LEADER_EPOCH
+    assert {"deliveries-within-failover-bound", "spso-monotonic"} == _invariants(mutant)
+    assert _deliveries(mutant, key) == {offset: ["b1", "b1", "b2", "b2", "b2"] for offset in range(3)}
+    bound = next(v for v in mutant.violations if v.invariant == "deliveries-within-failover-bound")
+    assert "delivered 5 times in this life of the state, by 2 leader tenure(s)" in bound.message
+
+    clean = _run("lock_timeout_write_delayed", 1, None)
+    assert clean.ok and clean.faults_fired == mutant.faults_fired
+    assert _deliveries(clean, key) == {offset: ["b1", "b2", "b2", "b2"] for offset in range(3)}
+    assert clean.metrics["records_archived"] == 3
