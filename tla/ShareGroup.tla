@@ -48,8 +48,13 @@
 (*  - A record whose acknowledgement is being written keeps state ACQUIRED *)
 (*    with pend = the target state; it cannot be acquired or acknowledged  *)
 (*    again until the write answers (as Kafka's ongoing state transition). *)
-(*  - A lock expiry or session release changes memory at once and writes   *)
-(*    the new state without waiting (its failure is not rolled back).      *)
+(*  - A lock expiry or session release is a pending transition too (SP-9): *)
+(*    the record stays ACQUIRED, lock gone, with pend = AVAILABLE or        *)
+(*    ARCHIVED and by = NoMember, until its write is answered; a write that *)
+(*    failed is sent again (the change already happened in the leader's     *)
+(*    eyes).  Mutant timeout_before_write: memory changes at once, the      *)
+(*    write follows and its failure is only logged (Kafka trunk's           *)
+(*    releaseAcquisitionLockOnTimeout).                                     *)
 (*  - A write carries the leader's current SPSO only while no other write *)
 (*    of the leader carrying one is in flight, else -1: the durable start  *)
 (*    offset stays (SP-9: the SPSO if it moved; sharesim's                 *)
@@ -91,7 +96,8 @@ MutantNames == {"none",
                 "ack_any_state",      \* leader accepts an ack without checking state/owner/lock (SP-3)
                 "no_inflight_bound",  \* leader acquires new offsets past the in-flight bound (SP-8)
                 "no_rollback",        \* a failed ack write leaves the record ACQUIRED with no lock (SP-9, E-1)
-                "start_every_write"}  \* every write carries the SPSO, however many are in flight (SP-9; Kafka trunk)
+                "start_every_write",  \* every write carries the SPSO, however many are in flight (SP-9; Kafka trunk)
+                "timeout_before_write"} \* a lock expiry releases in memory before its write (SP-9, SP-11; Kafka trunk)
 
 ASSUME /\ LogSize \in Nat \ {0}
        /\ Gaps \subseteq 0..(LogSize - 1)
@@ -145,13 +151,15 @@ VARIABLES
     failovers, crashes, resets, writeErrors, writeRetries,
     \* -- history variables, read only by the properties --
     confirmed,      \* offsets whose Accept/Reject/Gap acknowledgement was confirmed (E-2)
-    zombieApplied   \* TRUE once a write from a fenced leader or state epoch was applied (SC-5)
+    zombieApplied,  \* TRUE once a write from a fenced leader or state epoch was applied (SC-5)
+    dlv,            \* dlv[o]: deliveries of o in this life of the state (SP-11)
+    ten             \* ten[o]: the leader epochs that delivered o in this life (SP-11)
 
 durableVars  == <<dSpso, dBatch, dSE, dLE>>
 leaderVars   == <<lep, status, lse, lspso, lspeo, rec, wq>>
 consumerVars == <<up, held>>
 budgetVars   == <<failovers, crashes, resets, writeErrors, writeRetries>>
-ghostVars    == <<confirmed, zombieApplied>>
+ghostVars    == <<confirmed, zombieApplied, dlv, ten>>
 vars == <<hwm, durableVars, leaderVars, consumerVars, budgetVars, ghostVars>>
 
 (* A record outside the window [SPSO, SPEO): AVAILABLE with no deliveries. *)
@@ -190,6 +198,7 @@ TypeOK ==
     /\ failovers \in 0..MaxFailovers /\ crashes \in 0..MaxCrashes
     /\ resets \in 0..MaxResets /\ writeErrors \in 0..MaxWriteErrors /\ writeRetries \in 0..MaxWriteRetries
     /\ confirmed \subseteq Offsets /\ zombieApplied \in BOOLEAN
+    /\ dlv \in [Offsets -> Nat] /\ ten \in [Offsets -> SUBSET Epochs]
 
 -----------------------------------------------------------------------------
 (* Helpers *)
@@ -220,14 +229,26 @@ Passed(r, s) == [o \in Offsets |-> IF o < s /\ r[o].st \in Terminal
                                    THEN [NoRec EXCEPT !.st = r[o].st] ELSE r[o]]
 
 (* SP-4, SP-15: the lock of record r is gone.  With no write pending the    *)
-(* record is released at once (SP-5 applies); with an acknowledgement being *)
-(* written, the release waits for the answer (SP-9).                         *)
+(* record is to be released (SP-5 applies): it waits for that write (SP-9). *)
+(* With an acknowledgement being written, the release waits for the answer *)
+(* to it.  Mutant timeout_before_write: released at once.                   *)
 Unlock(r) ==
-    IF r.pend = NONE THEN [NoRec EXCEPT !.st = ReleasedState(r.cnt), !.cnt = r.cnt]
-                     ELSE [r EXCEPT !.live = FALSE]
+    IF r.pend # NONE THEN [r EXCEPT !.live = FALSE]
+    ELSE IF Mutant = "timeout_before_write"
+         THEN [NoRec EXCEPT !.st = ReleasedState(r.cnt), !.cnt = r.cnt]
+    ELSE [r EXCEPT !.live = FALSE, !.pend = ReleasedState(r.cnt), !.by = NoMember]
 
-(* The batches a write carries for offsets O of memory r. *)
-BatchesOf(r, O) == [o \in O |-> [st |-> r[o].st, cnt |-> r[o].cnt]]
+(* The batches a write carries for offsets O of memory r: the state they    *)
+(* move to. *)
+BatchesOf(r, O) == [o \in O |-> [st |-> IF r[o].pend # NONE THEN r[o].pend ELSE r[o].st, cnt |-> r[o].cnt]]
+
+(* The offsets leader e is releasing (a lock expiry or session release      *)
+(* waiting for its write) among those write w carries.                      *)
+Releasing(e, w) == {o \in DOMAIN w.b : rec[e][o].pend # NONE /\ rec[e][o].by = NoMember}
+
+(* A release write of leader e for batches b, sent again after a failure   *)
+(* (no start offset: the next write carries it).                            *)
+Resent(e, b) == [b |-> b, spso |-> -1, se |-> lse[e], le |-> e, kind |-> "timeout", off |-> -1]
 
 (* SP-9: the start offset a new write of leader e carries when its SPSO is *)
 (* s: s, unless a write of e carrying one is still in flight (-1).           *)
@@ -279,24 +300,51 @@ Install(e) ==
 (* SP-9 second phase, at the sender of write w: an acknowledgement whose    *)
 (* write succeeded (ok) takes its new state and is confirmed to the         *)
 (* consumer; one whose write failed returns to ACQUIRED, or, if its lock    *)
-(* expired meanwhile, to AVAILABLE / ARCHIVED (SP-5).  Lock-timeout writes  *)
-(* and answers to a leader that reloaded or died change nothing.            *)
+(* expired meanwhile, is to be released (SP-5), which FollowUp writes.  A   *)
+(* release write that succeeded settles its records; one that failed       *)
+(* leaves them waiting for FollowUp's resend.  Answers to a leader that     *)
+(* reloaded or died change nothing.  Mutant timeout_before_write: a failed *)
+(* acknowledgement whose lock expired is released at once, unwritten.      *)
 Answer(w, ok) ==
     LET e == w.le
         o == w.off
-    IN IF w.kind = "ack" /\ Serving(e) /\ lse[e] = w.se
+    IN IF ~(Serving(e) /\ lse[e] = w.se) THEN UNCHANGED <<rec, lspso, confirmed>>
+       ELSE IF w.kind = "ack"
        THEN LET r  == rec[e][o]
                 s  == IF ok THEN [NoRec EXCEPT !.st = r.pend, !.cnt = r.cnt]
                       ELSE IF Mutant = "no_rollback" THEN [r EXCEPT !.pend = NONE, !.by = NoMember, !.live = FALSE]
                       ELSE IF r.live THEN [r EXCEPT !.pend = NONE, !.by = NoMember]
-                      ELSE [NoRec EXCEPT !.st = ReleasedState(r.cnt), !.cnt = r.cnt]
+                      ELSE IF Mutant = "timeout_before_write"
+                           THEN [NoRec EXCEPT !.st = ReleasedState(r.cnt), !.cnt = r.cnt]
+                      ELSE [r EXCEPT !.pend = ReleasedState(r.cnt), !.by = NoMember]
                 r2 == [rec[e] EXCEPT ![o] = s]
                 s2 == NextSpso(r2, lspso[e], lspeo[e])
             IN /\ Assert(r.pend # NONE, "an ack write answered for a record with no pending transition")
                /\ rec' = [rec EXCEPT ![e] = Passed(r2, s2)]
                /\ lspso' = [lspso EXCEPT ![e] = s2]
                /\ confirmed' = IF ok /\ r.pend \in Terminal THEN confirmed \cup {o} ELSE confirmed
+       ELSE IF ok
+       THEN LET R  == Releasing(e, w)
+                r2 == [q \in Offsets |-> IF q \in R THEN [NoRec EXCEPT !.st = rec[e][q].pend, !.cnt = rec[e][q].cnt]
+                                                    ELSE rec[e][q]]
+                s2 == NextSpso(r2, lspso[e], lspeo[e])
+            IN /\ rec' = [rec EXCEPT ![e] = Passed(r2, s2)]
+               /\ lspso' = [lspso EXCEPT ![e] = s2]
+               /\ UNCHANGED confirmed
        ELSE UNCHANGED <<rec, lspso, confirmed>>
+
+(* The writes leader w.le sends after write w failed without being applied *)
+(* (WriteError): the release of an acknowledged record whose lock expired   *)
+(* meanwhile, or the records a failed release write carried, again.         *)
+FollowUp(w) ==
+    LET e == w.le IN
+    IF ~(Serving(e) /\ lse[e] = w.se) \/ Mutant = "timeout_before_write" THEN <<>>
+    ELSE IF w.kind = "ack"
+         THEN IF rec[e][w.off].live \/ Mutant = "no_rollback" THEN <<>>
+              ELSE LET c == rec[e][w.off].cnt IN
+                   <<Resent(e, w.off :> [st |-> ReleasedState(c), cnt |-> c])>>
+    ELSE IF Releasing(e, w) = {} THEN <<>>
+    ELSE <<Resent(e, [q \in Releasing(e, w) |-> w.b[q]])>>
 
 -----------------------------------------------------------------------------
 (* Initial state: the group coordinator has initialized the state (GC-7)   *)
@@ -314,6 +362,7 @@ Init ==
     /\ up = [m \in Members |-> TRUE] /\ held = [m \in Members |-> {}]
     /\ failovers = 0 /\ crashes = 0 /\ resets = 0 /\ writeErrors = 0 /\ writeRetries = 0
     /\ confirmed = {} /\ zombieApplied = FALSE
+    /\ dlv = [o \in Offsets |-> 0] /\ ten = [o \in Offsets |-> {}]
 
 -----------------------------------------------------------------------------
 (* Actions *)
@@ -364,7 +413,9 @@ Acquire(m, o) ==
     /\ rec' = [rec EXCEPT ![e][o] = [NoRec EXCEPT !.st = ACQUIRED, !.cnt = rec[e][o].cnt + 1,
                                                   !.own = m, !.live = TRUE]]
     /\ held' = [held EXCEPT ![m] = @ \cup {<<o, e>>}]
-    /\ UNCHANGED <<hwm, durableVars, lep, status, lse, lspso, wq, up, budgetVars, ghostVars>>
+    /\ dlv' = [dlv EXCEPT ![o] = @ + 1]
+    /\ ten' = [ten EXCEPT ![o] = @ \cup {e}]
+    /\ UNCHANGED <<hwm, durableVars, lep, status, lse, lspso, wq, up, budgetVars, confirmed, zombieApplied>>
 
 (* SP-3, SP-9 first phase, SP-14: member m acknowledges offset o, delivered *)
 (* by leader e, with type t.  Valid only if o is ACQUIRED by m with a live  *)
@@ -387,9 +438,9 @@ Ack(m, o, e, t) ==
           ELSE UNCHANGED <<rec, wq>>
     /\ UNCHANGED <<hwm, durableVars, lep, status, lse, lspso, lspeo, up, budgetVars, ghostVars>>
 
-(* SP-4, SP-5: the acquisition lock of o at leader e expires.  The record  *)
-(* returns to AVAILABLE (ARCHIVED at the delivery limit) and the leader     *)
-(* writes its new state without waiting for the answer.                     *)
+(* SP-4, SP-5, SP-9: the acquisition lock of o at leader e expires.  The    *)
+(* leader writes the record's new state, AVAILABLE (ARCHIVED at the         *)
+(* delivery limit), and the record takes it when that write succeeds.       *)
 ExpireLock(e, o) ==
     /\ Serving(e)
     /\ rec[e][o].st = ACQUIRED /\ rec[e][o].live
@@ -404,7 +455,8 @@ ExpireLock(e, o) ==
     /\ UNCHANGED <<hwm, durableVars, lep, status, lse, lspeo, consumerVars, budgetVars, ghostVars>>
 
 (* SP-15: the share session of a member that is down is closed; all its   *)
-(* live acquisitions are released in one write (count unchanged, SP-5).    *)
+(* live acquisitions are released by one write (count unchanged, SP-5),    *)
+(* when it succeeds (SP-9).                                                 *)
 ReleaseMember(e, m) ==
     LET O  == {o \in Offsets : rec[e][o].st = ACQUIRED /\ rec[e][o].own = m /\ rec[e][o].live}
         F  == {o \in O : rec[e][o].pend = NONE}          \* released now, hence written
@@ -436,7 +488,7 @@ CoordWrite(e) ==
                   /\ zombieApplied' = (zombieApplied \/ dLE > w.le \/ dSE > w.se)
              ELSE UNCHANGED <<dSpso, dBatch, zombieApplied>>
           /\ Answer(w, ok)
-    /\ UNCHANGED <<hwm, dSE, dLE, lep, status, lse, lspeo, consumerVars, budgetVars>>
+    /\ UNCHANGED <<hwm, dSE, dLE, lep, status, lse, lspeo, consumerVars, budgetVars, dlv, ten>>
 
 (* Fault: a write fails without being applied (coordinator unavailable,    *)
 (* request lost); the leader sees the failure (SP-9).                      *)
@@ -444,10 +496,10 @@ WriteError(e) ==
     /\ writeErrors < MaxWriteErrors
     /\ wq[e] # <<>>
     /\ writeErrors' = writeErrors + 1
-    /\ wq' = [wq EXCEPT ![e] = Tail(@)]
+    /\ wq' = [wq EXCEPT ![e] = Tail(@) \o FollowUp(Head(@))]
     /\ Answer(Head(wq[e]), FALSE)
     /\ UNCHANGED <<hwm, durableVars, lep, status, lse, lspeo, consumerVars,
-                   failovers, crashes, resets, writeRetries, zombieApplied>>
+                   failovers, crashes, resets, writeRetries, zombieApplied, dlv, ten>>
 
 (* Fault: the oldest write of leader e is answered with a retriable error  *)
 (* (NOT_COORDINATOR: its coordinator moved) without being applied, and the  *)
@@ -509,6 +561,8 @@ AdminReset(s) ==
     /\ dSpso' = s
     /\ dBatch' = [o \in Offsets |-> NoBatch]
     /\ confirmed' = {o \in confirmed : o < s}
+    /\ dlv' = [o \in Offsets |-> 0]       \* a new life of the state: deliveries count afresh
+    /\ ten' = [o \in Offsets |-> {}]
     /\ UNCHANGED <<hwm, dLE, leaderVars, consumerVars, failovers, crashes, writeErrors, writeRetries,
                    zombieApplied>>
 
@@ -571,11 +625,27 @@ SP7_SpsoLeSpeoLeBound ==
     /\ \A e \in Epochs : Serving(e) => lspso[e] <= lspeo[e] /\ lspeo[e] <= hwm
     /\ dSpso <= hwm
 
+(* SP-8: every serving leader's window is within max.record.locks, as it   *)
+(* loaded it too.  (Before lock expiries waited for their write, the SPSO  *)
+(* could pass a record a timeout archived before that was durable; a lost  *)
+(* write then left a new leader loading a window over the bound, TLC,       *)
+(* ShareGroup_small depth 15.)                                               *)
+SP8_WindowWithinBound ==
+    \A e \in Epochs : Serving(e) => lspeo[e] - lspso[e] <= MaxInFlight
+
 (* SP-11: the current leader's counts never fall below the durable ones. *)
 SP11_CountNotBelowDurable ==
     LET e == lep IN
     status[e] = "active" /\ lse[e] = dSE =>
         \A o \in Offsets : o >= lspso[e] /\ dBatch[o].st # NONE => rec[e][o].cnt >= dBatch[o].cnt
+
+(* SP-11: ACQUIRED is never persisted, so a failover may lose the         *)
+(* increment of the one delivery of a record in flight, and no more (a      *)
+(* release is written before the record is delivered again, SP-9): in one  *)
+(* life of the state a record is delivered at most the limit, plus one for  *)
+(* each further leader epoch that delivered it.                             *)
+SP11_DeliveryBound ==
+    \A o \in Offsets : dlv[o] > 0 => dlv[o] <= DeliveryLimit + Cardinality(ten[o]) - 1
 
 (* SC-5: no write from a fenced leader epoch or state epoch is ever applied. *)
 SC5_ZombieFenced == ~zombieApplied
@@ -595,10 +665,13 @@ SP9_OneStartOffsetInFlight ==
         \A e \in Epochs : Cardinality({i \in 1..Len(wq[e]) : wq[e][i].spso # -1}) <= 1
 
 (* E-3: an acknowledgement is taken only from the member holding the live  *)
-(* acquisition: a record being acknowledged is ACQUIRED, by the acker.      *)
+(* acquisition: a record being acknowledged is ACQUIRED, by the acker (a    *)
+(* record being released, by = NoMember, is ACQUIRED with its lock gone).   *)
 E3_ExclusiveAcquisition ==
     \A e \in Epochs, o \in Offsets :
-        /\ rec[e][o].pend # NONE => rec[e][o].st = ACQUIRED /\ rec[e][o].own = rec[e][o].by
+        /\ rec[e][o].pend # NONE => rec[e][o].st = ACQUIRED
+        /\ rec[e][o].pend # NONE /\ rec[e][o].by # NoMember => rec[e][o].own = rec[e][o].by
+        /\ rec[e][o].pend # NONE /\ rec[e][o].by = NoMember => ~rec[e][o].live
         /\ rec[e][o].st = ACQUIRED <=> rec[e][o].own \in Members
 
 -----------------------------------------------------------------------------
@@ -616,13 +689,9 @@ SP1_LegalTransitions ==
 
 (* SP-8: within a loaded state a leader's window never grows past          *)
 (* max.record.locks, and never grows at all while it is past it: offsets    *)
-(* come in only below the bound.  A window as loaded is what the durable    *)
-(* state says, and here it can be wider: this spec lets the SPSO pass a     *)
-(* record archived by a lock timeout before that write is durable; when     *)
-(* the write is lost and no later write carried the start offset past the   *)
-(* record (one was in flight, SP-9), a new leader loads it AVAILABLE with   *)
-(* its last durable count (SP-11) and a window over the bound (TLC,          *)
-(* ShareGroup_small, depth 15).                                              *)
+(* come in only below the bound.  With SP8_WindowWithinBound (above) this   *)
+(* says the bound is kept by the leader's decision, not only by the state  *)
+(* it loads.                                                                 *)
 SP8_InFlightBound ==
     [][\A e \in Epochs :
           (Serving(e) /\ Serving(e)' /\ lse'[e] = lse[e] /\ lspeo'[e] - lspso'[e] > lspeo[e] - lspso[e]) =>
