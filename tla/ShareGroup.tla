@@ -97,6 +97,8 @@ MutantNames == {"none",
                 "no_inflight_bound",  \* leader acquires new offsets past the in-flight bound (SP-8)
                 "no_rollback",        \* a failed ack write leaves the record ACQUIRED with no lock (SP-9, E-1)
                 "start_every_write",  \* every write carries the SPSO, however many are in flight (SP-9; Kafka trunk)
+                "start_every_write_max", \* a candidate fix, not a bug: trunk's payload, and a coordinator that
+                                         \* never lowers the stored start offset within a state epoch
                 "timeout_before_write"} \* a lock expiry releases in memory before its write (SP-9, SP-11; Kafka trunk)
 
 ASSUME /\ LogSize \in Nat \ {0}
@@ -253,7 +255,8 @@ Resent(e, b) == [b |-> b, spso |-> -1, se |-> lse[e], le |-> e, kind |-> "timeou
 (* SP-9: the start offset a new write of leader e carries when its SPSO is *)
 (* s: s, unless a write of e carrying one is still in flight (-1).           *)
 StartInFlight(e) == \E i \in 1..Len(wq[e]) : wq[e][i].spso # -1
-Payload(e, s) == IF Mutant = "start_every_write" \/ ~StartInFlight(e) THEN s ELSE -1
+EveryWrite == Mutant \in {"start_every_write", "start_every_write_max"}
+Payload(e, s) == IF EveryWrite \/ ~StartInFlight(e) THEN s ELSE -1
 
 MkWrite(e, b, spso, kind, off) ==
     [b |-> b, spso |-> Payload(e, spso), se |-> lse[e], le |-> e, kind |-> kind, off |-> off]
@@ -267,7 +270,9 @@ Merge(old, new) ==
 
 (* SC-4: the start offset stored after write w, and the durable batch of o: *)
 (* clipped to that start offset, merged where the write carries o.           *)
-NewStart(w) == IF w.spso = -1 THEN dSpso ELSE w.spso
+NewStart(w) == IF w.spso = -1 THEN dSpso
+               ELSE IF Mutant = "start_every_write_max" THEN Max({dSpso, w.spso})
+               ELSE w.spso
 
 Applied(o, w) ==
     IF o < NewStart(w) THEN NoBatch
@@ -661,7 +666,7 @@ E2_NoRedeliveryAfterConfirmedAck ==
 (* SP-9: at most one write of a leader carrying a start offset is in       *)
 (* flight, so no order of arrival moves the durable start offset back.      *)
 SP9_OneStartOffsetInFlight ==
-    Mutant # "start_every_write" =>
+    ~EveryWrite =>
         \A e \in Epochs : Cardinality({i \in 1..Len(wq[e]) : wq[e][i].spso # -1}) <= 1
 
 (* E-3: an acknowledgement is taken only from the member holding the live  *)

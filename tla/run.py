@@ -75,6 +75,7 @@ MODELS: tuple[Model, ...] = (
     Model("ShareGroup_live_small", "ShareGroup.tla", "small", min_distinct=60_000),
     Model("ShareGroup_retry_small", "ShareGroup.tla", "small", min_distinct=72_000),
     Model("ShareGroup_pair_small", "ShareGroup.tla", "small", min_distinct=1_300_000),
+    Model("ShareGroup_retry_max_small", "ShareGroup.tla", "small", min_distinct=50_000),
     Model("ConsumerGroup_small", "ConsumerGroup.tla", "small", min_distinct=200_000),
     Model("ConsumerGroup_live_small", "ConsumerGroup.tla", "small", min_distinct=90_000),
     Model("ShareGroup_nightly", "ShareGroup.tla", "nightly", min_distinct=280_000),
