@@ -10,7 +10,7 @@ the number of distinct runs of offsets, not with the number of records.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Generic, TypeVar
 
 V = TypeVar("V")
@@ -130,6 +130,25 @@ class RangeMap(Generic[V]):
         self._firsts.insert(i, first)
         self._lasts.insert(i, last)
         self._values.insert(i, value)
+
+    def update(self, first: int, last: int, fn: Callable[[V | None], V]) -> list[tuple[int, int, V]]:
+        """Give every part of ``first..last`` the value ``fn(old value)`` (``fn(None)`` where it has
+        none), in one splice; returns the new parts, in order."""
+        parts: list[tuple[int, int, V]] = []
+        at = first
+        for lo, hi, value in self.overlapping(first, last):
+            if at < lo:
+                parts.append((at, lo - 1, fn(None)))
+            parts.append((lo, hi, fn(value)))
+            at = hi + 1
+        if at <= last:
+            parts.append((at, last, fn(None)))
+        self.remove(first, last)
+        i = bisect_left(self._firsts, first)
+        self._firsts[i:i] = [lo for lo, _, _ in parts]
+        self._lasts[i:i] = [hi for _, hi, _ in parts]
+        self._values[i:i] = [value for _, _, value in parts]
+        return parts
 
     def discard_below(self, offset: int) -> None:
         if self._firsts and self._firsts[0] < offset:

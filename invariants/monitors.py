@@ -223,9 +223,12 @@ class DeliveryLimitMonitor(Monitor):
 
     def on_share_state_created(self, key: SharePartitionKey, now_ms: int) -> None:
         # A new life of the share-partition: its counts start afresh.
+        self._forget_life(key)
+        self._state_epoch.pop(key, None)
+
+    def _forget_life(self, key: SharePartitionKey) -> None:
         self._counts.pop(key, None)
         self._at_limit.pop(key, None)
-        self._state_epoch.pop(key, None)
         self._deliveries.pop(key, None)
 
     def on_acquire(self, key: SharePartitionKey, member_id: str, acquired: list[AcquiredRecords],
@@ -267,21 +270,16 @@ class DeliveryLimitMonitor(Monitor):
         deliveries = self._deliveries.get(key)
         if deliveries is None:
             deliveries = self._deliveries[key] = RangeMap()
+
+        def one_more(before: _Deliveries | None) -> _Deliveries:
+            if before is None:
+                return 1, (leader_epoch,)
+            times, epochs = before
+            return times + 1, epochs if leader_epoch in epochs else (*epochs, leader_epoch)
+
         reported = False
         for record in acquired:
-            first, last = record.first_offset, record.last_offset
-            updates: list[tuple[int, int, _Deliveries]] = []
-            at = first
-            for lo, hi, (times, epochs) in deliveries.overlapping(first, last):
-                if at < lo:
-                    updates.append((at, lo - 1, (1, (leader_epoch,))))
-                updates.append((lo, hi, (times + 1, epochs if leader_epoch in epochs else (*epochs, leader_epoch))))
-                at = hi + 1
-            if at <= last:
-                updates.append((at, last, (1, (leader_epoch,))))
-            for lo, hi, value in updates:
-                deliveries.assign(lo, hi, value)
-                times, epochs = value
+            for lo, hi, (times, epochs) in deliveries.update(record.first_offset, record.last_offset, one_more):
                 if not reported and times > limit + len(epochs) - 1:
                     reported = True
                     self.sink.report("deliveries-within-failover-bound", now_ms, event=f"acquire {member_id}",
@@ -299,13 +297,14 @@ class DeliveryLimitMonitor(Monitor):
         if partition.ready and partition.state_epoch != self._state_epoch.setdefault(key, partition.state_epoch):
             # SP-12: an admin reset starts the counts afresh (the leader epoch may not change).
             self._state_epoch[key] = partition.state_epoch
-            self._counts.pop(key, None)
-            self._at_limit.pop(key, None)
-            self._deliveries.pop(key, None)
+            self._forget_life(key)
         if partition.ready and partition.leader_epoch == self._tenure.get(key):
-            for ranges in (self._counts.get(key), self._deliveries.get(key)):
-                if ranges is not None:
-                    ranges.discard_below(partition.spso)
+            counts = self._counts.get(key)
+            if counts is not None:
+                counts.discard_below(partition.spso)
+            deliveries = self._deliveries.get(key)
+            if deliveries is not None:
+                deliveries.discard_below(partition.spso)
 
     def finish(self, now_ms: int) -> None:
         """E-4/SP-5: a record delivered limit times is, at the end, terminal (or still in someone's hands).

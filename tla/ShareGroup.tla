@@ -248,18 +248,18 @@ BatchesOf(r, O) == [o \in O |-> [st |-> IF r[o].pend # NONE THEN r[o].pend ELSE 
 (* waiting for its write) among those write w carries.                      *)
 Releasing(e, w) == {o \in DOMAIN w.b : rec[e][o].pend # NONE /\ rec[e][o].by = NoMember}
 
-(* A release write of leader e for batches b, sent again after a failure   *)
-(* (no start offset: the next write carries it).                            *)
-Resent(e, b) == [b |-> b, spso |-> -1, se |-> lse[e], le |-> e, kind |-> "timeout", off |-> -1]
-
 (* SP-9: the start offset a new write of leader e carries when its SPSO is *)
 (* s: s, unless a write of e carrying one is still in flight (-1).           *)
 StartInFlight(e) == \E i \in 1..Len(wq[e]) : wq[e][i].spso # -1
 EveryWrite == Mutant \in {"start_every_write", "start_every_write_max"}
 Payload(e, s) == IF EveryWrite \/ ~StartInFlight(e) THEN s ELSE -1
 
-MkWrite(e, b, spso, kind, off) ==
-    [b |-> b, spso |-> Payload(e, spso), se |-> lse[e], le |-> e, kind |-> kind, off |-> off]
+Write(e, b, spso, kind, off) == [b |-> b, spso |-> spso, se |-> lse[e], le |-> e, kind |-> kind, off |-> off]
+MkWrite(e, b, spso, kind, off) == Write(e, b, Payload(e, spso), kind, off)
+
+(* A release write of leader e for batches b, sent again after a failure   *)
+(* (no start offset: the next write carries it).                            *)
+Resent(e, b) == Write(e, b, -1, "timeout", -1)
 
 (* SC-4: per offset, the higher delivery count wins, then the higher state. *)
 Merge(old, new) ==
@@ -310,33 +310,35 @@ Install(e) ==
 (* leaves them waiting for FollowUp's resend.  Answers to a leader that     *)
 (* reloaded or died change nothing.  Mutant timeout_before_write: a failed *)
 (* acknowledgement whose lock expired is released at once, unwritten.      *)
+(* A record whose pending transition's write succeeded takes its target.  *)
+Settled(r) == [NoRec EXCEPT !.st = r.pend, !.cnt = r.cnt]
+
+(* The acknowledged record r once its write is answered (ok or not).       *)
+AckAnswered(r, ok) ==
+    IF ok THEN Settled(r)
+    ELSE IF Mutant = "no_rollback" THEN [r EXCEPT !.pend = NONE, !.by = NoMember, !.live = FALSE]
+    ELSE IF r.live THEN [r EXCEPT !.pend = NONE, !.by = NoMember]
+    ELSE IF Mutant = "timeout_before_write" THEN [NoRec EXCEPT !.st = ReleasedState(r.cnt), !.cnt = r.cnt]
+    ELSE [r EXCEPT !.pend = ReleasedState(r.cnt), !.by = NoMember]
+
+(* Leader e's memory becomes r, its SPSO moved past the terminal records  *)
+(* at its head (SP-6).                                                      *)
+Settle(e, r) ==
+    LET s == NextSpso(r, lspso[e], lspeo[e]) IN
+    /\ rec' = [rec EXCEPT ![e] = Passed(r, s)]
+    /\ lspso' = [lspso EXCEPT ![e] = s]
+
 Answer(w, ok) ==
     LET e == w.le
         o == w.off
-    IN IF ~(Serving(e) /\ lse[e] = w.se) THEN UNCHANGED <<rec, lspso, confirmed>>
+    IN IF ~(Serving(e) /\ lse[e] = w.se) \/ (w.kind = "timeout" /\ ~ok)
+       THEN UNCHANGED <<rec, lspso, confirmed>>
        ELSE IF w.kind = "ack"
-       THEN LET r  == rec[e][o]
-                s  == IF ok THEN [NoRec EXCEPT !.st = r.pend, !.cnt = r.cnt]
-                      ELSE IF Mutant = "no_rollback" THEN [r EXCEPT !.pend = NONE, !.by = NoMember, !.live = FALSE]
-                      ELSE IF r.live THEN [r EXCEPT !.pend = NONE, !.by = NoMember]
-                      ELSE IF Mutant = "timeout_before_write"
-                           THEN [NoRec EXCEPT !.st = ReleasedState(r.cnt), !.cnt = r.cnt]
-                      ELSE [r EXCEPT !.pend = ReleasedState(r.cnt), !.by = NoMember]
-                r2 == [rec[e] EXCEPT ![o] = s]
-                s2 == NextSpso(r2, lspso[e], lspeo[e])
-            IN /\ Assert(r.pend # NONE, "an ack write answered for a record with no pending transition")
-               /\ rec' = [rec EXCEPT ![e] = Passed(r2, s2)]
-               /\ lspso' = [lspso EXCEPT ![e] = s2]
-               /\ confirmed' = IF ok /\ r.pend \in Terminal THEN confirmed \cup {o} ELSE confirmed
-       ELSE IF ok
-       THEN LET R  == Releasing(e, w)
-                r2 == [q \in Offsets |-> IF q \in R THEN [NoRec EXCEPT !.st = rec[e][q].pend, !.cnt = rec[e][q].cnt]
-                                                    ELSE rec[e][q]]
-                s2 == NextSpso(r2, lspso[e], lspeo[e])
-            IN /\ rec' = [rec EXCEPT ![e] = Passed(r2, s2)]
-               /\ lspso' = [lspso EXCEPT ![e] = s2]
-               /\ UNCHANGED confirmed
-       ELSE UNCHANGED <<rec, lspso, confirmed>>
+       THEN /\ Assert(rec[e][o].pend # NONE, "an ack write answered for a record with no pending transition")
+            /\ Settle(e, [rec[e] EXCEPT ![o] = AckAnswered(rec[e][o], ok)])
+            /\ confirmed' = IF ok /\ rec[e][o].pend \in Terminal THEN confirmed \cup {o} ELSE confirmed
+       ELSE /\ Settle(e, [q \in Offsets |-> IF q \in Releasing(e, w) THEN Settled(rec[e][q]) ELSE rec[e][q]])
+            /\ UNCHANGED confirmed
 
 (* The writes leader w.le sends after write w failed without being applied *)
 (* (WriteError): the release of an acknowledged record whose lock expired   *)

@@ -520,6 +520,12 @@ def test_interval_set_and_range_map_agree_with_a_plain_set(adds: list[tuple[int,
             m.remove(first, first + width)
             for o in range(first, first + width + 1):
                 values.pop(o, None)
+        elif i % 4 == 1:  # add i to what is there (0 where nothing is)
+            parts = m.update(first, first + width, lambda v, i=i: (v or 0) + i)
+            for o in range(first, first + width + 1):
+                values[o] = values.get(o, 0) + i
+            assert [o for lo, hi, _ in parts for o in range(lo, hi + 1)] == list(range(first, first + width + 1))
+            assert all(values[o] == v for lo, hi, v in parts for o in range(lo, hi + 1))
         else:
             m.assign(first, first + width, i)
             values.update(dict.fromkeys(range(first, first + width + 1), i))

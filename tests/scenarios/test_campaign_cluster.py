@@ -9,6 +9,7 @@ import os
 import signal
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -35,9 +36,13 @@ def spark_home() -> Path:
     return Path(pyspark.__file__).parent
 
 
+def spark_env(**extra: str) -> dict[str, str]:
+    """This environment, for Spark's scripts: its home is the pyspark installation, and it binds to 127.0.0.1."""
+    return {**os.environ, "SPARK_HOME": str(spark_home()), "SPARK_LOCAL_IP": "127.0.0.1", **extra}
+
+
 def start(log: Path, *args: str) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "SPARK_HOME": str(spark_home()), "SPARK_LOCAL_IP": "127.0.0.1",
-           "SPARK_NO_DAEMONIZE": "1"}
+    env = spark_env(SPARK_NO_DAEMONIZE="1")
     with log.open("wb") as out:
         return subprocess.Popen([str(spark_home() / "bin" / "spark-class"), *args], stdout=out,
                                 stderr=subprocess.STDOUT, env=env, start_new_session=True)
@@ -147,8 +152,6 @@ def sharesim_zip(where: Path) -> Path:
 
 
 def python_without_sharesim(where: Path) -> Path:
-    import sys
-
     script = where / "python-without-sharesim"
     script.write_text(_WITHOUT_SHARESIM.format(python=sys.executable))
     script.chmod(0o755)
@@ -175,8 +178,7 @@ def test_spark_submit_runs_a_campaign_with_the_code_shipped_as_py_files(standalo
 
     url, work = standalone
     out = tmp_path / "campaign"
-    env = {**os.environ, "SPARK_HOME": str(spark_home()), "SPARK_LOCAL_IP": "127.0.0.1",
-           "PYSPARK_PYTHON": str(python_without_sharesim(tmp_path))}
+    env = spark_env(PYSPARK_PYTHON=str(python_without_sharesim(tmp_path)))
     env.pop("PYTHONPATH", None)
     submitted = subprocess.run(
         [str(spark_home() / "bin" / "spark-submit"), "--master", url, "--py-files", str(sharesim_zip(tmp_path)),
