@@ -14,6 +14,11 @@ a run in a Spark Python worker sees the mutant its own runner set. ``injected``
 resets it in ``finally``, so no mutant leaks into the next run of the process,
 even when a run raises.
 
+A ``Variant`` is injected the same way but is no bug: a candidate fix for a
+mutant that is Kafka trunk's behaviour, that mutant's hook with a change
+elsewhere. It is expected to hold every invariant, and the tests run it on the
+seeds where its mutant is caught (TLA+ checks the same variant, ``tla/``).
+
 This module imports nothing from ``model`` (the pure core imports it) and no
 SimPy.
 """
@@ -191,7 +196,31 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
            "exclusive-ownership", "kip848_fenced_member", "model/core/group/consumer_member.py: on_response"),
 )
 
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A candidate fix: mutant ``base`` (trunk's behaviour) and a change at ``where`` that makes it safe."""
+
+    name: str
+    base: str  # the mutant whose behaviour the variant keeps
+    description: str  # the change, and why it should be enough
+    where: str  # the module and function that carry its own hook
+
+    def to_json(self) -> dict[str, str]:
+        return {"name": self.name, "base": self.base, "description": self.description}
+
+
+VARIANTS: Final[tuple[Variant, ...]] = (
+    Variant("start-offset-every-write-max", "start-offset-every-write",
+            "trunk's payload (every WriteShareGroupState carries the SPSO), and a share coordinator that never "
+            "lowers the stored start offset within a state epoch: a write retried behind newer ones cannot move "
+            "it back (TLA+: start_every_write_max)",
+            "model/core/share_coordinator.py: write"),
+)
+
 _BY_NAME: Final = {m.name: m for m in MUTANTS}
+_VARIANT_BY_NAME: Final = {v.name: v for v in VARIANTS}
 
 
 class UnknownMutant(UnknownName):
@@ -204,6 +233,10 @@ def names() -> list[str]:
     return sorted(_BY_NAME)
 
 
+def variant_names() -> list[str]:
+    return sorted(_VARIANT_BY_NAME)
+
+
 def get(name: str) -> Mutant:
     mutant = _BY_NAME.get(name)
     if mutant is None:
@@ -211,11 +244,19 @@ def get(name: str) -> Mutant:
     return mutant
 
 
+def injectable(name: str) -> Mutant | Variant:
+    """The mutant or variant ``name``: what ``--mutant`` takes."""
+    found = _BY_NAME.get(name) or _VARIANT_BY_NAME.get(name)
+    if found is None:
+        raise UnknownMutant(name, names() + variant_names())
+    return found
+
+
 @contextmanager
-def injected(name: str | None) -> Iterator[Mutant | None]:
-    """Inject mutant ``name`` (None: none) for the body; always reset afterwards."""
+def injected(name: str | None) -> Iterator[Mutant | Variant | None]:
+    """Inject mutant or variant ``name`` (None: none) for the body; always reset afterwards."""
     global ACTIVE
-    mutant = None if name is None else get(name)
+    mutant = None if name is None else injectable(name)
     if ACTIVE is not None:
         raise RuntimeError(f"mutant {ACTIVE!r} is already injected; runs with mutants do not nest")
     ACTIVE = name

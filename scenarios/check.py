@@ -37,10 +37,10 @@ console = Console()
 
 
 def require_mutant(name: str | None) -> None:
-    """Exit 2 with the known names if ``name`` is not a mutant (None is: no mutant)."""
+    """Exit 2 with the known names if ``name`` is not a mutant or a variant (None is: no mutant)."""
     if name is not None:
         try:
-            mutants.get(name)
+            mutants.injectable(name)
         except mutants.UnknownMutant as exc:
             click.echo(f"error: --mutant: {exc}", err=True)
             sys.exit(2)
@@ -123,7 +123,8 @@ def _distinct(ids: Iterable[str]) -> tuple[str, ...]:
 @click.option("--json", "as_json", is_flag=True, help="Print the mutants as a JSON list.")
 def mutants_command(as_json: bool) -> None:
     """List the mutants: named bug injections, each with the invariant expected to catch it
-    and the scenario it shows in. Run one with `sharesim run SCENARIO --mutant NAME`."""
+    and the scenario it shows in; then the variants, candidate fixes of a mutant that should hold
+    every invariant. Run either with `sharesim run SCENARIO --mutant NAME`."""
     import json
 
     if as_json:
@@ -136,13 +137,20 @@ def mutants_command(as_json: bool) -> None:
     for m in mutants.MUTANTS:
         table.add_row(m.name, m.expected_invariant, m.scenario, m.description)
     console.print(table)
+    variants = Table(title=f"{len(mutants.VARIANTS)} variant(s): candidate fixes, expected to hold every invariant")
+    variants.add_column("name", no_wrap=True)
+    variants.add_column("description", overflow="fold", min_width=30)
+    for v in mutants.VARIANTS:
+        variants.add_row(v.name, f"the mutant {v.base} with a fix: {v.description}")
+    console.print(variants)
 
 
 @click.command("check")
 @click.option("--scenarios", "scenario_list", default=None, metavar="A,B,...",
               help="Comma-separated library scenarios or .toml files (default: every named scenario).")
 @click.option("--seeds", type=int, default=3, show_default=True, help="Run seeds 0..N-1 of each scenario.")
-@click.option("--mutant", default=None, metavar="NAME", help="Inject the named bug into every run.")
+@click.option("--mutant", default=None, metavar="NAME",
+              help="Inject the named bug (or candidate fix, a variant) into every run.")
 def check_command(scenario_list: str | None, seeds: int, mutant: str | None) -> None:
     """Run scenarios x seeds in this process (for CI): print a reproducer per violating run;
     exit 0 if every invariant held, 1 if one was violated, 2 on bad input."""

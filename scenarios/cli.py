@@ -66,7 +66,8 @@ def demo(seed: int, runs: int, out: Path) -> None:
 @click.option("--trace", "trace_file", type=click.Path(dir_okay=False), default=None,
               help="Keep every event and write them to FILE as NDJSON.")
 @click.option("--all-violations", is_flag=True, help="Keep running after the first violation and report them all.")
-@click.option("--mutant", default=None, metavar="NAME", help="Inject the named bug (see `sharesim mutants`).")
+@click.option("--mutant", default=None, metavar="NAME",
+              help="Inject the named bug or variant (see `sharesim mutants`).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Write DIR/result.json, timeline.parquet, report.html (and trace.ndjson on a violation).")
 def run_command(scenario: str, seed: int | None, as_json: bool, trace_file: str | None, all_violations: bool,

@@ -301,8 +301,11 @@ class ShareCoordinatorShard:
         )
         if error is not None or stored is None:
             return WriteShareGroupStateResponse(req.key, *(error or _NO_STATE)), []
+        start_offset = req.start_offset
+        if _mutants.ACTIVE == "start-offset-every-write-max" and start_offset != UNKNOWN_OFFSET:
+            start_offset = max(start_offset, stored.start_offset)  # variant: only up (older state epochs are fenced)
         # Writes never raise stored epochs: the record carries the stored leader epoch.
-        record = self._state_record(req.key, stored, req.start_offset, req.state_batches, stored.leader_epoch)
+        record = self._state_record(req.key, stored, start_offset, req.state_batches, stored.leader_epoch)
         self.apply(record)
         return WriteShareGroupStateResponse(req.key), [record]
 

@@ -841,8 +841,8 @@ class SharePartition:
         write carries a start offset at or below one sent before: the batches
         say the same thing to a recovering leader.
         """
-        if _mutants.ACTIVE == "start-offset-every-write":
-            return self._spso, changes  # mutant (Kafka trunk): the SPSO now, however many are in flight
+        if _mutants.ACTIVE == "start-offset-every-write" or _mutants.ACTIVE == "start-offset-every-write-max":
+            return self._spso, changes  # mutant (Kafka trunk) and its variant: the SPSO now, whatever is in flight
         if self._start_writes:
             return UNKNOWN_OFFSET, changes
         ranges = self._window.ranges

@@ -44,7 +44,7 @@ def check_mutant(name: str | None) -> None:
 
     if name is not None:
         try:
-            mutants.get(name)
+            mutants.injectable(name)
         except mutants.UnknownMutant as exc:
             raise BadInput(f"--mutant: {exc}") from exc
 
@@ -131,7 +131,7 @@ def campaign_once(scenario_ref: str, runs: int, out: Path, *, master: str | None
               help="Runs per Spark job; each batch is committed as a whole (default: about a minute of work).")
 @click.option("--campaign-seed", type=click.IntRange(0, None), default=0, show_default=True,
               help="Seeds are derived from (campaign seed, scenario, run id).")
-@click.option("--mutant", default=None, help="Run a mutant of the model (model/mutants.py).")
+@click.option("--mutant", default=None, help="Run a mutant (or a variant) of the model (model/mutants.py).")
 @click.option("--resume", is_flag=True, help="Continue the campaign in --out: run only the missing run ids.")
 def campaign_command(scenario: str, runs: int, out: Path, master: str | None, partitions: int | None,
                      batch_runs: int | None, campaign_seed: int, mutant: str | None, resume: bool) -> None:

@@ -50,10 +50,28 @@ def test_mutant_is_documented_with_a_catalogue_id_and_a_library_scenario(mutant:
 
 def test_every_mutant_has_a_hook_where_it_says_and_every_hook_a_mutant() -> None:
     hooked = _hooked_names()
-    assert sorted(hooked) == mutants.names(), "a hook names an unknown mutant, or a mutant has no hook"
-    for m in mutants.MUTANTS:
+    known = sorted(mutants.names() + mutants.variant_names())
+    assert sorted(hooked) == known, "a hook names an unknown mutant, or a mutant or variant has no hook"
+    injections: list[mutants.Mutant | mutants.Variant] = [*mutants.MUTANTS, *mutants.VARIANTS]
+    for m in injections:
         documented = m.where.split(":")[0]
         assert documented in hooked[m.name], f"{m.name}: hooked in {sorted(hooked[m.name])}, documented {documented}"
+
+
+def test_a_variant_keeps_its_mutants_hooks_and_is_injected_like_one() -> None:
+    """A variant is its base mutant's behaviour plus a change: every hook of the base tests for it too."""
+    for v in mutants.VARIANTS:
+        assert v.base in mutants.names() and v.name not in mutants.names()
+        assert v.name.startswith(v.base) and len(v.description) > 40
+        for path in sorted(MODEL.rglob("*.py")):
+            if path.name != "mutants.py" and f'"{v.base}"' in path.read_text():
+                assert f'"{v.name}"' in path.read_text(), f"{path}: tests for {v.base} but not for {v.name}"
+        with mutants.injected(v.name) as chosen:
+            assert chosen is v
+            assert v.name == mutants.ACTIVE
+        assert mutants.ACTIVE is None
+    with pytest.raises(mutants.UnknownMutant):
+        mutants.get(mutants.VARIANTS[0].name)  # not a mutant: nothing to detect
 
 
 def test_the_hook_scan_would_see_a_typo() -> None:
@@ -65,6 +83,9 @@ def test_unknown_mutant_lists_the_known_names() -> None:
         mutants.get("no-such-bug")
     message = str(info.value)
     assert "no-such-bug" in message and all(n in message for n in mutants.names())
+    with pytest.raises(mutants.UnknownMutant) as info:
+        mutants.injectable("no-such-bug")
+    assert all(n in str(info.value) for n in mutants.names() + mutants.variant_names())
 
 
 def test_injected_sets_the_mutant_and_resets_it_even_when_the_body_raises() -> None:

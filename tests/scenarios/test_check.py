@@ -29,6 +29,25 @@ def test_mutants_prints_a_table() -> None:
     assert "spso-before-durable" in result.output and "window-size" in result.output
 
 
+def test_mutants_lists_the_variants_after_the_mutants() -> None:
+    result = CliRunner().invoke(main, ["mutants"], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    assert "variant(s): candidate fixes" in result.output
+    assert result.output.index("start-offset-every-write-max") > result.output.index("kip848_fenced_member")
+
+
+def test_check_and_run_take_a_variant_which_holds_where_its_mutant_does_not() -> None:
+    args = ["check", "--scenarios", "late_start_offset_write", "--seeds", "4", "--mutant"]
+    caught = CliRunner().invoke(main, [*args, "start-offset-every-write"])
+    assert caught.exit_code == 1, caught.output
+    fixed = CliRunner().invoke(main, [*args, "start-offset-every-write-max"])
+    assert fixed.exit_code == 0, fixed.output
+    assert "4 run(s), 0 violated (mutant start-offset-every-write-max)" in fixed.output
+    ran = CliRunner().invoke(main, ["run", "late_start_offset_write", "--seed", "3", "--json",
+                                    "--mutant", "start-offset-every-write-max"])
+    assert ran.exit_code == 0 and json.loads(ran.output)["mutant"] == "start-offset-every-write-max"
+
+
 def test_check_of_the_correct_model_exits_0_and_prints_no_reproducer() -> None:
     result = CliRunner().invoke(main, ["check", "--scenarios", "small,poison", "--seeds", "2"])
     assert result.exit_code == 0, result.output

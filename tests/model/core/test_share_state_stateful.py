@@ -23,10 +23,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import pytest
 from hypothesis import HealthCheck, event, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
+from model import mutants
 from model.core.config import BrokerConfig, GroupConfig
 from model.core.errors import ApiError, Errors
 from model.core.log import PartitionLog, SpanKind
@@ -518,3 +520,21 @@ ShareStateMachine.TestCase.settings = settings(
     suppress_health_check=[HealthCheck.too_slow],
 )
 TestShareState = ShareStateMachine.TestCase
+
+
+class TestShareStateWithTheStartOffsetVariant(ShareStateMachine.TestCase):  # type: ignore[misc, valid-type]
+    """The same machine with Kafka trunk's payload and a share coordinator that never lowers the start
+    offset (the variant ``start-offset-every-write-max``, ``model/mutants.py``): every check holds,
+    E-2 (no acquisition after a confirmed acceptance) included, where trunk's payload alone moves
+    the durable start offset back (``pytest --mutant start-offset-every-write`` fails this machine).
+    The coordinator's own rule makes that one check hold by construction; the others are what the
+    variant has to earn."""
+
+    settings = settings(ShareStateMachine.TestCase.settings, max_examples=500)
+
+    def runTest(self) -> None:
+        if mutants.ACTIVE is not None:
+            pytest.skip(f"runs its own variant, not {mutants.ACTIVE}")
+        with mutants.injected("start-offset-every-write-max"):
+            super().runTest()
+

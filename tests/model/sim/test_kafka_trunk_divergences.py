@@ -22,14 +22,21 @@ trunk differs from SPEC.md"), each against the correct model on the same seed.
   lands, the new leader reads a count two or more deliveries behind, and the record is delivered
   more often than SP-11 allows (limit + one per failover). The model keeps them in transition
   until the write is accepted (SP-9), so a failover loses at most the delivery in flight.
+
+And one candidate fix, a variant (``model/mutants.py``): ``start-offset-every-write-max`` keeps
+trunk's payload but its share coordinator never lowers the stored start offset, so the late write
+of the first divergence lands without moving it back.
 """
 
 from __future__ import annotations
 
 import dataclasses
 
+import pytest
+
 from model.core.errors import Errors
-from model.sim.runner import RunResult, run
+from model.sim.cluster import Cluster
+from model.sim.runner import RunResult, run, run_cluster
 from scenarios import library
 from tests.model.sim.test_fault_kinds import _events
 
@@ -89,6 +96,52 @@ def test_lost_writes_retried_after_their_timeout_do_the_same() -> None:
     assert _start_offset_regressions(mutant, "g:events-id:0")
     assert "no-redelivery-after-accept" in _invariants(mutant)
     assert run(library.get("late_start_offset_write"), seed).ok
+
+
+def _stored_start_offsets_at(at_ms: int, key: str, scenario: str, seed: int, mutant: str) -> list[int]:
+    """The start offset each loaded share coordinator stores for ``key`` at ``at_ms``."""
+    seen: list[int] = []
+
+    def look(cluster: Cluster) -> None:
+        for broker in cluster.brokers.values():
+            for host in broker.share_coordinators.values():
+                live = host.shard.keys()
+                for state in (host.shard.state(k) for k in live if str(k) == key):
+                    assert state is not None
+                    seen.append(state.start_offset)
+
+    def at(cluster: Cluster) -> None:
+        cluster.scheduler.post_at(at_ms, look, cluster)
+
+    run_cluster(library.get(scenario), seed, before_run=at, mutant=mutant)
+    return seen
+
+
+def test_a_coordinator_that_never_lowers_the_start_offset_makes_trunks_payload_safe() -> None:
+    """The variant on the run above: the same write (start offset 561) lands late after writes with
+    571, and the coordinator keeps 571, so the new leader at 11 s delivers nothing accepted before.
+    Under the mutant the coordinator stores 561 until then."""
+    key = "g:events-id:0"
+    variant = _run("coordinator_failover_late_write", 7, "start-offset-every-write-max")
+    mutant = _run("coordinator_failover_late_write", 7, "start-offset-every-write")
+    assert variant.ok and variant.faults_fired == mutant.faults_fired
+    # (time, highest start offset written before, start offset of this write): the same late write;
+    # only under the mutant does the new leader, having read 561, write it again.
+    assert _start_offset_regressions(variant, key) == [(2061, 571, 561)]
+    assert _start_offset_regressions(mutant, key)[0] == (2061, 571, 561)
+    assert _stored_start_offsets_at(5_000, key, "coordinator_failover_late_write", 7, "start-offset-every-write") \
+        == [561]
+    assert _stored_start_offsets_at(5_000, key, "coordinator_failover_late_write", 7,
+                                    "start-offset-every-write-max") == [571]
+    assert variant.metrics["records_accepted_by_leader"] == variant.metrics["records_produced"]
+
+
+@pytest.mark.parametrize(("scenario", "seed"), [("late_start_offset_write", 3), ("swarm_wide", 1195),
+                                                ("swarm_wide", 6620), ("swarm_wide", 7081), ("swarm_wide", 7420)])
+def test_the_variant_holds_where_the_mutant_is_caught(scenario: str, seed: int) -> None:
+    """The mutant's library scenario and the swarm_wide seeds that find it unaided (README)."""
+    assert not run(library.get(scenario), seed, mutant="start-offset-every-write").ok
+    assert run(library.get(scenario), seed, mutant="start-offset-every-write-max").ok
 
 
 # -- orphan-on-group-empty -----------------------------------------------------------------------
