@@ -11,10 +11,13 @@
   usual meanwhile (still reporting the revoked partitions owned), so a slow
   revocation is bounded by the rebalance timeout, not the session timeout.
   One revocation commit is in flight at a time; partitions revoked while it
-  is are committed after it, before the acknowledgement. A commit that fails
-  (STALE_MEMBER_EPOCH after a missed response, fencing) is counted and the
-  revocation goes ahead: the next owner re-reads from the last committed
-  offset (at-least-once). Lost partitions (fenced) are dropped uncommitted.
+  is are committed after it, before the acknowledgement. A commit answered
+  STALE_MEMBER_EPOCH (a heartbeat response with a new epoch was lost) is
+  retried with the member's epoch of that time while it has one, within the
+  rebalance timeout (as the Java consumer does); a commit that fails
+  otherwise (fencing, the deadline) is counted and the revocation goes ahead:
+  the next owner re-reads from the last committed offset (at-least-once).
+  Lost partitions (fenced) are dropped uncommitted.
 * **Assigned partitions** start from their committed offset (OffsetFetch); with
   none, ``auto_offset_reset`` picks the log start ("earliest") or the
   high-water mark ("latest"): the consumer fetches from -1, and the leader's
@@ -28,7 +31,9 @@
   the new epoch).
 * **Close** waits for the batch under way and any revocation, commits, then
   leaves; heartbeats go on until the leave, and assignments that arrive
-  meanwhile are ignored (the Java consumer's PREPARE_LEAVING).
+  meanwhile are ignored (the Java consumer's PREPARE_LEAVING). The final
+  commit is not retried on STALE_MEMBER_EPOCH: the Java consumer's close
+  logs that CommitFailedException and leaves.
 * **Static members** (``instance_id``): ``close(temporary=True)`` leaves with
   epoch -2 so a restart (``start`` again) gets the same assignment back (CG-5).
 * **The application** processes one batch at a time, as the share consumer does
@@ -126,6 +131,7 @@ class Consumer(GroupConsumer):
         self.member = self._new_member()
         self._parts: dict[TopicPartition, _Partition] = {}
         self._revoking: list[_Partition] | None = None
+        self._revoke_started_ms = 0  # when the revocation under way began (its commits retry until its timeout)
         self._revoke_committing = False
         self._queue: deque[_Delivery] = deque()
         self._processing: _Delivery | None = None
@@ -264,6 +270,8 @@ class Consumer(GroupConsumer):
                 if part is not None:
                     self._stop(part)
                     revoking.append(part)
+            if self._revoking is None:
+                self._revoke_started_ms = self.scheduler.now_ms
             self._revoking = (self._revoking or []) + revoking
             self._try_finish_revoke()
         if step.assigned:
@@ -292,24 +300,47 @@ class Consumer(GroupConsumer):
             return
         if self._processing is not None and any(self._processing.part is p for p in revoking):
             return  # commit what it is processing first
+        self._revoke_committing = True
+        self._commit_revoked(revoking, self._revoke_started_ms + self.settings.rebalance_timeout_ms, 1)
+
+    def _commit_revoked(self, revoking: list[_Partition], deadline_ms: int, attempt: int) -> None:
+        """Commit the revoked partitions' positions before the revocation is acknowledged (CG-2).
+
+        A STALE_MEMBER_EPOCH answer (a heartbeat response with a new epoch was lost) is retried
+        after a back-off with the member epoch of that time, as long as the member has one and the
+        rebalance timeout since the revocation began has not passed (the coordinator fences the
+        member then anyway; Java:
+        ``autoCommitSyncBeforeRevocationWithRetries``); any other failure, or the deadline, lets the
+        revocation go ahead uncommitted (at-least-once)."""
+        if self._revoking is not revoking:  # more were revoked, or some lost, while a retry waited
+            self._revoked_committed(revoking)
+            return
         offsets = {p.tp: p.position for p in revoking if p.position is not None and p.position != p.committed}
 
-        def done(ok: bool) -> None:
-            self._revoke_committing = False
-            if self._revoking is not revoking:  # more were revoked meanwhile, or some were lost
-                self._try_finish_revoke()
-            else:
-                self._revoking = None
-                self.member.revocation_done()
-                self._schedule_heartbeat(0)
-            if self.closing:
-                self._continue_close()  # close() waited for the revocation
+        def done(ok: bool, stale: bool) -> None:
+            if not ok and stale and self.member.member_epoch > 0 and self._revoking is revoking:
+                delay_ms = self.backoff_ms(attempt)
+                if self.scheduler.now_ms + delay_ms < deadline_ms:
+                    self.record("consumer.commit_retry", attempt=attempt + 1, partitions=len(offsets))
+                    self.call_later(delay_ms, self._commit_revoked, revoking, deadline_ms, attempt + 1)
+                    return
+            self._revoked_committed(revoking)
 
         if not offsets:
-            done(True)
+            self._revoked_committed(revoking)
             return
-        self._revoke_committing = True
         self._commit({tp: pos for tp, pos in offsets.items() if pos is not None}, done)
+
+    def _revoked_committed(self, revoking: list[_Partition]) -> None:
+        self._revoke_committing = False
+        if self._revoking is not revoking:  # more were revoked meanwhile, or some were lost
+            self._try_finish_revoke()
+        else:
+            self._revoking = None
+            self.member.revocation_done()
+            self._schedule_heartbeat(0)
+        if self.closing:
+            self._continue_close()  # close() waited for the revocation
 
     # -- committed offsets -------------------------------------------------------------------
 
@@ -344,7 +375,10 @@ class Consumer(GroupConsumer):
             error_of=lambda response: response.error_code,
         )
 
-    def _commit(self, offsets: dict[TopicPartition, int], on_done: Callable[[bool], object] | None = None) -> None:
+    def _commit(self, offsets: dict[TopicPartition, int],
+                on_done: Callable[[bool, bool], object] | None = None) -> None:
+        """OffsetCommit with the member epoch; ``on_done(ok, stale)``: every partition committed, and
+        whether one was refused with STALE_MEMBER_EPOCH."""
         request = self.member.commit_request(offsets)
 
         def done(response: OffsetCommitResponse | None) -> None:
@@ -367,7 +401,7 @@ class Consumer(GroupConsumer):
                 self._schedule_heartbeat(0)  # learn the current member epoch
             self.record("consumer.commit", partitions=len(offsets), ok=ok)
             if on_done is not None:
-                on_done(ok)
+                on_done(ok, stale)
 
         self.call(
             lambda: self.group_coordinator(self.group_id),
@@ -528,7 +562,7 @@ class Consumer(GroupConsumer):
             if p.position is not None and p.position >= 0 and p.position != p.committed
         }
         if offsets and self.member.member_id:
-            self._commit({tp: pos for tp, pos in offsets.items() if pos is not None}, lambda ok: self._leave())
+            self._commit({tp: pos for tp, pos in offsets.items() if pos is not None}, lambda ok, stale: self._leave())
         else:
             self._leave()
 

@@ -361,6 +361,51 @@ def test_a_member_heartbeats_while_its_revocation_waits_and_is_not_fenced() -> N
     assert broker.committed(1) == 20 and c2.metrics.records_delivered == 0  # committed before the handover
 
 
+def _c1_revoking_t1(**settings: int) -> tuple[FakeBroker, Consumer, Consumer]:
+    """At 16.5 s c1 has been told to give t-1 up to c2 and waits for its batch (until about 20 s)."""
+    broker = FakeBroker(partitions=2, records=20)
+    slow = ConsumerSettings(processing=Distribution.constant(500), max_poll_records=20, **settings)  # type: ignore[arg-type]
+    c1, c2 = _c2_joins_while_c1_processes_t1(broker, slow)
+    broker.run(16_500)
+    assert c1._revoking is not None
+    return broker, c1, c2
+
+
+def _revocation_commits(broker: FakeBroker, c1: Consumer, after_ms: int) -> list[tuple[int, int]]:
+    """(time, member epoch) of c1's OffsetCommits of t-1 after ``after_ms``."""
+    return [(t, body.generation_id_or_member_epoch) for t, body in broker.kinds("OffsetCommit")
+            if t > after_ms and isinstance(body, OffsetCommitRequest) and body.member_id == c1.member.member_id
+            and [p.partition_index for p in body.partitions] == [1]]
+
+
+def test_a_revocation_commit_answered_stale_member_epoch_is_retried_before_the_handover() -> None:
+    # The Java consumer retries the commit before a revocation on STALE_MEMBER_EPOCH while it has an
+    # epoch (autoCommitSyncBeforeRevocationWithRetries), with back-off, until the rebalance timeout.
+    # Twice stale here: the third attempt commits t-1 at 20, and only then does c2 get it (CG-2).
+    broker, c1, c2 = _c1_revoking_t1()
+    broker.stale_commits = 2
+    broker.run(40_000)
+    commits = _revocation_commits(broker, c1, 16_500)
+    assert len(commits) == 3 and c1.metrics.commit_errors == 2
+    assert commits[1][0] - commits[0][0] >= 100 and commits[2][0] - commits[1][0] >= 200  # retry.backoff.ms, doubling
+    assert [epoch for _, epoch in commits] == [1, 1, 1] and c1.member.member_epoch == 2  # bumped after the handover
+    assert broker.committed(1) == 20 and c2.owned == {TopicPartition(TOPIC, 1)}
+    assert c2.metrics.records_delivered == 0  # c2 resumed at 20: nothing read twice
+
+
+def test_a_revocation_commit_stale_past_the_rebalance_timeout_lets_the_revocation_go_ahead() -> None:
+    # Every commit stale: the retries stop at the rebalance timeout (15 s) counted from when c1 was told
+    # to give t-1 up, and the revocation goes ahead uncommitted, so c2 reads t-1 again from the start
+    # (at-least-once).
+    broker, c1, c2 = _c1_revoking_t1(rebalance_timeout_ms=15_000, auto_commit_interval_ms=60_000)
+    told_ms = c1._revoke_started_ms
+    broker.stale_commits = 1_000
+    broker.run(60_000)
+    commits = _revocation_commits(broker, c1, 16_500)
+    assert len(commits) >= 5 and commits[-1][0] < told_ms + 15_000 < commits[-1][0] + 2_000
+    assert c2.owned == {TopicPartition(TOPIC, 1)} and c2.metrics.records_delivered == 20
+
+
 def test_partitions_lost_while_being_revoked_are_not_committed_after_the_rejoin() -> None:
     # c1 is told to give up t-1 while it processes it (10 s), and is fenced by its 2 s rebalance timeout
     # before it is done. The Java consumer drops lost partitions uncommitted (onPartitionsLost); a commit
@@ -377,11 +422,7 @@ def test_partitions_lost_while_being_revoked_are_not_committed_after_the_rejoin(
 
 
 def test_close_during_a_revocation_leaves_once_the_revocation_is_done() -> None:
-    broker = FakeBroker(partitions=2, records=20)
-    slow = ConsumerSettings(processing=Distribution.constant(500), max_poll_records=20)
-    c1, c2 = _c2_joins_while_c1_processes_t1(broker, slow)
-    broker.run(16_500)
-    assert c1._revoking is not None
+    broker, c1, c2 = _c1_revoking_t1()
     c1.close()
     broker.run(30_000)
     assert c1.closed and not c1.alive
