@@ -647,10 +647,7 @@ class SharePartition:
         self._issue(reason, None, changes, write_id=write_id)
         if mutant == "lock-timeout-before-write" and reason is WriteReason.LOCK_TIMEOUT:
             for r in ranges:  # mutant (Kafka trunk): AVAILABLE / ARCHIVED now, whatever becomes of the write
-                r.state = r.target
-                r.write_id = NO_WRITE
-                r.owner = None
-                r.lock_deadline_ms = NO_DEADLINE
+                _settle(r)
             self._advance_spso()  # past records ARCHIVED now, as trunk's next write callback does
         return write_id
 
@@ -721,12 +718,8 @@ class SharePartition:
         if info.first > info.last:
             return
         for r in self._ranges_of(write_id, info):
-            r.state = r.target
-            r.write_id = NO_WRITE
             r.durable_count = r.delivery_count
-            if r.state != ACQUIRED:
-                r.owner = None
-                r.lock_deadline_ms = NO_DEADLINE
+            _settle(r)
         self._window.merge(info.first, info.last)
         self._advance_spso()
 
@@ -871,6 +864,15 @@ class SharePartition:
 
 
 # -- helpers that read top-down from the class above -------------------------------------------
+
+
+def _settle(r: InFlightRange) -> None:
+    """A change lands: the records take the state their write carried; the lock ends unless ACQUIRED."""
+    r.state = r.target
+    r.write_id = NO_WRITE
+    if r.state != ACQUIRED:
+        r.owner = None
+        r.lock_deadline_ms = NO_DEADLINE
 
 
 def _add_acquired(acquired: list[AcquiredRecords], first: int, last: int, count: int) -> None:
