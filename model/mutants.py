@@ -14,10 +14,11 @@ a run in a Spark Python worker sees the mutant its own runner set. ``injected``
 resets it in ``finally``, so no mutant leaks into the next run of the process,
 even when a run raises.
 
-A ``Variant`` is injected the same way but is no bug: a candidate fix for a
-mutant that is Kafka trunk's behaviour, that mutant's hook with a change
-elsewhere. It is expected to hold every invariant, and the tests run it on the
-seeds where its mutant is caught (TLA+ checks the same variant, ``tla/``).
+A ``Variant`` is injected the same way but is no bug: a candidate fix, kept
+beside a mutant that is Kafka trunk's behaviour. It keeps that mutant's hooks
+and adds a change elsewhere. It is expected to hold every invariant, and the
+tests run it on the seeds where its mutant is caught (TLA+ checks the same
+variant, ``tla/``).
 
 This module imports nothing from ``model`` (the pure core imports it) and no
 SimPy.
@@ -195,7 +196,6 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
            "rejoins (CG-4: it loses them all), so they are owned twice once reassigned (CG-3)",
            "exclusive-ownership", "kip848_fenced_member", "model/core/group/consumer_member.py: on_response"),
 )
-
 
 
 @dataclass(frozen=True)

@@ -149,6 +149,16 @@ def initialize(c: Cluster, client: Client, key: SharePartitionKey, start_offset:
     assert isinstance(resp, InitializeShareGroupStateResponse) and resp.error_code == Errors.NONE
 
 
+def initialized() -> tuple[Cluster, Client, SharePartitionKey]:
+    """A loaded cluster, a client, and the state of share-partition ``c.key()`` initialized."""
+    c = Cluster()
+    loaded(c)
+    client = c.client()
+    key = c.key()
+    initialize(c, client, key)
+    return c, client, key
+
+
 def write(key: SharePartitionKey, leader_epoch: int, first: int, last: int) -> WriteShareGroupStateRequest:
     """Offsets ``first..last`` acknowledged (delivery count 1), start offset unchanged."""
     batch = StateBatch(first, last, RecordState.ACKNOWLEDGED, 1)
@@ -305,11 +315,7 @@ def test_a_retry_that_arrives_while_the_original_replicates_gets_its_answer() ->
 
 
 def test_a_share_state_write_is_answered_only_after_commit() -> None:
-    c = Cluster()
-    loaded(c)
-    client = c.client()
-    key = c.key()
-    initialize(c, client, key)
+    c, client, key = initialized()
     coordinator = c.share_coordinator()
     host = c.brokers[coordinator].share_coordinators[0]
     log = c.ctl.log(SHARE_STATE_TOPIC, 0)
@@ -326,12 +332,48 @@ def test_a_share_state_write_is_answered_only_after_commit() -> None:
     assert [e[1] for e in c.observer.of("write")] == [write(key, -1, 0, 4)]
 
 
+def _a_read_behind_a_write() -> tuple[Cluster, Client, int, int]:
+    """A write of offsets 0-4 and a read (leader epoch -1: it raises nothing, so it writes nothing),
+    both just handled by the share coordinator; the write's record is replicating."""
+    c, client, key = initialized()
+    coordinator = c.share_coordinator()
+    written = client.send(coordinator, "WriteShareGroupState", write(key, -1, 0, 4))
+    read = client.send(coordinator, "ReadShareGroupState", ReadShareGroupStateRequest(key, -1))
+    c.run(LATENCY + 1)
+    return c, client, written, read
+
+
+def test_a_read_that_writes_nothing_is_answered_only_after_the_writes_before_it_commit() -> None:
+    # swarm_locks seed 1493: a read at leader epoch 4 raised the stored epoch in memory; a second read at
+    # epoch 4, which wrote nothing, was answered at once, so the new leader acted on state whose records
+    # (that raise, and an epoch-1 write accepted just before it) were not committed yet. Kafka's
+    # coordinator runtime answers such a request once everything appended before it is committed.
+    c, client, written, read = _a_read_behind_a_write()
+    log = c.ctl.log(SHARE_STATE_TOPIC, 0)
+    assert log.pending_count == 1  # the write's record; the read wrote nothing, and waits behind it
+    c.run(LATENCY)  # an answer sent at once would be here by now
+    assert read not in client.answers and log.pending_count == 1
+    answer = client.wait(read)
+    assert log.pending_count == 0 and written in client.answers
+    assert client.answers[written][0] <= client.answers[read][0]  # in append order
+    assert isinstance(answer, ReadShareGroupStateResponse) and answer.error_code == Errors.NONE
+    assert answer.state_batches == (StateBatch(0, 4, RecordState.ACKNOWLEDGED, 1),)  # durable by now
+
+
+def test_a_read_behind_writes_that_are_lost_is_refused() -> None:
+    # The share-state partition's leadership moves while the write replicates: the write's record is
+    # lost, and the read that saw it in memory is answered NOT_COORDINATOR, not with that state.
+    c, client, written, read = _a_read_behind_a_write()
+    assert c.ctl.move_leadership(SHARE_STATE_TOPIC, 0)
+    for cid in (written, read):
+        answer = client.wait(cid)
+        assert answer.error_code == Errors.NOT_COORDINATOR, answer
+    assert not any(isinstance(body, ReadShareGroupStateResponse) and body.state_batches
+                   for _, body in client.answers.values())
+
+
 def test_a_crash_loses_uncommitted_state_and_the_new_coordinator_replays_the_same_state() -> None:
-    c = Cluster()
-    loaded(c)
-    client = c.client()
-    key = c.key()
-    initialize(c, client, key)
+    c, client, key = initialized()
     old = c.share_coordinator()
     answered = client.ask(old, "WriteShareGroupState", write(key, -1, 0, 4))
     assert answered.error_code == Errors.NONE
@@ -367,11 +409,7 @@ def test_share_state_requests_to_a_non_coordinator_get_not_coordinator() -> None
 
 
 def test_a_coordinator_without_enough_replicas_fails_the_write_and_keeps_its_state() -> None:
-    c = Cluster()
-    loaded(c)
-    client = c.client()
-    key = c.key()
-    initialize(c, client, key)
+    c, client, key = initialized()
     coordinator = c.share_coordinator()
     before = c.brokers[coordinator].share_coordinators[0].shard.state(key)
     for b in [b for b in c.brokers if b != coordinator]:

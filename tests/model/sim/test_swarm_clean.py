@@ -1,11 +1,13 @@
-"""``swarm_standard`` (the standard cluster under a swarm) runs clean (no invariant violated) on fixed seeds.
+"""Swarm seeds that once found a bug run clean: ``swarm_standard`` (the standard cluster under a
+swarm) on fixed seeds, and ``swarm_locks`` on the seed that found reads answered before commit.
 
-Seeds 5, 7 and 17 once failed E-1: a ``slow_processing`` fault with a per-record extra of about
-the lock duration fixed the time of a whole 200-record batch when it started (about an hour of
-simulated time), so the slow spell outlasted its fault and the consumer's only partition stayed
-unresolved past the liveness deadline. The others cover every other fault kind the swarm draws
-(broker and consumer crashes, pauses, partitions, loss, delays, coordinator failovers, admin
-operations). The full scenario runs (20 000 records): the seeds are picked among the quick ones.
+Seeds 5, 7 and 17 of ``swarm_standard`` once failed E-1: a ``slow_processing`` fault with a
+per-record extra of about the lock duration fixed the time of a whole 200-record batch when it
+started (about an hour of simulated time), so the slow spell outlasted its fault and the
+consumer's only partition stayed unresolved past the liveness deadline. The others cover every
+other fault kind the swarm draws (broker and consumer crashes, pauses, partitions, loss, delays,
+coordinator failovers, admin operations). The full scenario runs (20 000 records): the seeds are
+picked among the quick ones.
 """
 
 from __future__ import annotations
@@ -41,3 +43,12 @@ def test_the_seeds_cover_the_fault_kinds_of_the_swarm() -> None:
     assert {"slow_processing", "leadership_move", "broker_crash", "consumer_crash", "consumer_pause",
             "network_partition", "message_loss", "message_delay", "group_coordinator_failover",
             "share_coordinator_failover", "admin_add_partitions", "admin_alter_offsets"} <= kinds
+
+
+def test_the_swarm_locks_seed_that_found_reads_answered_before_commit_runs_clean() -> None:
+    """swarm_locks seed 1493 violated zombie-write-fenced while the share coordinator answered a read
+    that wrote nothing at once, from state two uncommitted records had changed (README "Coordinators
+    answer only what is durable"; tests/model/sim/test_broker.py has the unit cases)."""
+    result = run(library.get("swarm_locks"), 1493)
+    assert result.ok, [v.describe() for v in result.violations]
+    assert {"broker_crash", "leadership_move", "message_delay"} <= set(result.faults_fired)
