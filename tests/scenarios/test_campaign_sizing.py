@@ -17,11 +17,13 @@ from scenarios.campaign.worker import simulate
 def test_a_run_leaves_no_cyclic_garbage_and_what_survives_it_is_frozen() -> None:
     campaign = Campaign(library.get("swarm"), 3, campaign_seed=0)
     simulate(campaign.task(0))
-    frozen = gc.get_freeze_count()
     simulate(campaign.task(1))
     try:
+        # Whatever survived the run is frozen: nothing is left for a collection to walk. (Not "the
+        # frozen count only grows": a full LRU cache evicts frozen entries, and every 1000th run of
+        # the process thaws everything once; a pytest worker that ran many tests before reaches both.)
+        assert len(gc.get_objects()) < 100 and gc.get_freeze_count() > 0
         assert gc.collect() == 0  # the cluster, one big cycle, was collected as the run ended
-        assert frozen > 0 and gc.get_freeze_count() >= frozen
         assert gc.get_threshold()[0] >= 10_000
     finally:
         gc.unfreeze()
