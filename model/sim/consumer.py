@@ -309,9 +309,9 @@ class Consumer(GroupConsumer):
         A STALE_MEMBER_EPOCH answer (a heartbeat response with a new epoch was lost) is retried
         after a back-off with the member epoch of that time, as long as the member has one and the
         rebalance timeout since the revocation began has not passed (the coordinator fences the
-        member then anyway; Java:
-        ``autoCommitSyncBeforeRevocationWithRetries``); any other failure, or the deadline, lets the
-        revocation go ahead uncommitted (at-least-once)."""
+        member then anyway). Java does the same in ``autoCommitSyncBeforeRevocationWithRetries``.
+        Any other failure, or the deadline, lets the revocation go ahead uncommitted
+        (at-least-once)."""
         if self._revoking is not revoking:  # more were revoked, or some lost, while a retry waited
             self._revoked_committed(revoking)
             return
