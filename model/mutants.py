@@ -207,9 +207,6 @@ class Variant:
     description: str  # the change, and why it should be enough
     where: str  # the module and function that carry its own hook
 
-    def to_json(self) -> dict[str, str]:
-        return {"name": self.name, "base": self.base, "description": self.description}
-
 
 VARIANTS: Final[tuple[Variant, ...]] = (
     Variant("start-offset-every-write-max", "start-offset-every-write",
@@ -237,6 +234,11 @@ def variant_names() -> list[str]:
     return sorted(_VARIANT_BY_NAME)
 
 
+def injectable_names() -> list[str]:
+    """What ``--mutant`` takes: the mutants, then the variants."""
+    return names() + variant_names()
+
+
 def get(name: str) -> Mutant:
     mutant = _BY_NAME.get(name)
     if mutant is None:
@@ -248,7 +250,7 @@ def injectable(name: str) -> Mutant | Variant:
     """The mutant or variant ``name``: what ``--mutant`` takes."""
     found = _BY_NAME.get(name) or _VARIANT_BY_NAME.get(name)
     if found is None:
-        raise UnknownMutant(name, names() + variant_names())
+        raise UnknownMutant(name, injectable_names())
     return found
 
 

@@ -15,7 +15,7 @@ from model import mutants
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption("--mutant", default=None, choices=mutants.names() + mutants.variant_names(), metavar="NAME",
+    parser.addoption("--mutant", default=None, choices=mutants.injectable_names(), metavar="NAME",
                      help="inject this model.mutants mutant into every selected test")
 
 

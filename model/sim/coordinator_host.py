@@ -221,7 +221,8 @@ class ShareCoordinatorHost(_Host):
                 # epoch a read raised, a write's batches): answer once they commit, as Kafka's coordinator
                 # runtime does, so no leader acts on state a failover could undo (SC-7). A refusal goes
                 # at once (Kafka: an operation that fails completes at once); acting on it is safe.
-                self.log.after_pending(lambda error: self._read_durable(error, message, body, response))
+                # (A write answered NONE always wrote its record, so _committed reports no write here.)
+                self.log.after_pending(lambda error: self._committed(error, message, body, response))
             else:
                 broker.reply(message, response)
             return
@@ -235,12 +236,6 @@ class ShareCoordinatorHost(_Host):
         if error != Errors.NONE:
             self._reload()
             broker.reply(message, share_state_error(body, coordinator_error(error)))
-
-    def _read_durable(self, error: Errors, message: Message, body: Any, response: Any) -> None:
-        """The requests before this answer, which wrote nothing, committed (NONE) or were lost."""
-        if self.broker.alive:
-            answer = response if error == Errors.NONE else share_state_error(body, coordinator_error(error))
-            self.broker.reply(message, answer)
 
     def _committed(self, error: Errors, message: Message, body: Any, response: Any) -> None:
         broker = self.broker

@@ -50,7 +50,7 @@ def test_mutant_is_documented_with_a_catalogue_id_and_a_library_scenario(mutant:
 
 def test_every_mutant_has_a_hook_where_it_says_and_every_hook_a_mutant() -> None:
     hooked = _hooked_names()
-    known = sorted(mutants.names() + mutants.variant_names())
+    known = sorted(mutants.injectable_names())
     assert sorted(hooked) == known, "a hook names an unknown mutant, or a mutant or variant has no hook"
     injections: list[mutants.Mutant | mutants.Variant] = [*mutants.MUTANTS, *mutants.VARIANTS]
     for m in injections:
@@ -85,7 +85,7 @@ def test_unknown_mutant_lists_the_known_names() -> None:
     assert "no-such-bug" in message and all(n in message for n in mutants.names())
     with pytest.raises(mutants.UnknownMutant) as info:
         mutants.injectable("no-such-bug")
-    assert all(n in str(info.value) for n in mutants.names() + mutants.variant_names())
+    assert all(n in str(info.value) for n in mutants.injectable_names())
 
 
 def test_injected_sets_the_mutant_and_resets_it_even_when_the_body_raises() -> None:
