@@ -32,7 +32,8 @@ def main(names: list[str] | None = None) -> None:
         runs = str(d.runs) if d.detected else f"not in {d.runs}"
         seed = "-" if d.seed is None else str(d.seed)
         missed += not d.detected
-        caught = sum(d.expected_invariant in {v.invariant for v in run_until(d.scenario, s, d.expected_invariant,
+        spec = library.get(d.scenario)
+        caught = sum(d.expected_invariant in {v.invariant for v in run_until(spec, s, d.expected_invariant,
                                                                                 name).violations}
                      for s in range(RATE_SEEDS))
         print(f"| `{name}` | `{d.expected_invariant}` | `{d.scenario}` | {runs} | {seed} | {d.wall_time_s:.2f} s "

@@ -79,8 +79,17 @@ def _reproducers(data: dict[str, Any]) -> str:
         outcome = "reproduced" if r["reproduced"] else "not reproduced"
         items.append(f'<li>{esc(r["invariant"])} <code>{esc(r["signature"])}</code>: '
                      f'<a href="{esc(r["path"])}/report.html">run {r["run_id"]}, seed {r["seed"]}</a> ({outcome})<br>'
-                     f'<code>{esc(r["command"])}</code></li>')
+                     f'<code>{esc(r["command"])}</code>{_shrunk(r.get("shrunk"))}</li>')
     return f"<ul>{''.join(items)}</ul>" if items else paragraph("(no failure to reproduce)", "note")
+
+
+def _shrunk(shrunk: dict[str, Any] | None) -> str:
+    if not shrunk:
+        return ""
+    if "error" in shrunk:
+        return f"<br>not shrunk: {esc(shrunk['error'])}"
+    return (f'<br><a href="{esc(shrunk["path"])}">shrunk</a> in {shrunk["runs"]} runs '
+            f'({esc(", ".join(shrunk["changes"]))}): <code>{esc(shrunk["command"])}</code>')
 
 
 def render(data: dict[str, Any]) -> str:

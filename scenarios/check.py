@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -26,6 +26,7 @@ from rich.progress import Progress
 from rich.table import Table
 
 from model import mutants
+from model.unknown_name import UnknownName
 
 if TYPE_CHECKING:
     from invariants.violation import Violation
@@ -36,14 +37,19 @@ if TYPE_CHECKING:
 console = Console()
 
 
-def require_mutant(name: str | None) -> None:
-    """Exit 2 with the known names if ``name`` is not a mutant or a variant (None is: no mutant)."""
+def require_known(option: str, name: str | None, lookup: Callable[[str], object]) -> None:
+    """Exit 2 with the known names if ``lookup`` does not know ``name`` (None is: nothing named)."""
     if name is not None:
         try:
-            mutants.injectable(name)
-        except mutants.UnknownMutant as exc:
-            click.echo(f"error: --mutant: {exc}", err=True)
+            lookup(name)
+        except UnknownName as exc:
+            click.echo(f"error: {option}: {exc}", err=True)
             sys.exit(2)
+
+
+def require_mutant(name: str | None) -> None:
+    """Exit 2 with the known names if ``name`` is not a mutant or a variant (None is: no mutant)."""
+    require_known("--mutant", name, mutants.injectable)
 
 
 def reproducer(scenario: str, seed: int, mutant: str | None = None) -> str:
@@ -71,10 +77,9 @@ class Detection:
         return self.seed is not None
 
 
-def run_until(scenario_name: str, seed: int, invariant: str, mutant: str | None) -> RunResult:
+def run_until(scenario: Scenario, seed: int, invariant: str, mutant: str | None) -> RunResult:
     """One run that keeps going past other violations and stops at the first of ``invariant``."""
     from model.sim.runner import run_cluster
-    from scenarios import library
 
     def stop_at_expected(cluster: Cluster) -> None:
         report = cluster.sink.on_violation
@@ -87,19 +92,22 @@ def run_until(scenario_name: str, seed: int, invariant: str, mutant: str | None)
 
         cluster.sink.on_violation = on_violation
 
-    result, _ = run_cluster(library.get(scenario_name), seed, stop_on_first_violation=False,
+    result, _ = run_cluster(scenario, seed, stop_on_first_violation=False,
                             before_run=stop_at_expected, mutant=mutant)
     return result
 
 
 def first_detection(name: str, max_seeds: int = 2_000, scenario: str | None = None) -> Detection:
     """Search seeds 0..max_seeds-1 of mutant ``name``'s scenario for a violation of its expected invariant."""
+    from scenarios import library
+
     mutant = mutants.get(name)
     scenario_name = scenario or mutant.scenario
+    spec = library.get(scenario_name)
     started = time.perf_counter()
     seen: tuple[str, ...] = ()
     for seed in range(max_seeds):
-        result = run_until(scenario_name, seed, mutant.expected_invariant, name)
+        result = run_until(spec, seed, mutant.expected_invariant, name)
         seen = _distinct(v.invariant for v in result.violations)
         if mutant.expected_invariant in seen:
             return Detection(name, mutant.expected_invariant, scenario_name, seed, seed + 1,

@@ -143,6 +143,9 @@ def _register() -> None:
 
     main.add_command(mutants_command)
     main.add_command(check_command)
+    from scenarios.shrink import shrink_command
+
+    main.add_command(shrink_command)
     from reports.cli import report_command
 
     main.add_command(report_command)

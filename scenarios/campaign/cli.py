@@ -18,6 +18,7 @@ from reports.aggregate import run_files
 from scenarios.campaign.driver import CampaignMismatch, Options, run_campaign
 from scenarios.campaign.execute import CampaignExists
 from scenarios.campaign.plan import MAX_RUNS, Campaign
+from scenarios.shrink import DEFAULT_MAX_RUNS
 
 console = Console()
 
@@ -86,12 +87,17 @@ def print_summary(data: dict[str, Any], out: Path) -> None:
         console.print(table)
     for r in data.get("reproducers", []):
         console.print(f"reproducer {r['invariant']}: {r['command']}")
+        shrunk = r.get("shrunk")
+        if shrunk:
+            console.print(f"  shrunk ({', '.join(shrunk['changes'])}): {shrunk['command']}" if "command" in shrunk
+                          else f"  not shrunk: {shrunk['error']}")
     console.print(f"summary: {out / 'summary.json'}")
     console.print(f"report:  [bold]{out / 'report.html'}[/bold]")
 
 
 def campaign_once(scenario_ref: str, runs: int, out: Path, *, master: str | None, partitions: int | None,
-                  batch_runs: int | None, campaign_seed: int, mutant: str | None, resume: bool) -> dict[str, Any]:
+                  batch_runs: int | None, campaign_seed: int, mutant: str | None, resume: bool,
+                  shrink: bool = False) -> dict[str, Any]:
     """Validate, start Spark, run the campaign with a progress bar; bad input raises ``BadInput``."""
     from scenarios.campaign.session import spark_session
 
@@ -105,7 +111,8 @@ def campaign_once(scenario_ref: str, runs: int, out: Path, *, master: str | None
         raise BadInput(f"{out} already holds a campaign: pass --resume to continue it, or choose a new --out")
     console.print(f"starting Spark ({master or 'default master'}) ...")
     spark = spark_session(master)
-    options = Options(partitions=partitions, batch_runs=batch_runs, resume=resume)
+    options = Options(partitions=partitions, batch_runs=batch_runs, resume=resume,
+                      shrink_runs=DEFAULT_MAX_RUNS if shrink else 0)
     try:
         with progress_bar(runs) as on_progress:
             data = run_campaign(spark, workload, out, scenario_ref=scenario_ref, options=options,
@@ -133,14 +140,17 @@ def campaign_once(scenario_ref: str, runs: int, out: Path, *, master: str | None
               help="Seeds are derived from (campaign seed, scenario, run id).")
 @click.option("--mutant", default=None, help="Run a mutant (or a variant) of the model (model/mutants.py).")
 @click.option("--resume", is_flag=True, help="Continue the campaign in --out: run only the missing run ids.")
+@click.option("--shrink", is_flag=True,
+              help="Shrink each distinct failure's first reproducer to a small scenario file (`sharesim shrink`).")
 def campaign_command(scenario: str, runs: int, out: Path, master: str | None, partitions: int | None,
-                     batch_runs: int | None, campaign_seed: int, mutant: str | None, resume: bool) -> None:
+                     batch_runs: int | None, campaign_seed: int, mutant: str | None, resume: bool,
+                     shrink: bool) -> None:
     """Run SCENARIO (a library name or a .toml file) --runs N times on Spark and aggregate the results.
 
     Exit 0 when no run violated an invariant or raised, 1 otherwise, 2 on bad input.
     """
     data = campaign_once(scenario, runs, out, master=master, partitions=partitions, batch_runs=batch_runs,
-                         campaign_seed=campaign_seed, mutant=mutant, resume=resume)
+                         campaign_seed=campaign_seed, mutant=mutant, resume=resume, shrink=shrink)
     print_summary(data, out)
     sys.exit(0 if not data["violated"] and not data["errors"] else 1)
 

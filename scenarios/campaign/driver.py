@@ -7,7 +7,8 @@ Layout of DIR:
   refuses a DIR whose campaign differs.
 * ``DIR/runs/scenario=NAME/*.parquet``: one row per run (``reports/rows.py``).
 * ``DIR/summary/<table>.parquet`` and ``DIR/summary.json``: the aggregates (``reports/aggregate.py``).
-* ``DIR/repro/<group>/seed-S/``: a traced re-run of the first seeds of each failure group.
+* ``DIR/repro/<group>/seed-S/``: a traced re-run of the first seeds of each failure group (with
+  ``shrink_runs``, the first seed's ``shrunk.toml`` too).
 * ``DIR/report.html``: the campaign report.
 """
 
@@ -41,6 +42,7 @@ class Options:
     resume: bool = False
     seeds_per_group: int = SEEDS_PER_GROUP
     max_groups: int = MAX_GROUPS
+    shrink_runs: int = 0  # > 0: shrink each failure group's first reproducer in at most this many runs
     report: bool = True
 
 
@@ -105,7 +107,7 @@ def run_campaign(
     summary = summarise(spark, runs)
     groups = [g for g in summary.tables["failure_groups"] if g["verdict"] == "violated"]
     reproducers = reproduce(groups, workload, ref, out, seeds_per_group=options.seeds_per_group,
-                            max_groups=options.max_groups)
+                            max_groups=options.max_groups, shrink_runs=options.shrink_runs)
     data = write_summary(summary, out, {**campaign_meta(meta),
                                                "reproducers": [r.to_json() for r in reproducers]})
     if options.report:

@@ -166,7 +166,7 @@ def test_a_mutant_campaign_reports_its_violation_with_a_reproducer(spark: SparkS
     mutant = "spso-before-durable"
     invariant = mutants.get(mutant).expected_invariant
     data = run_campaign(spark, Campaign(library.get("small"), 6, campaign_seed=3, mutant=mutant), tmp_path,
-                        scenario_ref="small", options=Options(partitions=2, seeds_per_group=1))
+                        scenario_ref="small", options=Options(partitions=2, seeds_per_group=1, shrink_runs=50))
     assert data["violated"] == 6 and data["violations"][invariant]["runs_violated"] == 6
     assert data["violations"][invariant]["ci_low"] > 0.5
     reproducer = data["reproducers"][0]
@@ -179,6 +179,13 @@ def test_a_mutant_campaign_reports_its_violation_with_a_reproducer(spark: SparkS
     result = CliRunner().invoke(main, [*words[1:], "--json"])
     assert result.exit_code == 1, result.output
     assert json.loads(result.output)["violations"][0]["invariant"] == invariant
+    # --shrink: the group's first seed shrunk to a file whose command fails the same way, linked from the report.
+    shrunk = reproducer["shrunk"]
+    assert shrunk["path"] == f'{reproducer["path"]}/shrunk.toml' and (tmp_path / shrunk["path"]).exists()
+    assert any(change.startswith("records 400 -> ") for change in shrunk["changes"])
+    assert f'href="{shrunk["path"]}"' in (tmp_path / "report.html").read_text()
+    replay = CliRunner().invoke(main, [*shrunk["command"].split()[1:], "--json"])
+    assert replay.exit_code == 1 and json.loads(replay.output)["violations"][0]["invariant"] == invariant
 
 
 def test_wilson_interval_matches_the_textbook_values(spark: SparkSession) -> None:
@@ -233,3 +240,28 @@ def test_a_sweep_on_spark_gives_the_rows_of_the_in_process_sweep(spark: SparkSes
 
     assert comparable(on_spark) == comparable(here)
     assert on_spark[4]["params"] == [("consumers[0].count", "2")]
+
+
+def test_the_cli_shrink_flag_asks_the_campaign_to_shrink(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import scenarios.campaign.cli as campaign_cli
+    import scenarios.campaign.session as session
+    from scenarios.shrink import DEFAULT_MAX_RUNS
+
+    asked: list[int] = []
+
+    def fake_campaign(*_: object, options: Options, **__: object) -> None:
+        asked.append(options.shrink_runs)
+        raise KeyboardInterrupt  # stop here: the campaign is not the point
+
+    class FakeSpark:
+        class sparkContext:  # pyspark's name
+            @staticmethod
+            def cancelAllJobs() -> None:
+                pass
+
+    monkeypatch.setattr(session, "spark_session", lambda master: FakeSpark())
+    monkeypatch.setattr(campaign_cli, "run_campaign", fake_campaign)
+    for flags in ([], ["--shrink"]):
+        result = CliRunner().invoke(main, ["campaign", "small", "--runs", "3", "--out", str(tmp_path / "a"), *flags])
+        assert result.exit_code == 130, result.output
+    assert asked == [0, DEFAULT_MAX_RUNS]

@@ -1,0 +1,151 @@
+"""``sharesim shrink``: a failing run becomes a small scenario file that fails the same way."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
+
+from model.sim.faults import FaultPlan
+from model.sim.runner import run
+from scenarios import library, toml_format
+from scenarios.check import run_until
+from scenarios.cli import main
+from scenarios.shrink import NothingToShrink, Shrunk, _Shrinker, shrink_run, with_plan
+
+# (scenario, seed, mutant, invariant): seeds from the README's swarm tables.
+NO_LIMIT = ("swarm", 111, "no-limit-on-lock-timeout", "delivery-count-limit")
+LOCK_TIMEOUT = ("swarm_locks", 34, "lock-timeout-before-write", "deliveries-within-failover-bound")
+
+
+def _shrunk(case: tuple[str, int, str, str]) -> Shrunk:
+    name, seed, mutant, invariant = case
+    return shrink_run(library.get(name), seed, mutant=mutant, invariant=invariant)
+
+
+def _violates(result_violations: list, invariant: str) -> bool:
+    return any(v.invariant == invariant for v in result_violations)
+
+
+# -- step 1: the plan, written out, is the same run -------------------------------------------------
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(name=st.sampled_from(["swarm", "swarm_small", "swarm_locks", "swarm_wide", "swarm_failovers"]),
+       seed=st.integers(0, 2**31 - 1))
+def test_a_swarm_plan_written_out_is_the_same_run(name: str, seed: int) -> None:
+    scenario = library.get(name)
+    swarm = run(scenario, seed, stop_on_first_violation=False)
+    scripted = run(with_plan(scenario, FaultPlan.from_records(swarm.fault_plan, scenario.duration_ms)), seed,
+                   stop_on_first_violation=False)
+    event(f"{name}: {'no faults' if not swarm.fault_plan else 'faults'}")
+    assert (scripted.trace_hash, scripted.faults_fired, scripted.events) == (
+        swarm.trace_hash, swarm.faults_fired, swarm.events)
+
+
+# -- the shrinking ----------------------------------------------------------------------------------
+
+
+def test_shrinking_keeps_the_violation_and_drops_what_it_does_not_need() -> None:
+    shrunk = _shrunk(NO_LIMIT)
+    assert shrunk.invariant == "delivery-count-limit"
+    assert shrunk.scenario.faults.swarm is None and shrunk.scenario.seed == 111
+    assert 1 <= len(shrunk.plan) < shrunk.original_faults == len(run(library.get("swarm"), 111).fault_plan)
+    assert shrunk.scenario.duration_ms <= shrunk.original.duration_ms
+    assert _violates(shrunk.result.violations, "delivery-count-limit")
+    # The result is the shrunk scenario's own run, and it is deterministic.
+    again = run_until(shrunk.scenario, 111, "delivery-count-limit", "no-limit-on-lock-timeout")
+    assert again.trace_hash == shrunk.result.trace_hash
+    assert _shrunk(NO_LIMIT).scenario == shrunk.scenario
+
+
+def test_each_fault_left_is_needed() -> None:
+    shrunk = _shrunk(LOCK_TIMEOUT)
+    _, seed, mutant, invariant = LOCK_TIMEOUT
+    assert len(shrunk.plan) < shrunk.original_faults
+    for index in range(len(shrunk.plan)):
+        fewer = with_plan(shrunk.scenario, shrunk.plan.without([index]))
+        result = run(fewer, seed, mutant=mutant, stop_on_first_violation=False)
+        assert not _violates(result.violations, invariant), f"fault {index} is not needed"
+
+
+def test_the_correct_model_does_not_fail_the_shrunk_scenario() -> None:
+    shrunk = _shrunk(LOCK_TIMEOUT)
+    assert run(shrunk.scenario, shrunk.seed).ok  # the failure is the mutant's, not the scenario's
+
+
+def test_the_file_replays_the_shrunk_run(tmp_path: Path) -> None:
+    shrunk = _shrunk(NO_LIMIT)
+    path = tmp_path / "min.toml"
+    path.write_text(shrunk.to_toml(str(path)))
+    text = path.read_text()
+    assert text.startswith("# Written by `sharesim shrink swarm --seed 111 --mutant no-limit-on-lock-timeout`")
+    assert f"sharesim run {path} --seed 111 --mutant no-limit-on-lock-timeout" in text
+    loaded = toml_format.load_file(path)
+    assert loaded == shrunk.scenario
+    replayed = run(loaded, mutant="no-limit-on-lock-timeout")  # its own seed; it stops at the violation kept
+    assert replayed.seed == 111 and replayed.violations[0].invariant == "delivery-count-limit"
+    assert replayed.trace_hash == shrunk.result.trace_hash
+
+
+def test_a_budget_of_two_runs_writes_the_plan_out_and_stops() -> None:
+    name, seed, mutant, invariant = NO_LIMIT
+    shrunk = shrink_run(library.get(name), seed, mutant=mutant, max_runs=2)
+    assert shrunk.runs == 2 and len(shrunk.plan) == shrunk.original_faults
+    assert _violates(shrunk.result.violations, invariant)
+    with pytest.raises(ValueError, match="max_runs = 1"):
+        shrink_run(library.get(name), seed, mutant=mutant, max_runs=1)
+
+
+def test_a_run_that_violates_nothing_is_nothing_to_shrink() -> None:
+    with pytest.raises(NothingToShrink, match="violates no invariant"):
+        shrink_run(library.get("swarm"), 111)
+    with pytest.raises(NothingToShrink, match="does not violate window-size"):
+        shrink_run(library.get("swarm"), 111, mutant="no-limit-on-lock-timeout", invariant="window-size")
+
+
+def test_a_candidate_that_raises_is_counted_and_not_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    import scenarios.shrink as shrink_module
+
+    def boom(*_: object) -> None:
+        raise ZeroDivisionError("a bug of the model")
+
+    shrinker = _Shrinker(1, None, "spso-monotonic", max_runs=10)
+    monkeypatch.setattr(shrink_module, "run_until", boom)
+    assert not shrinker.fails(library.get("happy"))
+    assert (shrinker.raised, shrinker.runs) == (1, 2)
+    invalid = replace(library.get("happy"), duration_ms=0)
+    assert not shrinker.fails(invalid) and shrinker.runs == 2  # an invalid candidate costs no run
+
+
+# -- the command ------------------------------------------------------------------------------------
+
+
+def test_shrink_writes_a_file_that_sharesim_run_fails_on(tmp_path: Path) -> None:
+    name, seed, mutant, invariant = NO_LIMIT
+    out = tmp_path / "repro.toml"
+    result = CliRunner().invoke(main, ["shrink", name, "--seed", str(seed), "--mutant", mutant, "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith(f"{invariant}: faults ")
+    assert f"run it with: sharesim run {out} --seed {seed} --mutant {mutant}" in result.output
+    replay = CliRunner().invoke(main, ["run", str(out), "--mutant", mutant, "--all-violations", "--json"])
+    assert replay.exit_code == 1 and invariant in replay.output
+
+
+def test_shrink_refuses_bad_input_with_exit_2(tmp_path: Path) -> None:
+    cases = [
+        (["shrink", "swarm", "--seed", "111"], "violates no invariant: nothing to shrink"),
+        (["shrink", "swarm", "--invariant", "spso-monotonik"], "--invariant"),
+        (["shrink", "swarm", "--mutant", "no-such-bug"], "--mutant"),
+        (["shrink", "no-such-scenario"], "no-such-scenario"),
+        (["shrink", "swarm", "--max-runs", "1"], "--max-runs"),
+    ]
+    for args, message in cases:
+        result = CliRunner().invoke(main, [*args, "--out", str(tmp_path / "x.toml")])
+        assert result.exit_code == 2, (args, result.output)
+        assert message in result.output and "Traceback" not in result.output
+    assert not (tmp_path / "x.toml").exists()
