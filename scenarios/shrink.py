@@ -9,9 +9,9 @@ violates it with the same seed, and holds as little as it can:
    scenario keeps its name, which seeds the random streams.
 2. **Faults.** Greedy delta debugging (``model.sim.faults.shrink``) drops every
    fault the failure does not need.
-3. **Durations.** Each lasting fault's ``duration_ms`` is halved while the
-   failure holds.
-4. **Records.** Each producer's ``records`` is halved while the failure holds.
+3. **Durations.** Each lasting fault's ``duration_ms`` is made as small as
+   the failure allows (1 ms if it still fails there, else a binary search).
+4. **Records.** Each producer's ``records``, the same way.
 5. **The fault window.** ``duration_ms`` is cut to when the last fault ends.
 
 Steps 2 to 5 repeat until a round changes nothing or ``max_runs`` runs are
@@ -186,28 +186,35 @@ def _fewer_faults(scenario: Scenario, shrinker: _Shrinker) -> Scenario:
     return with_plan(scenario, kept)
 
 
-def _halving(scenario: Scenario, shrinker: _Shrinker, count: int, value: Callable[[Scenario, int], int],
-             changed: Callable[[Scenario, int, int], Scenario]) -> Scenario:
-    """Halve each of ``count`` values (down to 1) while the candidate still fails."""
+def _smallest(scenario: Scenario, shrinker: _Shrinker, count: int, value: Callable[[Scenario, int], int],
+              changed: Callable[[Scenario, int, int], Scenario]) -> Scenario:
+    """Make each of ``count`` values as small as the failure allows: 1 if it still fails there, else a
+    binary search between 1 (passes) and the value (fails). Failing need not be monotone in the value,
+    so this finds a small failing value, not always the smallest."""
     for index in range(count):
-        while value(scenario, index) > 1:
-            candidate = changed(scenario, index, value(scenario, index) // 2)
-            if not shrinker.fails(candidate):
-                break
-            scenario = candidate
+        passes, fails = 0, value(scenario, index)
+        if fails <= 1:
+            continue  # 0: an instant fault, nothing to shorten
+        while fails - passes > 1:
+            guess = 1 if passes == 0 else (passes + fails) // 2
+            candidate = changed(scenario, index, guess)
+            if shrinker.fails(candidate):
+                scenario, fails = candidate, guess
+            else:
+                passes = guess
     return scenario
 
 
 def _shorter_faults(scenario: Scenario, shrinker: _Shrinker) -> Scenario:
     def duration(s: Scenario, index: int) -> int:
-        return s.faults.plan[index].duration_ms  # 0 for instant faults: never halved
+        return s.faults.plan[index].duration_ms  # 0 for instant faults
 
     def changed(s: Scenario, index: int, duration_ms: int) -> Scenario:
         events = list(s.faults.plan)
         events[index] = replace(events[index], duration_ms=duration_ms)
         return replace(s, faults=FaultsSpec(plan=tuple(events)))
 
-    return _halving(scenario, shrinker, len(scenario.faults.plan), duration, changed)
+    return _smallest(scenario, shrinker, len(scenario.faults.plan), duration, changed)
 
 
 def _fewer_records(scenario: Scenario, shrinker: _Shrinker) -> Scenario:
@@ -219,7 +226,7 @@ def _fewer_records(scenario: Scenario, shrinker: _Shrinker) -> Scenario:
         producers[index] = replace(producers[index], records=count)
         return replace(s, producers=tuple(producers))
 
-    return _halving(scenario, shrinker, len(scenario.producers), records, changed)
+    return _smallest(scenario, shrinker, len(scenario.producers), records, changed)
 
 
 def _shorter_window(scenario: Scenario, shrinker: _Shrinker) -> Scenario:
