@@ -96,6 +96,9 @@ def _summary(result: dict[str, Any]) -> str:
         ("wall time", f"{result.get('wall_time_s')} s"),
         ("reproduce with", result.get("command", "")),
     ]
+    drawn = result.get("swarm_config") or {}
+    if drawn:
+        rows.insert(3, ("settings the swarm drew", ", ".join(f"{k} = {v}" for k, v in sorted(drawn.items()))))
     return (f'<p>Verdict: <span class="{css}">{html.esc(verdict)}</span></p>'
             + html.table(("", ""), rows))
 

@@ -116,6 +116,8 @@ def _print_run(result: Any) -> None:
         ("faults fired", ", ".join(f"{k}x{v}" for k, v in sorted(result.faults_fired.items())) or "none"),
     ):
         head.add_row(label, value)
+    if result.swarm_config:
+        head.add_row("settings drawn", ", ".join(f"{k} = {v}" for k, v in sorted(result.swarm_config.items())))
     console.print(head)
     metrics = Table(title="metrics")
     metrics.add_column("metric")

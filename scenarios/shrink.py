@@ -4,17 +4,21 @@ A run that violated an invariant is turned into a scenario file that still
 violates it with the same seed, and holds as little as it can:
 
 1. **The plan, written out.** The run's fault plan (the scenario's own, or the
-   one its swarm drew from the seed) becomes a scripted ``faults.plan``. This
-   is the same run, event for event: the plan is all a swarm draws, and the
-   scenario keeps its name, which seeds the random streams.
+   one its swarm drew from the seed) becomes a scripted ``faults.plan``, and
+   the broker settings a swarm drew go into ``cluster.config``. This is the
+   same run, event for event: the plan and the settings are all a swarm
+   draws, and the scenario keeps its name, which seeds the random streams.
 2. **Faults.** Greedy delta debugging (``model.sim.faults.shrink``) drops every
    fault the failure does not need.
 3. **Durations.** Each lasting fault's ``duration_ms`` is made as small as
    the failure allows (1 ms if it still fails there, else a binary search).
 4. **Records.** Each producer's ``records``, the same way.
 5. **The fault window.** ``duration_ms`` is cut to when the last fault ends.
+6. **Settings.** Each broker setting a swarm drew (its ``config`` ranges),
+   written into ``cluster.config`` at step 1, is taken out again (back to the
+   scenario's own value) if the failure holds without it.
 
-Steps 2 to 5 repeat until a round changes nothing or ``max_runs`` runs are
+Steps 2 to 6 repeat until a round changes nothing or ``max_runs`` runs are
 spent. A candidate "still fails" when its run violates the same invariant
 (the original run's first, unless one is named), at any time: each run stops
 at that invariant's first violation and goes on past others. A candidate
@@ -60,6 +64,7 @@ class Shrunk:
     runs: int  # runs made, the first included
     raised: int  # candidates whose run raised instead
     result: RunResult  # the shrunk scenario's run
+    drawn: tuple[str, ...] = ()  # the broker settings the original run's swarm drew
 
     @property
     def plan(self) -> FaultPlan:
@@ -93,12 +98,23 @@ class Shrunk:
             out.append("records " + ", ".join(f"{a} -> {b}" for a, b in records))
         if before.duration_ms != after.duration_ms:
             out.append(f"fault window {before.duration_ms} -> {after.duration_ms} ms")
+        if self.drawn:
+            kept = [key for key in self.drawn if key in after.cluster.config]
+            out.append(f"settings drawn {len(self.drawn)} -> {len(kept)}" + (f" ({', '.join(kept)})" if kept else ""))
         return out
 
 
 def with_plan(scenario: Scenario, plan: FaultPlan) -> Scenario:
     """``scenario`` with ``plan`` as its scripted fault plan (a swarm's, if any, is gone)."""
     return replace(scenario, faults=FaultsSpec(plan=plan.events))
+
+
+def written_out(scenario: Scenario, result: RunResult) -> Scenario:
+    """The run of ``result`` as a scenario without a swarm: the plan it drew, scripted, and the
+    settings it drew, set in ``cluster.config``. The same run, event for event."""
+    config = {**scenario.cluster.config, **result.swarm_config}
+    scripted = replace(scenario, cluster=replace(scenario.cluster, config=config))
+    return with_plan(scripted, FaultPlan.from_records(result.fault_plan, scenario.duration_ms))
 
 
 def shrink_run(scenario: Scenario, seed: int, *, mutant: str | None = None, invariant: str | None = None,
@@ -116,18 +132,20 @@ def shrink_run(scenario: Scenario, seed: int, *, mutant: str | None = None, inva
         raise NothingToShrink(f"{scenario.name} --seed {seed}{_with(mutant)} does not violate {target} "
                               f"(it violates {', '.join(dict.fromkeys(violated))})")
     shrinker = _Shrinker(seed, mutant, target, max_runs)
-    current = with_plan(scenario, FaultPlan.from_records(first.fault_plan, scenario.duration_ms))
+    current = written_out(scenario, first)
     if not shrinker.fails(current):  # the same run, event for event: a failure here is a bug of sharesim
         raise RuntimeError(f"{scenario.name} --seed {seed}: its fault plan, written out, does not violate {target}")
+    drawn = tuple(sorted(first.swarm_config))
     while shrinker.budget_left():
         before = current
         for step in (_fewer_faults, _shorter_faults, _fewer_records, _shorter_window):
             current = step(current, shrinker)
+        current = _fewer_settings(current, shrinker, drawn)
         if current == before:
             break
     # The file's own seed is the run's, so `sharesim run FILE` alone replays it.
     return Shrunk(replace(current, seed=seed), seed, mutant, target, scenario, len(first.fault_plan),
-                  shrinker.runs, shrinker.raised, shrinker.last_failing(current))
+                  shrinker.runs, shrinker.raised, shrinker.last_failing(current), drawn)
 
 
 def _first_violation(scenario: Scenario, seed: int, mutant: str | None) -> RunResult:
@@ -227,6 +245,18 @@ def _fewer_records(scenario: Scenario, shrinker: _Shrinker) -> Scenario:
         return replace(s, producers=tuple(producers))
 
     return _smallest(scenario, shrinker, len(scenario.producers), records, changed)
+
+
+def _fewer_settings(scenario: Scenario, shrinker: _Shrinker, drawn: tuple[str, ...]) -> Scenario:
+    """Give each setting the swarm drew back to the scenario's own value while the failure holds."""
+    for key in drawn:
+        if key not in scenario.cluster.config:
+            continue
+        config = {k: v for k, v in scenario.cluster.config.items() if k != key}
+        candidate = replace(scenario, cluster=replace(scenario.cluster, config=config))
+        if shrinker.fails(candidate):
+            scenario = candidate
+    return scenario
 
 
 def _shorter_window(scenario: Scenario, shrinker: _Shrinker) -> Scenario:

@@ -16,6 +16,7 @@ from typing import Any, Final
 from model.core.config import (
     BROKER_SETTINGS,
     GROUP_SETTINGS,
+    ORDERED,
     BrokerConfig,
     ConfigError,
     Setting,
@@ -118,6 +119,9 @@ class SwarmSpec:
     intensity: float = 1.0
     # Per-kind base rates (faults per minute at intensity 1) replacing SWARM_RATE_PER_MINUTE's.
     rates: Mapping[str, float] = field(default_factory=dict)
+    # Broker settings each run draws (model/sim/faults.py swarm_config): Kafka key -> [low, high] for an
+    # integer setting, or a list of choices; every draw must be a valid configuration.
+    config: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -192,6 +196,8 @@ class Scenario:
                 _positive(out, f"{path}.transactions.records_per_transaction", txn.records_per_transaction)
                 _probability(out, f"{path}.transactions.abort_rate", txn.abort_rate)
         out.extend(_faults_problems(self.faults, self.duration_ms))
+        if self.faults.swarm is not None and self.faults.swarm.config:
+            out.extend(_swarm_config_problems(self.faults.swarm.config, self.cluster.config, broker, self.groups))
         return out
 
 
@@ -309,6 +315,68 @@ def _faults_problems(faults: FaultsSpec, duration_ms: int) -> list[str]:
         if isinstance(rate, bool) or not isinstance(rate, int | float) or not 0 < rate <= 10_000:
             out.append(f"faults.swarm.rates.{kind} = {rate!r}: must be faults per minute in (0, 10000]")
     return out
+
+
+def _swarm_config_problems(ranges: Mapping[str, Any], fixed: Mapping[str, Any], broker: BrokerConfig | None,
+                           groups: Iterable[GroupSpec]) -> list[str]:
+    """Each range on its own, then whether every draw, with the scenario's own settings, is a valid
+    configuration: each cross-setting rule is "a <= b", so it holds for every draw exactly when it
+    holds with a at its highest and b at its lowest."""
+    path = "faults.swarm.config"
+    by_name = {s.key: s for s in BROKER_SETTINGS} | {s.field: s for s in BROKER_SETTINGS}
+    set_fixed = {by_name[k].field for k in fixed if k in by_name}
+    out: list[str] = []
+    spans: dict[str, tuple[int, int]] = {}  # field -> (lowest, highest) an integer setting is drawn
+    for key in sorted(ranges):
+        setting, allowed, where = by_name.get(key), ranges[key], f'{path}."{key}"'
+        if setting is None:
+            out.append(f"{where}: unknown setting{did_you_mean(key, (s.key for s in BROKER_SETTINGS))}; "
+                       f"known: {', '.join(s.key for s in BROKER_SETTINGS)}")
+        elif setting.field in set_fixed:
+            out.append(f"{where}: cluster.config sets it too; draw it or set it, not both")
+        elif not _draw_fits(setting, allowed):
+            out.append(f"{where} = {allowed!r}: must be {_draw_form(setting)}")
+        elif not setting.choices:
+            spans[setting.field] = (allowed[0], allowed[1])
+    if out or broker is None:
+        return out
+
+    def lowest(name: str) -> int:
+        return spans[name][0] if name in spans else int(getattr(broker, name))
+
+    def highest(name: str) -> int:
+        return spans[name][1] if name in spans else int(getattr(broker, name))
+
+    def shown(name: str) -> str:
+        return f"{by_name[name].key} {list(spans[name])}" if name in spans else f"{by_name[name].key} = {lowest(name)}"
+
+    for low, mid, high, _ in ORDERED:
+        for a, b in ((low, mid), (mid, high)):
+            if (a in spans or b in spans) and highest(a) > lowest(b):
+                out.append(f"{path}: a draw could break {by_name[a].key} <= {by_name[b].key} "
+                           f"({shown(a)}, {shown(b)})")
+    for i, group in enumerate(groups):
+        try:
+            lock = load_group_config(group.config).record_lock_duration_ms
+        except ConfigError:
+            continue  # reported with the group
+        low, high = "min_record_lock_duration_ms", "max_record_lock_duration_ms"
+        if lock is not None and (low in spans or high in spans) and not highest(low) <= lock <= lowest(high):
+            out.append(f'{path}: a draw could refuse groups[{i}].config."group.share.record.lock.duration.ms" '
+                       f"= {lock} ({shown(low)}, {shown(high)})")
+    return out
+
+
+def _draw_fits(setting: Setting, allowed: Any) -> bool:
+    if not isinstance(allowed, list | tuple) or any(setting.problem(v) is not None for v in allowed):
+        return False
+    return bool(allowed) if setting.choices else len(allowed) == 2 and allowed[0] <= allowed[1]
+
+
+def _draw_form(setting: Setting) -> str:
+    if setting.choices:
+        return f"a non-empty list of {setting.allowed().removeprefix('one of ')}"
+    return f"[low, high], low <= high, each {setting.allowed()}"
 
 
 def _consumer_problems(path: str, consumer: ConsumerSpec, groups: Mapping[str, GroupSpec]) -> list[str]:

@@ -198,20 +198,28 @@ def _ordered(problems: list[str], cfg: Any, low: str, mid: str, high: str, key: 
         problems.append(f"{key} = {me}: must lie in [{lo}, {hi}] (its min and max settings)")
 
 
+# The cross-setting rules of the broker: a value within its min and max settings (the seeds' bounds).
+# Each is (min field, field, max field, the Kafka key a problem names).
+ORDERED: tuple[tuple[str, str, str, str], ...] = (
+    ("min_record_lock_duration_ms", "record_lock_duration_ms", "max_record_lock_duration_ms",
+     "group.share.record.lock.duration.ms"),
+    ("share_min_session_timeout_ms", "share_session_timeout_ms", "share_max_session_timeout_ms",
+     "group.share.session.timeout.ms"),
+    ("share_min_heartbeat_interval_ms", "share_heartbeat_interval_ms", "share_max_heartbeat_interval_ms",
+     "group.share.heartbeat.interval.ms"),
+    ("consumer_min_session_timeout_ms", "consumer_session_timeout_ms", "consumer_max_session_timeout_ms",
+     "group.consumer.session.timeout.ms"),
+    ("consumer_min_heartbeat_interval_ms", "consumer_heartbeat_interval_ms", "consumer_max_heartbeat_interval_ms",
+     "group.consumer.heartbeat.interval.ms"),
+)
+
+
 def load_broker_config(values: Mapping[str, Any], base: BrokerConfig | None = None) -> BrokerConfig:
     problems: list[str] = []
     cfg = replace(base or BrokerConfig(), **_overrides(BROKER_SETTINGS, values, problems))
     if not problems:
-        _ordered(problems, cfg, "min_record_lock_duration_ms", "record_lock_duration_ms",
-                 "max_record_lock_duration_ms", "group.share.record.lock.duration.ms")
-        _ordered(problems, cfg, "share_min_session_timeout_ms", "share_session_timeout_ms",
-                 "share_max_session_timeout_ms", "group.share.session.timeout.ms")
-        _ordered(problems, cfg, "share_min_heartbeat_interval_ms", "share_heartbeat_interval_ms",
-                 "share_max_heartbeat_interval_ms", "group.share.heartbeat.interval.ms")
-        _ordered(problems, cfg, "consumer_min_session_timeout_ms", "consumer_session_timeout_ms",
-                 "consumer_max_session_timeout_ms", "group.consumer.session.timeout.ms")
-        _ordered(problems, cfg, "consumer_min_heartbeat_interval_ms", "consumer_heartbeat_interval_ms",
-                 "consumer_max_heartbeat_interval_ms", "group.consumer.heartbeat.interval.ms")
+        for low, mid, high, key in ORDERED:
+            _ordered(problems, cfg, low, mid, high, key)
     if problems:
         raise ConfigError(problems)
     return cfg

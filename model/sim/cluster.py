@@ -67,6 +67,7 @@ from model.sim.faults import (
     FaultPlan,
     SwarmTargets,
     network_fault_handlers,
+    swarm_config,
     swarm_plan,
 )
 from model.sim.log_cleaner import LogCleaner
@@ -179,7 +180,10 @@ class Cluster:
         self.streams = RandomStreams(derive_seed(seed, scenario.name))
         self.trace = Trace(keep=keep_trace)
         self.stop_on_first_violation = stop_on_first_violation
-        self.broker_config: BrokerConfig = load_broker_config(scenario.cluster.config)
+        swarm = scenario.faults.swarm
+        # The broker settings this run drew (a swarm's `config` ranges), over the scenario's own.
+        self.swarm_config: dict[str, int | str] = swarm_config(seed, swarm.config) if swarm and swarm.config else {}
+        self.broker_config: BrokerConfig = load_broker_config({**scenario.cluster.config, **self.swarm_config})
         self.group_configs: dict[str, GroupConfig] = {
             g.name: load_group_config(g.config, self.broker_config) for g in scenario.groups
         }

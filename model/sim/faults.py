@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import itertools
 import random
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from operator import itemgetter
 from typing import Any, Final, NamedTuple
@@ -499,6 +499,26 @@ def swarm_plan(
                 break
             events.append(_swarm_event(kind, int(at), rng, targets))
     return FaultPlan(tuple(events), duration_ms)
+
+
+def swarm_config(seed: int, ranges: Mapping[str, Sequence[int] | Sequence[str]]) -> dict[str, int | str]:
+    """The broker settings a swarm run draws: for each key of ``ranges`` (validated by the scenario), one of
+    its choices, or an integer in its ``[low, high]``: the low end with probability 1/4, the high end
+    with 1/4, else uniform between (bugs sit at the ends of a range, as FoundationDB's knob
+    randomisation assumes). Each key draws from its own stream, so adding a key changes no other draw
+    and no fault of the plan."""
+    streams = RandomStreams(derive_seed(seed, "swarm"))
+    drawn: dict[str, int | str] = {}
+    for key in sorted(ranges):
+        rng = streams.get("config", key)
+        allowed = ranges[key]
+        if all(isinstance(v, str) for v in allowed):
+            drawn[key] = str(rng.choice(list(allowed)))
+            continue
+        low, high = int(allowed[0]), int(allowed[1])
+        end = rng.random()
+        drawn[key] = low if end < 0.25 else high if end < 0.5 else rng.randint(low, high)
+    return drawn
 
 
 def _has_targets(kind: str, targets: SwarmTargets) -> bool:

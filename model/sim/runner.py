@@ -44,6 +44,7 @@ class RunResult:
     wall_time_s: float
     verdict: str
     fault_plan: list[dict[str, Any]] = field(default_factory=list)
+    swarm_config: dict[str, int | str] = field(default_factory=dict)  # the broker settings the swarm drew
     trace: Trace | None = field(default=None, repr=False, compare=False)
     mutant: str | None = None  # the bug injected into this run (model.mutants), if any
 
@@ -65,6 +66,7 @@ class RunResult:
             "metrics": self.metrics,
             "faults_fired": dict(sorted(self.faults_fired.items())),
             "fault_plan": self.fault_plan,
+            "swarm_config": self.swarm_config,
             "violations": [v.to_json() for v in self.violations],
         }
 
@@ -127,6 +129,7 @@ def run_cluster(
         wall_time_s=wall,
         verdict="violated" if violations else "ok",
         fault_plan=cluster.plan.to_records(),
+        swarm_config=dict(cluster.swarm_config),
         trace=cluster.trace if keep else None,
         mutant=mutant,
     )

@@ -10,12 +10,11 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from model.sim.faults import FaultPlan
 from model.sim.runner import run
 from scenarios import library, toml_format
 from scenarios.check import run_until
 from scenarios.cli import main
-from scenarios.shrink import NothingToShrink, Shrunk, _Shrinker, shrink_run, with_plan
+from scenarios.shrink import NothingToShrink, Shrunk, _Shrinker, shrink_run, with_plan, written_out
 
 # (scenario, seed, mutant, invariant): seeds from the README's swarm tables.
 NO_LIMIT = ("swarm", 111, "no-limit-on-lock-timeout", "delivery-count-limit")
@@ -35,13 +34,15 @@ def _violates(result_violations: list, invariant: str) -> bool:
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(name=st.sampled_from(["swarm", "swarm_small", "swarm_locks", "swarm_wide", "swarm_failovers"]),
+@given(name=st.sampled_from(["swarm", "swarm_small", "swarm_locks", "swarm_wide", "swarm_failovers", "swarm_config"]),
        seed=st.integers(0, 2**31 - 1))
-def test_a_swarm_plan_written_out_is_the_same_run(name: str, seed: int) -> None:
+def test_a_swarm_run_written_out_is_the_same_run(name: str, seed: int) -> None:
     scenario = library.get(name)
     swarm = run(scenario, seed, stop_on_first_violation=False)
-    scripted = run(with_plan(scenario, FaultPlan.from_records(swarm.fault_plan, scenario.duration_ms)), seed,
-                   stop_on_first_violation=False)
+    scripted_scenario = written_out(scenario, swarm)
+    assert scripted_scenario.faults.swarm is None
+    scripted = run(scripted_scenario, seed, stop_on_first_violation=False)
+    assert scripted.swarm_config == {}
     event(f"{name}: {'no faults' if not swarm.fault_plan else 'faults'}")
     assert (scripted.trace_hash, scripted.faults_fired, scripted.events) == (
         swarm.trace_hash, swarm.faults_fired, swarm.events)
@@ -90,6 +91,23 @@ def test_the_file_replays_the_shrunk_run(tmp_path: Path) -> None:
     replayed = run(loaded, mutant="no-limit-on-lock-timeout")  # its own seed; it stops at the violation kept
     assert replayed.seed == 111 and replayed.violations[0].invariant == "delivery-count-limit"
     assert replayed.trace_hash == shrunk.result.trace_hash
+
+
+def test_shrinking_keeps_only_the_drawn_settings_the_failure_needs() -> None:
+    # snapshot-after-limit-plus-one on swarm_config seed 0: the seed drew a snapshot every 0 updates,
+    # a corner swarm's fixed 20 never visits, and the mutant fails there with one record and no fault.
+    scenario = library.get("swarm_config")
+    drawn = run(scenario, 0).swarm_config
+    assert len(drawn) == 8 and drawn["share.coordinator.snapshot.update.records.per.snapshot"] == 0
+    shrunk = shrink_run(scenario, 0, mutant="snapshot-after-limit-plus-one")
+    assert shrunk.invariant == "snapshot-update-limit"
+    assert {k: v for k, v in shrunk.scenario.cluster.config.items() if k in drawn} == {
+        "share.coordinator.snapshot.update.records.per.snapshot": 0}
+    assert "settings drawn 8 -> 1 (share.coordinator.snapshot.update.records.per.snapshot)" in shrunk.changes()
+    assert len(shrunk.plan) == 0 and shrunk.scenario.producers[0].records == 1
+    text = shrunk.to_toml("x.toml")
+    assert '"share.coordinator.snapshot.update.records.per.snapshot" = 0' in text
+    assert "[faults.swarm" not in text
 
 
 def test_a_budget_of_two_runs_writes_the_plan_out_and_stops() -> None:

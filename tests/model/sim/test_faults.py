@@ -17,6 +17,7 @@ from model.sim.faults import (
     SwarmTargets,
     network_fault_handlers,
     shrink,
+    swarm_config,
     swarm_plan,
 )
 from model.sim.network import Network
@@ -229,6 +230,37 @@ def test_swarm_pauses_and_slowdowns_straddle_the_timeouts() -> None:
     slow = [e.extra_ms for e in events if e.kind == "slow_processing"]
     assert min(pauses) < TARGETS.session_timeout_ms < max(pauses)
     assert min(slow) < TARGETS.lock_duration_ms < max(slow)
+
+
+# -- swarm settings ----------------------------------------------------------------------
+
+RANGES = {"group.share.delivery.count.limit": [2, 5], "group.share.partition.max.record.locks": [100, 200],
+          "group.consumer.assignors": ["uniform", "range"]}
+
+
+def test_swarm_settings_are_drawn_per_seed_within_their_ranges() -> None:
+    draws = [swarm_config(seed, RANGES) for seed in range(400)]
+    assert draws == [swarm_config(seed, RANGES) for seed in range(400)]
+    assert all(list(d) == sorted(RANGES) for d in draws)
+    limits = [d["group.share.delivery.count.limit"] for d in draws]
+    locks = [d["group.share.partition.max.record.locks"] for d in draws]
+    assert set(limits) == {2, 3, 4, 5} and all(isinstance(v, int) for v in limits + locks)
+    assert min(locks) == 100 and max(locks) == 200 and len(set(locks)) > 50
+    assert {d["group.consumer.assignors"] for d in draws} == {"uniform", "range"}
+
+
+def test_half_of_the_draws_sit_at_an_end_of_the_range() -> None:
+    locks = [swarm_config(seed, RANGES)["group.share.partition.max.record.locks"] for seed in range(2_000)]
+    low, high = locks.count(100), locks.count(200)
+    # 1/4 each, plus the uniform draws that land on an end (2 in 101): 0.255 of 2 000 = 510, sd about 20.
+    assert 430 < low < 590 and 430 < high < 590
+
+
+def test_a_settings_draw_does_not_depend_on_the_other_settings_drawn() -> None:
+    for seed in range(30):
+        alone = swarm_config(seed, {"group.share.delivery.count.limit": [2, 5]})
+        assert alone.items() <= swarm_config(seed, RANGES).items()
+    assert swarm_config(7, {}) == {}
 
 
 # -- injector ---------------------------------------------------------------------------
