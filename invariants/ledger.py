@@ -12,8 +12,6 @@ ranges (``invariants/intervals.py``), never one object per offset:
   highest leader epoch a leader read the state with (``DurableState``);
 * **deliveries** per share-partition: the last delivery of each offset
   (member, delivery count, leader epoch, time);
-* **confirmed acknowledgements** per share-partition: offsets whose accept,
-  reject or gap a leader confirmed after its durable write;
 * **accepted writes** a leader has not yet taken as done (SP-9).
 
 The runner puts the ledger AFTER the checks in the fan-out, so a check sees
@@ -112,7 +110,6 @@ class Ledger(Monitor):
         super().__init__(sink)
         self.durable: dict[SharePartitionKey, DurableState] = {}
         self.deliveries: dict[SharePartitionKey, RangeMap[Delivery]] = {}
-        self.confirmed: dict[SharePartitionKey, IntervalSet] = {}
         self.high_watermark: dict[tuple[str, int], int] = {}  # (topic name, partition) -> end of the committed
         self.aborted: dict[DataPartition, IntervalSet] = {}
         self.read_committed: dict[str, bool] = {}  # group id -> its isolation, as its leaders read
@@ -141,7 +138,6 @@ class Ledger(Monitor):
                 self.read_committed[key.group_id] = partition.group.read_committed
             if partition.state_epoch > state.state_epoch:
                 state.restart(partition.state_epoch)
-                self.confirmed.pop(key, None)
             elif partition.state_epoch == state.state_epoch and partition.spso >= state.trimmed + _TRIM_EVERY:
                 self._trim(key, state, partition.spso)
 
@@ -150,9 +146,9 @@ class Ledger(Monitor):
         state.trimmed = spso
         state.terminal.discard_below(spso)
         state.counts.discard_below(spso)
-        for ranges in (self.deliveries.get(key), self.confirmed.get(key)):
-            if ranges is not None:
-                ranges.discard_below(spso)
+        deliveries = self.deliveries.get(key)
+        if deliveries is not None:
+            deliveries.discard_below(spso)
 
     def on_write_accepted(self, request: WriteShareGroupStateRequest, now_ms: int) -> None:
         self._accepted[id(request)] = request
@@ -181,7 +177,6 @@ class Ledger(Monitor):
         # A new life of the share-partition: its history no longer binds; keep only the leader epoch fence.
         self.durable_of(key).restart(-1)
         self.deliveries.pop(key, None)
-        self.confirmed.pop(key, None)
 
     def on_state_read(self, key: SharePartitionKey, leader_epoch: int, now_ms: int) -> None:
         state = self.durable_of(key)
@@ -195,15 +190,6 @@ class Ledger(Monitor):
         for a in acquired:
             delivery = Delivery(member_id, a.delivery_count, leader_epoch, now_ms)
             deliveries.assign(a.first_offset, a.last_offset, delivery)
-
-    def on_ack_confirmed(self, key: SharePartitionKey, member_id: str, batches: tuple[AcknowledgementBatch, ...],
-                         leader_epoch: int, now_ms: int) -> None:
-        confirmed = self.confirmed.get(key)
-        if confirmed is None:
-            confirmed = self.confirmed[key] = IntervalSet()
-        for batch in batches:
-            for first, last in terminal_runs(batch):
-                confirmed.add(first, last)
 
     # -- data partitions ------------------------------------------------------------------------------
 

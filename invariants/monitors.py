@@ -347,6 +347,8 @@ class NoRedeliveryMonitor(Monitor):
         super().__init__(sink)
         self._ended: dict[SharePartitionKey, IntervalSet] = {}
         self._state_epoch: dict[SharePartitionKey, int] = {}
+        # Keys whose group was deleted and created again, and no leader of the new life is ready yet.
+        self._between_lives: set[SharePartitionKey] = set()
 
     def on_share_partition_step(self, partition: SharePartition, bound: int, now_ms: int) -> None:
         key = partition.key
@@ -358,14 +360,21 @@ class NoRedeliveryMonitor(Monitor):
             if epoch is not None:
                 self._ended.pop(key, None)
             self._state_epoch[key] = partition.state_epoch
+            self._between_lives.discard(key)
 
     def on_share_state_created(self, key: SharePartitionKey, now_ms: int) -> None:
         # A new life of the share-partition (its group was deleted): delivering its records again is due.
         self._ended.pop(key, None)
-        self._state_epoch.pop(key, None)
+        if self._state_epoch.pop(key, None) is not None:
+            self._between_lives.add(key)
 
     def on_ack_confirmed(self, key: SharePartitionKey, member_id: str, batches: tuple[AcknowledgementBatch, ...],
-                         leader_epoch: int, now_ms: int) -> None:
+                         leader_epoch: int, state_epoch: int, now_ms: int) -> None:
+        if key in self._between_lives or state_epoch < self._state_epoch.get(key, state_epoch):
+            # An earlier life's acknowledgement, confirmed late (its write was durable before the group was
+            # deleted or its state reset, SP-12): it binds that life only. A new life's leader confirms
+            # nothing before its first ready step.
+            return
         ended = self._ended.get(key)
         if ended is None:
             ended = self._ended[key] = IntervalSet()
@@ -472,7 +481,7 @@ class ExclusiveAcquisitionMonitor(Monitor):
             return
 
     def on_ack_confirmed(self, key: SharePartitionKey, member_id: str, batches: tuple[AcknowledgementBatch, ...],
-                         leader_epoch: int, now_ms: int) -> None:
+                         leader_epoch: int, state_epoch: int, now_ms: int) -> None:
         # Only acquisitions of this leader's tenure or an older one: a leader that lost the partition
         # still confirms an acknowledgement whose write was durable, after a newer leader may have
         # delivered the record again (a release confirmed late); that acquisition is the newer one's.

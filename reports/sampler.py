@@ -140,7 +140,7 @@ class RunSampler(Monitor):
         self._tick(now_ms)
 
     def on_ack_confirmed(self, key: SharePartitionKey, member_id: str, batches: tuple[AcknowledgementBatch, ...],
-                         leader_epoch: int, now_ms: int) -> None:
+                         leader_epoch: int, state_epoch: int, now_ms: int) -> None:
         self._tick(now_ms)
 
     def on_share_partition_step(self, partition: SharePartition, bound: int, now_ms: int) -> None:

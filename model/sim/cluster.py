@@ -109,7 +109,7 @@ class ClusterTracker(Monitor):
         self.accepted: dict[SharePartitionKey, IntervalSet] = {}
 
     def on_ack_confirmed(self, key: SharePartitionKey, member_id: str, batches: tuple[AcknowledgementBatch, ...],
-                         leader_epoch: int, now_ms: int) -> None:
+                         leader_epoch: int, state_epoch: int, now_ms: int) -> None:
         accepted = self.accepted.get(key)
         if accepted is None:
             accepted = self.accepted[key] = IntervalSet()

@@ -120,9 +120,11 @@ class Observer:
         pass
 
     def on_ack_confirmed(self, key: SharePartitionKey, member_id: str, batches: tuple[AcknowledgementBatch, ...],
-                         leader_epoch: int, now_ms: int) -> None:
+                         leader_epoch: int, state_epoch: int, now_ms: int) -> None:
         """An acknowledgement whose success the leader of ``leader_epoch`` has told the consumer (after its
-        durable write). A leader that has lost the partition since still tells it: the write was durable."""
+        durable write, made at ``state_epoch``). A leader that has lost the partition since still tells it:
+        the write was durable. So may one whose group was deleted since, or whose state an admin reset:
+        ``state_epoch`` says which life of the share-partition the acknowledgement belongs to."""
 
     def on_share_partition_step(self, partition: SharePartition, bound: int, now_ms: int) -> None:
         """After any change to a share-partition leader; ``bound`` is the HWM or LSO it reads up to."""

@@ -558,7 +558,8 @@ class ShareLeaderHost:
             elif broker.alive:
                 # Durable and decided: the answer will say so (reported now, before any
                 # record it released can be acquired again).
-                broker.observer.on_ack_confirmed(slot.key, call.member_id, part.ack_batches, slot.leader_epoch, now)
+                broker.observer.on_ack_confirmed(slot.key, call.member_id, part.ack_batches, slot.leader_epoch,
+                                                 write.request.state_epoch, now)
             call.waiting -= 1
             self._maybe_finish(call)
         if broker.trace is not None and done.error_code != Errors.NONE:

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from invariants.ledger import DurableState, Ledger, topic_id_of
 from invariants.sink import ViolationSink
-from model.core.share_partition import AcknowledgementBatch, AcquiredRecords
+from model.core.share_partition import AcquiredRecords
 from model.core.share_state import RecordState, SharePartitionKey, StateBatch, WriteShareGroupStateRequest
 from model.sim.controller import topic_id_for
 
@@ -49,14 +49,12 @@ def test_raise_counts_keeps_the_highest_count_of_every_offset(writes: list[tuple
     assert got == expected
 
 
-def test_deliveries_confirmed_acks_and_aborted_transactions() -> None:
+def test_deliveries_and_aborted_transactions() -> None:
     ledger = Ledger(ViolationSink(1))
     ledger.on_acquire(KEY, "m1", [AcquiredRecords(0, 9, 1)], 3, 10)
     ledger.on_acquire(KEY, "m2", [AcquiredRecords(5, 6, 2)], 3, 20)
     assert [(lo, hi, d.member_id, d.delivery_count) for lo, hi, d in ledger.deliveries[KEY]] == [
         (0, 4, "m1", 1), (5, 6, "m2", 2), (7, 9, "m1", 1)]
-    ledger.on_ack_confirmed(KEY, "m1", (AcknowledgementBatch(0, 3, (1, 2, 3, 0)),), 1, 30)
-    assert list(ledger.confirmed[KEY]) == [(0, 0), (2, 3)]
     ledger.on_records_committed("t", 0, 0, 3, 9, True, 0)
     ledger.on_records_committed("t", 0, 3, 2, None, False, 1)
     ledger.on_records_committed("t", 0, 5, 2, 9, True, 2)

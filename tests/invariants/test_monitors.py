@@ -104,7 +104,8 @@ class _Harness:
             return False
         errors = self._flush(self.leader)
         if errors and all(e == Errors.NONE for e in errors):
-            self.monitors.on_ack_confirmed(KEY, member, batches, self.leader.leader_epoch, self.now)
+            self.monitors.on_ack_confirmed(KEY, member, batches, self.leader.leader_epoch, self.leader.state_epoch,
+                                           self.now)
             return True
         return False
 
@@ -375,7 +376,7 @@ def test_e2_fires_when_an_accepted_record_is_acquired_again() -> None:
     sink = ViolationSink(1)
     monitor = NoRedeliveryMonitor(sink)
     monitor.on_acquire(KEY, "m1", [AcquiredRecords(0, 9, 1)], 1, 0)
-    monitor.on_ack_confirmed(KEY, "m1", (AcknowledgementBatch(0, 3, (1, 2, 1, 3)),), 1, 1)
+    monitor.on_ack_confirmed(KEY, "m1", (AcknowledgementBatch(0, 3, (1, 2, 1, 3)),), 1, 1, 1)
     monitor.on_acquire(KEY, "m2", [AcquiredRecords(1, 1, 2), AcquiredRecords(4, 9, 1)], 1, 2)
     assert sink.violations == []  # offset 1 was released: redelivery is expected
     monitor.on_acquire(KEY, "m2", [AcquiredRecords(2, 3, 2)], 2, 3)  # 2 accepted, 3 rejected: never again
@@ -387,10 +388,31 @@ def test_e2_does_not_fire_after_an_admin_reset_of_the_state_epoch() -> None:
     sink = ViolationSink(1)
     monitor = NoRedeliveryMonitor(sink)
     monitor.on_share_partition_step(_FakePartition(0, 10), 100, 0)  # type: ignore[arg-type]
-    monitor.on_ack_confirmed(KEY, "m1", (AcknowledgementBatch(0, 9, (1,)),), 1, 1)
+    monitor.on_ack_confirmed(KEY, "m1", (AcknowledgementBatch(0, 9, (1,)),), 1, 1, 1)
     monitor.on_share_partition_step(_FakePartition(0, 0, state_epoch=2), 100, 2)  # type: ignore[arg-type]
     monitor.on_acquire(KEY, "m1", [AcquiredRecords(0, 9, 1)], 1, 3)
     assert sink.violations == []
+
+
+def test_e2_an_earlier_lifes_acknowledgement_confirmed_late_does_not_bind_the_new_life() -> None:
+    """swarm_config seed 8419788145601910512 (a 100 000-run campaign): a leader's write of offset 33's accept
+    was durable before its group was deleted, but committed, and so confirmed, only after the group was
+    created again; the new life, from the earliest offset, delivered 33 again, as it should."""
+    for late_at in ("before the new life's leader is ready", "after it"):
+        sink = ViolationSink(1)
+        monitor = NoRedeliveryMonitor(sink)
+        monitor.on_share_partition_step(_FakePartition(0, 40), 100, 0)  # type: ignore[arg-type]
+        monitor.on_share_state_created(KEY, 10)  # deleted and created again
+        if late_at == "after it":
+            monitor.on_share_partition_step(_FakePartition(0, 0, leader_epoch=2, state_epoch=7), 100, 11)  # type: ignore[arg-type]
+        monitor.on_ack_confirmed(KEY, "m1", (AcknowledgementBatch(33, 33, (1,)),), 1, 1, 12)  # state epoch 1
+        monitor.on_share_partition_step(_FakePartition(0, 0, leader_epoch=2, state_epoch=7), 100, 13)  # type: ignore[arg-type]
+        monitor.on_acquire(KEY, "m1", [AcquiredRecords(0, 40, 1)], 2, 14)
+        assert sink.violations == [], late_at
+        # The new life's own confirmed acknowledgements bind it.
+        monitor.on_ack_confirmed(KEY, "m1", (AcknowledgementBatch(0, 40, (1,)),), 2, 7, 15)
+        monitor.on_acquire(KEY, "m2", [AcquiredRecords(5, 5, 2)], 2, 16)
+        assert [v.state["first"] for v in sink.violations] == [5], late_at
 
 
 # -- E-3 ------------------------------------------------------------------------------------------------
@@ -411,7 +433,7 @@ def test_e3_quiet_after_the_lock_expires_an_ack_or_a_durable_release() -> None:
     sink = ViolationSink(1)
     monitor = ExclusiveAcquisitionMonitor(sink, lock_duration_ms=1_000)
     monitor.on_acquire(KEY, "m1", [AcquiredRecords(0, 29, 1)], 1, 0)
-    monitor.on_ack_confirmed(KEY, "m1", (AcknowledgementBatch(0, 9, (2,)),), 1, 10)
+    monitor.on_ack_confirmed(KEY, "m1", (AcknowledgementBatch(0, 9, (2,)),), 1, 1, 10)
     monitor.on_write_accepted(_write(-1, (10, 19, RecordState.AVAILABLE)), 20)
     monitor.on_acquire(KEY, "m2", [AcquiredRecords(0, 19, 2)], 1, 30)  # ended by the ack and the write
     monitor.on_acquire(KEY, "m3", [AcquiredRecords(20, 29, 2)], 2, 40)  # a new leader tenure
@@ -456,7 +478,7 @@ def test_e3_fires_when_an_ack_from_a_member_that_does_not_hold_the_record_is_con
     sink = ViolationSink(1)
     monitor = ExclusiveAcquisitionMonitor(sink, lock_duration_ms=1_000)
     monitor.on_acquire(KEY, "m1", [AcquiredRecords(0, 9, 1)], 1, 0)
-    monitor.on_ack_confirmed(KEY, "m2", (AcknowledgementBatch(3, 4, (1,)),), 1, 5)
+    monitor.on_ack_confirmed(KEY, "m2", (AcknowledgementBatch(3, 4, (1,)),), 1, 1, 5)
     assert [(v.invariant, v.state["member"], v.state["holder"]) for v in sink.violations] == [
         ("exclusive-acquisition", "m2", "m1")]
 
@@ -472,10 +494,10 @@ def test_e3_a_late_confirmation_by_an_old_leader_leaves_the_new_tenures_acquisit
     monitor.on_acknowledge(KEY, "m1", (AcknowledgementBatch(11, 11, (2,)),), 1, 678)
     monitor.on_acquire(KEY, "m1", [AcquiredRecords(11, 11, 2)], 2, 4_473)
     monitor.on_acquire(KEY, "m2", [AcquiredRecords(12, 12, 2)], 2, 4_473)
-    monitor.on_ack_confirmed(KEY, "m1", (AcknowledgementBatch(11, 12, (2,)),), 1, 4_497)  # m2's is epoch 2's
+    monitor.on_ack_confirmed(KEY, "m1", (AcknowledgementBatch(11, 12, (2,)),), 1, 1, 4_497)  # m2's is epoch 2's
     monitor.on_acknowledge(KEY, "m1", (AcknowledgementBatch(11, 11, (1,)),), 2, 4_518)
     assert sink.violations == []
-    monitor.on_ack_confirmed(KEY, "m1", (AcknowledgementBatch(11, 11, (1,)),), 2, 4_520)
+    monitor.on_ack_confirmed(KEY, "m1", (AcknowledgementBatch(11, 11, (1,)),), 2, 1, 4_520)
     monitor.on_acknowledge(KEY, "m1", (AcknowledgementBatch(11, 11, (1,)),), 2, 4_530)  # now it is gone
     assert [(v.invariant, v.state["offset"]) for v in sink.violations] == [("exclusive-acquisition", 11)]
 
@@ -588,7 +610,7 @@ def test_a_deleted_and_recreated_share_partition_starts_a_new_life(deleted: bool
     _handled(monitors, shard, write)
     monitors.on_write_accepted(write, 3)
     monitors.on_write_completed(write, 4)
-    monitors.on_ack_confirmed(KEY, "m1", (AcknowledgementBatch(0, 25, (1,)),), 1, 4)
+    monitors.on_ack_confirmed(KEY, "m1", (AcknowledgementBatch(0, 25, (1,)),), 1, 1, 4)
     monitors.on_share_partition_step(_FakePartition(26, 26), 100, 5)  # type: ignore[arg-type]
     if deleted:
         _handled(monitors, shard, DeleteShareGroupStateRequest(KEY))

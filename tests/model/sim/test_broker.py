@@ -57,7 +57,8 @@ class Recorder(Observer):
     def on_acquire(self, key: Any, member_id: str, acquired: Any, leader_epoch: int, now_ms: int) -> None:
         self.events.append(("acquire", key, member_id, tuple(acquired), leader_epoch, now_ms))
 
-    def on_ack_confirmed(self, key: Any, member_id: str, batches: Any, leader_epoch: int, now_ms: int) -> None:
+    def on_ack_confirmed(self, key: Any, member_id: str, batches: Any, leader_epoch: int, state_epoch: int,
+                         now_ms: int) -> None:
         self.events.append(("ack", key, member_id, tuple(batches), now_ms))
 
     def on_write_accepted(self, request: Any, now_ms: int) -> None:

@@ -1,5 +1,6 @@
 """Swarm seeds that once found a bug run clean: ``swarm_standard`` (the standard cluster under a
-swarm) on fixed seeds, and ``swarm_locks`` on the seed that found reads answered before commit.
+swarm) on fixed seeds, ``swarm_locks`` on the seed that found reads answered before commit, and
+``swarm_config`` on the seed that found a late confirmation taken for the wrong life.
 
 Seeds 5, 7 and 17 of ``swarm_standard`` once failed E-1: a ``slow_processing`` fault with a
 per-record extra of about the lock duration fixed the time of a whole 200-record batch when it
@@ -52,3 +53,14 @@ def test_the_swarm_locks_seed_that_found_reads_answered_before_commit_runs_clean
     result = run(library.get("swarm_locks"), 1493)
     assert result.ok, [v.describe() for v in result.violations]
     assert {"broker_crash", "leadership_move", "message_delay"} <= set(result.faults_fired)
+
+
+def test_the_swarm_config_seed_that_found_a_late_confirmation_across_lives_runs_clean() -> None:
+    """swarm_config seed 8419788145601910512 (one of 100 000 campaign runs) violated
+    no-redelivery-after-accept: the accept of offset 33, durable before the group was deleted, was
+    confirmed after the group was created again, and the monitor took it for the new life's, whose
+    reading from the earliest offset then delivered 33 again (tests/invariants/test_monitors.py)."""
+    result = run(library.get("swarm_config"), 8419788145601910512)
+    assert result.ok, [v.describe() for v in result.violations]
+    assert {"admin_delete_group", "message_delay", "broker_crash"} <= set(result.faults_fired)
+    assert result.metrics["records_delivered"] > result.metrics["records_produced"]  # the new life read again
