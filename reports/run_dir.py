@@ -16,7 +16,6 @@
 from __future__ import annotations
 
 import json
-import shlex
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
@@ -39,14 +38,6 @@ REPORT: Final = "report.html"
 
 class ReproducibilityError(RuntimeError):
     """The re-run that keeps the trace did not reproduce the first run."""
-
-
-def reproducer(scenario_ref: str, seed: int, mutant: str | None = None) -> str:
-    """The command that runs the same (scenario, seed) again."""
-    words = ["sharesim", "run", scenario_ref, "--seed", str(seed)]
-    if mutant:
-        words += ["--mutant", mutant]
-    return shlex.join(words)
 
 
 def sampled_run(scenario: Scenario, seed: int | None = None, *, mutant: str | None = None,
@@ -105,6 +96,8 @@ def _trace_again(scenario: Scenario, result: RunResult, mutant: str | None, stop
 def write_result(out: Path, result: RunResult, samples: RunSamples, scenario_ref: str,
                  mutant: str | None = None) -> None:
     """``result.json`` and ``timeline.parquet`` of ``out``."""
+    from scenarios.check import reproducer
+
     data = {
         "kind": "run",
         **result.to_json(),

@@ -14,6 +14,7 @@ expected invariant.
 
 from __future__ import annotations
 
+import shlex
 import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -53,8 +54,8 @@ def require_mutant(name: str | None) -> None:
 
 
 def reproducer(scenario: str, seed: int, mutant: str | None = None) -> str:
-    """The one-line command that replays a run."""
-    return f"sharesim run {scenario} --seed {seed}" + (f" --mutant {mutant}" if mutant else "")
+    """The one-line command that replays a run (SCENARIO shell-quoted: a file's path may hold spaces)."""
+    return shlex.join(["sharesim", "run", scenario, "--seed", str(seed), *(["--mutant", mutant] if mutant else [])])
 
 
 # -- the search for a mutant's first detection ------------------------------------------------------

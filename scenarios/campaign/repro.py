@@ -55,7 +55,8 @@ def reproduce(groups: list[dict[str, Any]], workload: Workload, scenario_ref: st
               shrink_runs: int = 0) -> list[Reproducer]:
     """Re-run the first ``seeds_per_group`` seeds of the first ``max_groups`` violation groups, and
     shrink each group's first seed in at most ``shrink_runs`` runs (0: do not shrink)."""
-    from reports.run_dir import reproducer, run_to_dir
+    from reports.run_dir import run_to_dir
+    from scenarios.check import reproducer
 
     found: list[Reproducer] = []
     for index, group in enumerate(groups[:max_groups]):

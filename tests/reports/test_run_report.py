@@ -51,6 +51,16 @@ def test_rendering_again_gives_the_same_page(run_dir: Path) -> None:
     assert render_run(run_dir).read_text() == before
 
 
+def test_the_report_of_a_run_that_drew_settings_shows_them(tmp_path: Path) -> None:
+    result = run_to_dir(library.get("swarm_config"), 4, tmp_path)
+    page = (tmp_path / "report.html").read_text()
+    assert "settings the swarm drew" in page
+    assert "group.share.partition.max.record.locks = 100" in page
+    assert result.swarm_config["group.share.partition.max.record.locks"] == 100
+    run_to_dir(library.get("swarm"), 4, tmp_path / "plain")
+    assert "settings the swarm drew" not in (tmp_path / "plain" / "report.html").read_text()
+
+
 def test_a_run_without_faults_or_share_groups_still_renders(tmp_path: Path,
                                                            assert_renders: Callable[[Path, int], None]) -> None:
     run_to_dir(library.get("small"), 2, tmp_path)

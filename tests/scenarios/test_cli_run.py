@@ -17,7 +17,8 @@ def test_run_json_has_the_documented_keys_and_exits_0() -> None:
     result = CliRunner().invoke(main, ["run", "small", "--seed", "3", "--json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
-    for key in ("scenario", "seed", "trace_hash", "sim_time_ms", "events", "metrics", "faults_fired", "violations"):
+    for key in ("scenario", "seed", "trace_hash", "sim_time_ms", "events", "metrics", "faults_fired", "violations",
+                "fault_plan", "swarm_config"):
         assert key in data
     assert data["scenario"] == "small" and data["seed"] == 3 and data["violations"] == []
     assert isinstance(data["metrics"], dict) and data["metrics"]["records_produced"] == 400
@@ -29,6 +30,14 @@ def test_run_prints_a_readable_summary_and_faults_fired() -> None:
     assert result.exit_code == 0, result.output
     assert "trace hash" in result.output and "leadership_move" in result.output
     assert "records_accepted" in result.output
+
+
+def test_run_prints_the_settings_a_swarm_drew() -> None:
+    result = CliRunner().invoke(main, ["run", "swarm_config", "--seed", "4"], terminal_width=250)
+    assert result.exit_code == 0, result.output
+    assert "settings drawn" in result.output and "group.share.partition.max.record.locks = 100" in result.output
+    plain = CliRunner().invoke(main, ["run", "swarm", "--seed", "4"], terminal_width=250)
+    assert "settings drawn" not in plain.output
 
 
 def test_run_writes_the_trace_as_ndjson(tmp_path: Path) -> None:
