@@ -3,14 +3,21 @@
 * ``ZombieWriteMonitor`` (zombie-write-fenced, SC-5): once a leader has read
   a share-partition's state with leader epoch e (the ledger's ``read_epoch``),
   no write with a lower leader epoch is accepted.
-* ``EarlierLifeWriteMonitor`` (earlier-life-write-fenced, SC-5, GC-8): a
-  share-partition's state deleted with its group and initialized again is a
-  new life; no write sent before that initialize is accepted into it. The
-  anomaly: a leader of the deleted group had a write on the wire (a lock
-  timeout, a release) when the group was deleted; it lands after the group was
-  re-created, and, if the new life's state epoch is no higher than the old
-  one's, moves the new life's start offset or hands its records a delivery
-  count from the old life.
+* ``EarlierLifeMonitor`` (earlier-life-write-fenced, SC-5, GC-8, and
+  earlier-life-delete-fenced, SC-8, GC-8): a share-partition's state deleted
+  with its group and initialized again is a new life; no write sent before
+  that initialize is accepted into it, and no delete sent before it deletes
+  it. The anomalies: a leader of the deleted group had a write on the wire (a
+  lock timeout, a release) when the group was deleted; it lands after the
+  group was re-created, and, if the new life's state epoch is no higher than
+  the old one's, moves the new life's start offset or hands its records a
+  delivery count from the old life. And a group coordinator deleting the
+  group had a DeleteShareGroupState on the wire when it lost the group to a
+  failover; the new coordinator deleted the state again, the group was
+  re-created and initialized, and then the stale delete landed: the group
+  coordinator assigns a share-partition whose state no longer exists, whose
+  leaders fail every read from then on (found by the first 100 000-run
+  ``swarm_config`` campaign; Kafka's delete carries no epoch).
 * ``StoredEpochMonitor`` (stored-epoch-sources, SC-5): comparing the stored
   state before and after each request that wrote records: only an initialize
   changes the state epoch, only a read changes the leader epoch, and neither
@@ -32,6 +39,7 @@ from invariants.share_checks import LedgerMonitor
 from invariants.sink import Monitor, ViolationSink
 from model.core.share_coordinator import ShareCoordinatorShard
 from model.core.share_state import (
+    DeleteShareGroupStateRequest,
     InitializeShareGroupStateRequest,
     ReadShareGroupStateRequest,
     SharePartitionKey,
@@ -53,7 +61,7 @@ class ZombieWriteMonitor(LedgerMonitor):
                              state_epoch=request.state_epoch)
 
 
-class EarlierLifeWriteMonitor(Monitor):
+class EarlierLifeMonitor(Monitor):
     def __init__(self, sink: ViolationSink) -> None:
         super().__init__(sink)
         self._created_ms: dict[SharePartitionKey, int] = {}  # key -> when its current life began
@@ -63,6 +71,8 @@ class EarlierLifeWriteMonitor(Monitor):
 
     def on_share_state_handled(self, shard: ShareCoordinatorShard, request: object,
                                previous: ShareGroupState | None, sent_ms: int, now_ms: int) -> None:
+        if isinstance(request, DeleteShareGroupStateRequest):
+            self._delete_handled(shard, request, previous, sent_ms, now_ms)
         if not isinstance(request, WriteShareGroupStateRequest):
             return
         created_ms = self._created_ms.get(request.key)
@@ -75,6 +85,17 @@ class EarlierLifeWriteMonitor(Monitor):
                              key=str(request.key), sent_ms=sent_ms, created_ms=created_ms,
                              state_epoch=request.state_epoch, leader_epoch=request.leader_epoch,
                              batches=len(request.state_batches), start_offset=request.start_offset)
+
+    def _delete_handled(self, shard: ShareCoordinatorShard, request: DeleteShareGroupStateRequest,
+                        previous: ShareGroupState | None, sent_ms: int, now_ms: int) -> None:
+        created_ms = self._created_ms.get(request.key)
+        if previous is None or created_ms is None or sent_ms >= created_ms or shard.state(request.key) is not None:
+            return
+        self.sink.report("earlier-life-delete-fenced", now_ms, event="delete handled",
+                         message=f"{request.key}: a delete sent at {sent_ms} ms deleted the state initialized at "
+                         f"{created_ms} ms (state epoch {previous.state_epoch}): it was sent for the life before",
+                         key=str(request.key), sent_ms=sent_ms, created_ms=created_ms,
+                         state_epoch=previous.state_epoch, delete_epoch=request.state_epoch)
 
 
 class StoredEpochMonitor(Monitor):

@@ -56,6 +56,9 @@ TABLE: Final[dict[str, Entry]] = {
         ("SC-5", "GC-8"), "transition",
         "no write sent before a share-partition's state was deleted and initialized again is accepted into "
         "the new state"),
+    "earlier-life-delete-fenced": Entry(
+        ("SC-8", "GC-8"), "transition",
+        "no delete sent before a share-partition's state was deleted and initialized again deletes the new state"),
     "stored-epoch-sources": Entry(
         ("SC-5",), "transition",
         "the stored state epoch is raised only by initialize, the stored leader epoch only by read"),

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
 from invariants.coordinator_checks import (
-    EarlierLifeWriteMonitor,
+    EarlierLifeMonitor,
     ReplayEqualMonitor,
     SnapshotLimitMonitor,
     StoredEpochMonitor,
@@ -556,7 +556,7 @@ def standard_monitors(seed: int, *, delivery_count_limit: int = 5, lock_duration
             AbortedDeliveryMonitor(sink, ledger),
             ShareSessionMonitor(sink),
             ZombieWriteMonitor(sink, ledger),
-            EarlierLifeWriteMonitor(sink),
+            EarlierLifeMonitor(sink),
             StoredEpochMonitor(sink),
             SnapshotLimitMonitor(sink),
             ReplayEqualMonitor(sink),

@@ -181,6 +181,12 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
            "still in flight is not fenced (GC-7, GC-8, SC-5)",
            "earlier-life-write-fenced", "deleted_group_late_write",
            "model/core/group/share_group.py: ShareGroupManager.replay"),
+    Mutant("delete-unfenced",
+           "a share coordinator deletes a share-partition's state on any DeleteShareGroupState, whatever life it "
+           "was sent for (Kafka's request carries no epoch): a delete a deposed group coordinator had on the wire "
+           "deletes the state of the group created and initialized since, which its leaders can never read again "
+           "(SC-8, GC-8)",
+           "earlier-life-delete-fenced", "stale_state_delete", "model/core/share_coordinator.py: delete"),
     Mutant("rejoin-with-old-epoch",
            "a share member answered UNKNOWN_MEMBER_ID or FENCED_MEMBER_EPOCH rejoins with its last member epoch "
            "instead of epoch 0, is fenced again, and never gets back into the group (GC-1, KIP-848)",

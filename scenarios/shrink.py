@@ -16,7 +16,11 @@ violates it with the same seed, and holds as little as it can:
 5. **The fault window.** ``duration_ms`` is cut to when the last fault ends.
 6. **Settings.** Each broker setting a swarm drew (its ``config`` ranges),
    written into ``cluster.config`` at step 1, is taken out again (back to the
-   scenario's own value) if the failure holds without it.
+   broker's default) if the failure holds without it; but only for a safety
+   invariant. A liveness failure may hold without a drawn setting for another
+   reason: a drawn 1 s session timeout put back to the default 45 s outlasts
+   the healing phase by itself (found by the first ``swarm_config`` campaign).
+   A safety violation is a bug in any valid configuration.
 
 Steps 2 to 6 repeat until a round changes nothing or ``max_runs`` runs are
 spent. A candidate "still fails" when its run violates the same invariant
@@ -37,6 +41,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from invariants import catalogue
 from model.sim.faults import FaultPlan, shrink
 from scenarios.check import reproducer, require_known, require_mutant, run_until
 from scenarios.spec import FaultsSpec, Scenario
@@ -136,11 +141,13 @@ def shrink_run(scenario: Scenario, seed: int, *, mutant: str | None = None, inva
     if not shrinker.fails(current):  # the same run, event for event: a failure here is a bug of sharesim
         raise RuntimeError(f"{scenario.name} --seed {seed}: its fault plan, written out, does not violate {target}")
     drawn = tuple(sorted(first.swarm_config))
+    settings_kept = catalogue.get(target).kind == "liveness"
     while shrinker.budget_left():
         before = current
         for step in (_fewer_faults, _shorter_faults, _fewer_records, _shorter_window):
             current = step(current, shrinker)
-        current = _fewer_settings(current, shrinker, drawn)
+        if not settings_kept:
+            current = _fewer_settings(current, shrinker, drawn)
         if current == before:
             break
     # The file's own seed is the run's, so `sharesim run FILE` alone replays it.
@@ -289,7 +296,6 @@ def shrink_command(scenario: str, seed: int | None, mutant: str | None, invarian
     violates nothing."""
     from rich.console import Console
 
-    from invariants import catalogue
     from scenarios.commands import load_or_exit
 
     spec = load_or_exit(scenario)

@@ -53,7 +53,12 @@ reference unless noted):
   UNKNOWN_TOPIC_OR_PARTITION (SC-9; newer Kafka answers INVALID_REQUEST for
   these, older Kafka answered a read with start offset -1).
 - Delete of an unknown key answers NONE and writes nothing (Kafka), so the
-  group coordinator can retry deletes.
+  group coordinator can retry deletes. A delete whose state epoch (the
+  deleting coordinator's group epoch) is below the stored state epoch also
+  answers NONE and writes nothing: it was sent for an earlier life of the
+  state, which is gone, and must not delete the life initialized since
+  (sharesim's fence; Kafka's request carries no epoch and would tombstone
+  it: the mutant delete-unfenced).
 - Read-summary is fenced like read but never raises the leader epoch.
 - Malformed requests (negative partition, batch with first > last or a
   negative offset or count, ACQUIRED or an unknown delivery state, start
@@ -314,8 +319,12 @@ class ShareCoordinatorShard:
         error = self._load_error() or _invalid_key(req.key)
         if error is not None:
             return DeleteShareGroupStateResponse(req.key, *error), []
-        if req.key not in self._states:
+        stored = self._states.get(req.key)
+        if stored is None:
             return DeleteShareGroupStateResponse(req.key), []
+        earlier_life = req.state_epoch != NO_EPOCH and req.state_epoch < stored.state_epoch
+        if earlier_life and _mutants.ACTIVE != "delete-unfenced":
+            return DeleteShareGroupStateResponse(req.key), []  # that life is gone already
         record = ShareTombstone(req.key)
         self.apply(record)
         return DeleteShareGroupStateResponse(req.key), [record]

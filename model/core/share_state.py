@@ -158,6 +158,10 @@ class WriteShareGroupStateResponse(Message):
 @dataclass(frozen=True, slots=True)
 class DeleteShareGroupStateRequest:
     key: SharePartitionKey
+    # Not in Kafka's request (sharesim's fence, README "A delete is fenced by the state epoch"): the group
+    # epoch of the coordinator deleting, so that a delete of an earlier life cannot delete a later one.
+    # -1: not given, never fenced.
+    state_epoch: int = -1
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,6 +31,7 @@ IDS = {
     "coordinator-replay-equal": ("SC-6",),
     "zombie-write-fenced": ("SC-5",),
     "earlier-life-write-fenced": ("SC-5", "GC-8"),
+    "earlier-life-delete-fenced": ("SC-8", "GC-8"),
     "stored-epoch-sources": ("SC-5",),
     "snapshot-update-limit": ("SC-3",),
     "group-epoch-order": ("GC-2", "GC-3", "GC-4", "CG-1"),

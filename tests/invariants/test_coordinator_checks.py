@@ -4,7 +4,7 @@ each fires with exactly its catalogue id on a bad step and stays quiet on the go
 from __future__ import annotations
 
 from invariants.coordinator_checks import (
-    EarlierLifeWriteMonitor,
+    EarlierLifeMonitor,
     ReplayEqualMonitor,
     SnapshotLimitMonitor,
     StoredEpochMonitor,
@@ -16,6 +16,7 @@ from invariants.sink import ViolationSink
 from model.core.share_coordinator import ShareCoordinatorShard, ShareGroupState
 from model.core.share_records import ShareUpdate
 from model.core.share_state import (
+    DeleteShareGroupStateRequest,
     InitializeShareGroupStateRequest,
     ReadShareGroupStateRequest,
     RecordState,
@@ -133,7 +134,7 @@ def test_updates_since_the_snapshot_above_the_limit() -> None:
 
 def test_a_write_sent_before_the_state_was_created_again_is_an_earlier_lifes() -> None:
     sink = ViolationSink(1)
-    monitor = EarlierLifeWriteMonitor(sink)
+    monitor = EarlierLifeMonitor(sink)
     shard, _ = _shard()
     previous = shard.state(KEY)
     monitor.on_share_state_created(KEY, 0)  # the first life
@@ -147,6 +148,34 @@ def test_a_write_sent_before_the_state_was_created_again_is_an_earlier_lifes() -
     assert _ids(sink) == ["earlier-life-write-fenced"]
     assert sink.violations[0].state["sent_ms"] == 99
     assert sink.violations[0].state["created_ms"] == 100
+
+
+# -- earlier-life-delete-fenced (SC-8, GC-8) -------------------------------------------------------------
+
+
+def test_a_delete_sent_before_the_state_was_created_again_must_not_delete_it() -> None:
+    sink = ViolationSink(1)
+    monitor = EarlierLifeMonitor(sink)
+    monitor.on_share_state_created(KEY, 0)  # the first life
+    monitor.on_share_state_created(KEY, 100)  # deleted, the group created again, initialized at state epoch 9
+    shard = ShareCoordinatorShard()
+    shard.initialize(InitializeShareGroupStateRequest(KEY, 9, 0))
+    stale = DeleteShareGroupStateRequest(KEY, state_epoch=4)  # sent at 50 ms by the deposed group coordinator
+    previous = shard.state(KEY)
+    shard.delete(stale)  # fenced: an earlier life's delete writes nothing
+    monitor.on_share_state_handled(shard, stale, previous, 50, 150)
+    assert shard.state(KEY) is not None and sink.violations == []
+    current = DeleteShareGroupStateRequest(KEY, state_epoch=9)
+    shard.delete(current)  # sent in this life: it deletes
+    monitor.on_share_state_handled(shard, current, previous, 120, 160)
+    assert shard.state(KEY) is None and sink.violations == []
+    # Without the fence (Kafka's delete has no epoch) the stale delete deletes the new life.
+    shard.initialize(InitializeShareGroupStateRequest(KEY, 9, 0))
+    unfenced = DeleteShareGroupStateRequest(KEY)  # state epoch -1: not given, never fenced
+    shard.delete(unfenced)
+    monitor.on_share_state_handled(shard, unfenced, previous, 50, 170)
+    assert _ids(sink) == ["earlier-life-delete-fenced"]
+    assert sink.violations[0].state["sent_ms"] == 50 and sink.violations[0].state["created_ms"] == 100
 
 
 # -- coordinator-replay-equal (SC-6) ----------------------------------------------------------------------------

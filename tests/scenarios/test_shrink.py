@@ -110,6 +110,17 @@ def test_shrinking_keeps_only_the_drawn_settings_the_failure_needs() -> None:
     assert "[faults.swarm" not in text
 
 
+def test_a_liveness_failure_keeps_every_drawn_setting() -> None:
+    # Put back to the broker's defaults (a 45 s session timeout among them), the settings of this
+    # swarm_config seed would make eventual-resolution fail on their own, another failure than its own.
+    seed, mutant = 132323115412941918, "delete-unfenced"
+    shrunk = shrink_run(library.get("swarm_config"), seed, mutant=mutant, invariant="eventual-resolution")
+    drawn = run(library.get("swarm_config"), seed).swarm_config
+    assert len(drawn) == 8 and {k: shrunk.scenario.cluster.config[k] for k in shrunk.drawn} == drawn
+    assert "settings drawn 8 -> 8" in "; ".join(shrunk.changes())
+    assert shrunk.scenario.producers[0].records < 240
+
+
 def test_a_budget_of_two_runs_writes_the_plan_out_and_stops() -> None:
     name, seed, mutant, invariant = NO_LIMIT
     shrunk = shrink_run(library.get(name), seed, mutant=mutant, max_runs=2)

@@ -483,7 +483,9 @@ class ShareGroupManager:
             self._send_delete(group, tp, batch, now_ms)
 
     def _send_delete(self, group: ShareGroup, tp: TopicPartition, batch: _Batch, now_ms: int) -> None:
-        batch.outputs.append(DeleteShareGroupStateRequest(self._key(group, tp)))
+        # The group epoch fences the delete: every life of the state it deletes began at or below it,
+        # and a life initialized after it (GC-7) begins above it (README "A delete is fenced ...").
+        batch.outputs.append(DeleteShareGroupStateRequest(self._key(group, tp), state_epoch=group.group_epoch))
         group.state_retry_at_ms[tp] = now_ms + self._request_timeout_ms
 
     def _key(self, group: ShareGroup, tp: TopicPartition) -> SharePartitionKey:

@@ -702,3 +702,29 @@ class ShareCoordinatorMachine(RuleBasedStateMachine):
 
 ShareCoordinatorMachine.TestCase.settings = settings(max_examples=300, stateful_step_count=50, deadline=None)
 test_share_coordinator_machine = ShareCoordinatorMachine.TestCase
+
+
+def test_a_delete_of_an_earlier_life_is_fenced_by_the_state_epoch() -> None:
+    """A delete carries the deleting group coordinator's group epoch; the state of a life initialized
+    after it (at a higher state epoch, GC-7) is not its to delete (README "A delete is fenced ...")."""
+    from model import mutants
+
+    def initialized() -> ShareCoordinatorShard:
+        shard = ShareCoordinatorShard()
+        shard.initialize(InitializeShareGroupStateRequest(KEY, 9, 0))
+        return shard
+
+    shard = initialized()
+    assert _delete_at(shard, 8) == (Errors.NONE, [])  # an earlier life's: answered, nothing written
+    assert shard.state(KEY) is not None
+    for epoch in (9, 12, -1):  # this life's, a later coordinator's, not given
+        shard = initialized()
+        assert _delete_at(shard, epoch) == (Errors.NONE, [ShareTombstone(KEY)]) and shard.state(KEY) is None
+    with mutants.injected("delete-unfenced"):
+        shard = initialized()
+        assert _delete_at(shard, 8) == (Errors.NONE, [ShareTombstone(KEY)])
+
+
+def _delete_at(shard: ShareCoordinatorShard, state_epoch: int) -> tuple[Errors, list[ShareStateRecord]]:
+    response, records = shard.delete(DeleteShareGroupStateRequest(KEY, state_epoch=state_epoch))
+    return response.error_code, records

@@ -1,5 +1,5 @@
-"""Two behaviours of Kafka trunk that SPEC.md does not have, run as mutants (README "Where Kafka's
-trunk differs from SPEC.md"), each against the correct model on the same seed.
+"""Behaviours of Kafka trunk that SPEC.md does not have (the last one it has too), run as mutants
+(README "Where Kafka's trunk differs from SPEC.md"), each against the correct model on the same seed.
 
 * ``start-offset-every-write``: trunk's WriteShareGroupState always carries the share-partition's
   current start offset, and the share coordinator takes it as it comes. A write its coordinator
@@ -22,6 +22,10 @@ trunk differs from SPEC.md"), each against the correct model on the same seed.
   lands, the new leader reads a count two or more deliveries behind, and the record is delivered
   more often than SP-11 allows (limit + one per failover). The model keeps them in transition
   until the write is accepted (SP-9), so a failover loses at most the delivery in flight.
+* ``delete-unfenced``: trunk's DeleteShareGroupState carries no epoch and always tombstones, as
+  SC-8 says; a delete a deposed group coordinator left on the wire deletes the state of the group
+  created since, and its share-partitions are never served again (E-1). The model's delete carries
+  the group epoch, and the share coordinator skips one below the stored state epoch.
 
 And one candidate fix, a variant (``model/mutants.py``): ``start-offset-every-write-max`` keeps
 trunk's payload but its share coordinator never lowers the stored start offset, so the late write
@@ -239,3 +243,33 @@ def test_a_swarm_of_failovers_and_lost_writes_finds_it_unaided() -> None:
     assert mutant.faults_fired["broker_crash"] >= 1 and mutant.faults_fired["message_loss"] >= 1
     clean = _run("swarm_locks", 34, None)
     assert clean.ok and clean.faults_fired == mutant.faults_fired
+
+
+# -- delete-unfenced --------------------------------------------------------------------------------
+
+
+def test_a_delete_a_deposed_group_coordinator_left_on_the_wire_deletes_the_new_life() -> None:
+    """stale_state_delete seed 0: both consumers freeze; the empty group is deleted at 2 s, and b1, its
+    group coordinator, sends a DeleteShareGroupState per share-partition, held on the wire for 3 s.
+    The group moves to b2 at 2 045 ms, which deletes the state again and, when the consumers come
+    back at 4 s, creates the group again and initializes its share-partitions (at about 4.1 s). Then
+    b1's deletes land (at about 5 s). Trunk's share coordinator tombstones the new state: the
+    share-partitions stay assigned, and no leader can read their state any more. Ours skips them."""
+    def deletes_and_initializes(result: RunResult) -> list[tuple[str, str]]:
+        return [(e.fields["msg_kind"], e.fields["src"]) for e in _events(result, "deliver")
+                if e.fields["msg_kind"] in ("DeleteShareGroupState", "InitializeShareGroupState")
+                and e.time_ms > 2_000]
+
+    mutant = _run("stale_state_delete", 0, "delete-unfenced")
+    # b2's deletes, b2's initializes of the new life, then b1's stale deletes.
+    assert deletes_and_initializes(mutant) == [("DeleteShareGroupState", "b2")] * 2 + [
+        ("InitializeShareGroupState", "b2")] * 2 + [("DeleteShareGroupState", "b1")] * 2
+    stale = [v for v in mutant.violations if v.invariant == "earlier-life-delete-fenced"]
+    assert len(stale) == 2 and all(v.state["sent_ms"] < 2_100 < 4_000 < v.state["created_ms"] for v in stale)
+    assert "eventual-resolution" in _invariants(mutant)  # the records on them are never delivered
+    assert mutant.metrics["records_unresolved"] > 0
+
+    clean = _run("stale_state_delete", 0, None)
+    assert deletes_and_initializes(clean) == deletes_and_initializes(mutant)
+    assert clean.ok and clean.metrics["records_unresolved"] == 0
+    assert clean.metrics["records_accepted"] == clean.metrics["records_produced"] == 400
