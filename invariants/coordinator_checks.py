@@ -17,7 +17,10 @@
   re-created and initialized, and then the stale delete landed: the group
   coordinator assigns a share-partition whose state no longer exists, whose
   leaders fail every read from then on (found by the first 100 000-run
-  ``swarm_config`` campaign; Kafka's delete carries no epoch).
+  ``swarm_config`` campaign; Kafka's delete carries no epoch). A life begins
+  when its initialize is sent, not when it lands: an initialize held on the
+  wire can land after a deletion of that same life was sent (the second
+  campaign's seven false alarms, when the monitor used the landing time).
 * ``StoredEpochMonitor`` (stored-epoch-sources, SC-5): comparing the stored
   state before and after each request that wrote records: only an initialize
   changes the state epoch, only a read changes the leader epoch, and neither
@@ -65,6 +68,7 @@ class EarlierLifeMonitor(Monitor):
     def __init__(self, sink: ViolationSink) -> None:
         super().__init__(sink)
         self._created_ms: dict[SharePartitionKey, int] = {}  # key -> when its current life began
+        self._initialize_sent_ms: dict[SharePartitionKey, int] = {}  # key -> when the group coordinator sent it
 
     def on_share_state_created(self, key: SharePartitionKey, now_ms: int) -> None:
         self._created_ms[key] = now_ms
@@ -73,6 +77,9 @@ class EarlierLifeMonitor(Monitor):
                                previous: ShareGroupState | None, sent_ms: int, now_ms: int) -> None:
         if isinstance(request, DeleteShareGroupStateRequest):
             self._delete_handled(shard, request, previous, sent_ms, now_ms)
+        elif isinstance(request, InitializeShareGroupStateRequest) and previous is None:
+            # A life begins when the group coordinator decides it: the initialize's send, not its arrival.
+            self._initialize_sent_ms[request.key] = sent_ms
         if not isinstance(request, WriteShareGroupStateRequest):
             return
         created_ms = self._created_ms.get(request.key)
@@ -88,14 +95,17 @@ class EarlierLifeMonitor(Monitor):
 
     def _delete_handled(self, shard: ShareCoordinatorShard, request: DeleteShareGroupStateRequest,
                         previous: ShareGroupState | None, sent_ms: int, now_ms: int) -> None:
-        created_ms = self._created_ms.get(request.key)
-        if previous is None or created_ms is None or sent_ms >= created_ms or shard.state(request.key) is not None:
+        # Judged by send times: an initialize held on the wire may land after a delete was sent; the
+        # state it creates is the life that delete was sent for (found by a swarm_config campaign).
+        decided_ms = self._initialize_sent_ms.get(request.key)
+        if previous is None or decided_ms is None or sent_ms >= decided_ms or shard.state(request.key) is not None:
             return
         self.sink.report("earlier-life-delete-fenced", now_ms, event="delete handled",
-                         message=f"{request.key}: a delete sent at {sent_ms} ms deleted the state initialized at "
-                         f"{created_ms} ms (state epoch {previous.state_epoch}): it was sent for the life before",
-                         key=str(request.key), sent_ms=sent_ms, created_ms=created_ms,
-                         state_epoch=previous.state_epoch, delete_epoch=request.state_epoch)
+                         message=f"{request.key}: a delete sent at {sent_ms} ms deleted the state whose initialize "
+                         f"was sent at {decided_ms} ms (state epoch {previous.state_epoch}): it was sent for the "
+                         f"life before", key=str(request.key), sent_ms=sent_ms, initialize_sent_ms=decided_ms,
+                         created_ms=self._created_ms.get(request.key), state_epoch=previous.state_epoch,
+                         delete_epoch=request.state_epoch)
 
 
 class StoredEpochMonitor(Monitor):

@@ -156,26 +156,38 @@ def test_a_write_sent_before_the_state_was_created_again_is_an_earlier_lifes() -
 def test_a_delete_sent_before_the_state_was_created_again_must_not_delete_it() -> None:
     sink = ViolationSink(1)
     monitor = EarlierLifeMonitor(sink)
-    monitor.on_share_state_created(KEY, 0)  # the first life
-    monitor.on_share_state_created(KEY, 100)  # deleted, the group created again, initialized at state epoch 9
     shard = ShareCoordinatorShard()
-    shard.initialize(InitializeShareGroupStateRequest(KEY, 9, 0))
-    stale = DeleteShareGroupStateRequest(KEY, state_epoch=4)  # sent at 50 ms by the deposed group coordinator
-    previous = shard.state(KEY)
-    shard.delete(stale)  # fenced: an earlier life's delete writes nothing
-    monitor.on_share_state_handled(shard, stale, previous, 50, 150)
+
+    def initialize(state_epoch: int, sent_ms: int, now_ms: int) -> None:
+        request = InitializeShareGroupStateRequest(KEY, state_epoch, 0)
+        previous = shard.state(KEY)
+        shard.initialize(request)
+        monitor.on_share_state_handled(shard, request, previous, sent_ms, now_ms)
+        if previous is None:
+            monitor.on_share_state_created(KEY, now_ms)
+
+    def delete(state_epoch: int, sent_ms: int, now_ms: int) -> None:
+        request = DeleteShareGroupStateRequest(KEY, state_epoch=state_epoch)
+        previous = shard.state(KEY)
+        shard.delete(request)
+        monitor.on_share_state_handled(shard, request, previous, sent_ms, now_ms)
+
+    initialize(1, 0, 2)  # the first life
+    delete(4, 50, 60)  # its deletion
+    initialize(9, 100, 102)  # the group created again: a new life, decided at 100 ms
+    delete(4, 50, 150)  # the first deletion again, held on the wire: fenced, nothing deleted
     assert shard.state(KEY) is not None and sink.violations == []
-    current = DeleteShareGroupStateRequest(KEY, state_epoch=9)
-    shard.delete(current)  # sent in this life: it deletes
-    monitor.on_share_state_handled(shard, current, previous, 120, 160)
+    delete(9, 120, 160)  # sent in this life: it deletes
     assert shard.state(KEY) is None and sink.violations == []
-    # Without the fence (Kafka's delete has no epoch) the stale delete deletes the new life.
-    shard.initialize(InitializeShareGroupStateRequest(KEY, 9, 0))
-    unfenced = DeleteShareGroupStateRequest(KEY)  # state epoch -1: not given, never fenced
-    shard.delete(unfenced)
-    monitor.on_share_state_handled(shard, unfenced, previous, 50, 170)
+    # An initialize held on the wire past the deletion of its own life, then that deletion: no anomaly.
+    initialize(9, 110, 170)
+    delete(9, 120, 171)
+    assert shard.state(KEY) is None and sink.violations == []
+    # Without the fence (Kafka's delete has no epoch) a stale delete deletes the new life.
+    initialize(12, 200, 202)
+    delete(-1, 50, 210)  # state epoch -1: not given, never fenced
     assert _ids(sink) == ["earlier-life-delete-fenced"]
-    assert sink.violations[0].state["sent_ms"] == 50 and sink.violations[0].state["created_ms"] == 100
+    assert sink.violations[0].state["sent_ms"] == 50 and sink.violations[0].state["initialize_sent_ms"] == 200
 
 
 # -- coordinator-replay-equal (SC-6) ----------------------------------------------------------------------------
