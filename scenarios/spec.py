@@ -22,6 +22,7 @@ from model.core.config import (
     Setting,
     load_broker_config,
     load_group_config,
+    settings_by_name,
 )
 from model.sim.faults import FAULT_KINDS, FaultEvent, FaultPlan
 from model.sim.rng import Distribution
@@ -228,16 +229,20 @@ def _config_problems(path: str, values: Mapping[str, Any], settings: tuple[Setti
 
     A problem's path quotes the Kafka key, as a TOML file writes it: ``groups[0].config."group.share..."``.
     """
-    by_name = {s.key: s for s in settings} | {s.field: s for s in settings}
+    by_name = settings_by_name(settings)
     out: list[str] = []
     for key in sorted(values):
         setting = by_name.get(key)
         if setting is None:
-            out.append(f'{path}."{key}": unknown setting{did_you_mean(key, (s.key for s in settings))}; '
-                       f"known: {', '.join(s.key for s in settings)}")
+            out.append(_unknown_setting(f'{path}."{key}"', key, settings))
         elif setting.problem(values[key]) is not None:
             out.append(f'{path}."{key}" = {values[key]!r}: must be {setting.allowed()}')
     return out
+
+
+def _unknown_setting(where: str, key: str, settings: tuple[Setting, ...]) -> str:
+    return (f"{where}: unknown setting{did_you_mean(key, (s.key for s in settings))}; "
+            f"known: {', '.join(s.key for s in settings)}")
 
 
 def _cross_config_problems(path: str, err: ConfigError) -> list[str]:
@@ -323,15 +328,14 @@ def _swarm_config_problems(ranges: Mapping[str, Any], fixed: Mapping[str, Any], 
     configuration: each cross-setting rule is "a <= b", so it holds for every draw exactly when it
     holds with a at its highest and b at its lowest."""
     path = "faults.swarm.config"
-    by_name = {s.key: s for s in BROKER_SETTINGS} | {s.field: s for s in BROKER_SETTINGS}
+    by_name = settings_by_name(BROKER_SETTINGS)
     set_fixed = {by_name[k].field for k in fixed if k in by_name}
     out: list[str] = []
     spans: dict[str, tuple[int, int]] = {}  # field -> (lowest, highest) an integer setting is drawn
     for key in sorted(ranges):
         setting, allowed, where = by_name.get(key), ranges[key], f'{path}."{key}"'
         if setting is None:
-            out.append(f"{where}: unknown setting{did_you_mean(key, (s.key for s in BROKER_SETTINGS))}; "
-                       f"known: {', '.join(s.key for s in BROKER_SETTINGS)}")
+            out.append(_unknown_setting(where, key, BROKER_SETTINGS))
         elif setting.field in set_fixed:
             out.append(f"{where}: cluster.config sets it too; draw it or set it, not both")
         elif not _draw_fits(setting, allowed):

@@ -173,11 +173,16 @@ class GroupConfig:
         return self.isolation_level == "read_committed"
 
 
+def settings_by_name(settings: tuple[Setting, ...]) -> dict[str, Setting]:
+    """Each setting under its Kafka key and its field name: a user may write either."""
+    return {s.key: s for s in settings} | {s.field: s for s in settings}
+
+
 def _overrides(
     settings: tuple[Setting, ...], values: Mapping[str, Any], problems: list[str]
 ) -> dict[str, Any]:
     """Accept either Kafka keys or field names; collect problems, not exceptions."""
-    by_name = {s.key: s for s in settings} | {s.field: s for s in settings}
+    by_name = settings_by_name(settings)
     chosen: dict[str, Any] = {}
     for name in sorted(values):
         setting = by_name.get(name)
