@@ -70,7 +70,7 @@ class EarlierLifeMonitor(Monitor):
         self._created_ms: dict[SharePartitionKey, int] = {}  # key -> when its current life began
         self._initialize_sent_ms: dict[SharePartitionKey, int] = {}  # key -> when the group coordinator sent it
 
-    def on_share_state_created(self, key: SharePartitionKey, now_ms: int) -> None:
+    def on_share_state_created(self, key: SharePartitionKey, state_epoch: int, now_ms: int) -> None:
         self._created_ms[key] = now_ms
 
     def on_share_state_handled(self, shard: ShareCoordinatorShard, request: object,

@@ -173,7 +173,7 @@ class Ledger(Monitor):
     def on_write_completed(self, request: WriteShareGroupStateRequest, now_ms: int) -> None:
         self._accepted.pop(id(request), None)
 
-    def on_share_state_created(self, key: SharePartitionKey, now_ms: int) -> None:
+    def on_share_state_created(self, key: SharePartitionKey, state_epoch: int, now_ms: int) -> None:
         # A new life of the share-partition: its history no longer binds; keep only the leader epoch fence.
         self.durable_of(key).restart(-1)
         self.deliveries.pop(key, None)

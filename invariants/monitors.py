@@ -106,12 +106,13 @@ class SpsoWindowMonitor(Monitor):
             track = self._tracks[key] = _WindowTrack()
         return track
 
-    def on_share_state_created(self, key: SharePartitionKey, now_ms: int) -> None:
+    def on_share_state_created(self, key: SharePartitionKey, state_epoch: int, now_ms: int) -> None:
+        # A new life of the share-partition (its state was deleted): start afresh at its state epoch. A
+        # leader still serving the life before (it learns of the deletion when its next write is
+        # fenced) steps at a lower state epoch and is not checked against this life's durable state;
+        # a leader older than one already seen is still a zombie.
         old = self._tracks.get(key)
-        if old is not None:
-            # A new life of the share-partition (its state was deleted): start afresh, but a leader
-            # older than one already seen is still a zombie.
-            self._tracks[key] = _WindowTrack(leader_epoch=old.leader_epoch)
+        self._tracks[key] = _WindowTrack(state_epoch=state_epoch, leader_epoch=-1 if old is None else old.leader_epoch)
 
     def on_write_accepted(self, request: WriteShareGroupStateRequest, now_ms: int) -> None:
         track = self._track(request.key)
@@ -221,7 +222,7 @@ class DeliveryLimitMonitor(Monitor):
     def limit_of(self, key: SharePartitionKey) -> int:
         return self.limits.get(key.group_id, self.limit)
 
-    def on_share_state_created(self, key: SharePartitionKey, now_ms: int) -> None:
+    def on_share_state_created(self, key: SharePartitionKey, state_epoch: int, now_ms: int) -> None:
         # A new life of the share-partition: its counts start afresh.
         self._forget_life(key)
         self._state_epoch.pop(key, None)
@@ -362,7 +363,7 @@ class NoRedeliveryMonitor(Monitor):
             self._state_epoch[key] = partition.state_epoch
             self._between_lives.discard(key)
 
-    def on_share_state_created(self, key: SharePartitionKey, now_ms: int) -> None:
+    def on_share_state_created(self, key: SharePartitionKey, state_epoch: int, now_ms: int) -> None:
         # A new life of the share-partition (its group was deleted): delivering its records again is due.
         self._ended.pop(key, None)
         if self._state_epoch.pop(key, None) is not None:

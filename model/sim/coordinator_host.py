@@ -228,7 +228,7 @@ class ShareCoordinatorHost(_Host):
             return
         broker.observer.on_share_state_handled(self.shard, body, previous, message.sent_ms, broker.scheduler.now_ms)
         if previous is None and isinstance(body, InitializeShareGroupStateRequest):
-            broker.observer.on_share_state_created(body.key, broker.scheduler.now_ms)
+            broker.observer.on_share_state_created(body.key, body.state_epoch, broker.scheduler.now_ms)
         if _mutants.ACTIVE == "respond-before-commit":
             broker.reply(message, response)  # mutant: answered before the records commit
             response = None

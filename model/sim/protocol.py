@@ -162,9 +162,9 @@ class Observer:
         """A share coordinator handled a request that wrote records; ``previous``: the key's state before;
         ``sent_ms``: when the request was sent."""
 
-    def on_share_state_created(self, key: SharePartitionKey, now_ms: int) -> None:
+    def on_share_state_created(self, key: SharePartitionKey, state_epoch: int, now_ms: int) -> None:
         """A share coordinator initialized a key that had no stored state (never initialized, or deleted
-        with its group or topic, GC-8): a new life of that share-partition. Its state epoch is the new
+        with its group or topic, GC-8): a new life of that share-partition, at ``state_epoch``, the new
         group's epoch (GC-7), above every state epoch of the deleted state (the group's epochs carry on
         across its deletion)."""
 

@@ -137,9 +137,9 @@ def test_a_write_sent_before_the_state_was_created_again_is_an_earlier_lifes() -
     monitor = EarlierLifeMonitor(sink)
     shard, _ = _shard()
     previous = shard.state(KEY)
-    monitor.on_share_state_created(KEY, 0)  # the first life
+    monitor.on_share_state_created(KEY, 1, 0)  # the first life
     monitor.on_share_state_handled(shard, _write(2), previous, 5, 7)  # sent and accepted in it
-    monitor.on_share_state_created(KEY, 100)  # deleted with its group, initialized again
+    monitor.on_share_state_created(KEY, 3, 100)  # deleted with its group, initialized again
     monitor.on_share_state_handled(shard, _write(2, key=OTHER), previous, 50, 101)  # another key's life
     monitor.on_share_state_handled(shard, _write(2), previous, 100, 101)  # the same millisecond: given the benefit
     monitor.on_share_state_handled(shard, ReadShareGroupStateRequest(KEY, 3), previous, 50, 102)  # not a write
@@ -164,7 +164,7 @@ def test_a_delete_sent_before_the_state_was_created_again_must_not_delete_it() -
         shard.initialize(request)
         monitor.on_share_state_handled(shard, request, previous, sent_ms, now_ms)
         if previous is None:
-            monitor.on_share_state_created(KEY, now_ms)
+            monitor.on_share_state_created(KEY, state_epoch, now_ms)
 
     def delete(state_epoch: int, sent_ms: int, now_ms: int) -> None:
         request = DeleteShareGroupStateRequest(KEY, state_epoch=state_epoch)

@@ -246,6 +246,24 @@ def test_sp6_across_a_failover_the_new_leader_must_not_restart_lower() -> None:
     assert len(sink.violations) == 1
 
 
+def test_sp6_a_leader_still_on_the_life_before_a_deletion_is_not_judged_by_the_new_life() -> None:
+    """swarm_lifecycle seed 2044339682494899374 (a 100 000-run campaign): offset 51's accept was durable in
+    state epoch 1; the group was deleted and created again (the new life at state epoch 3) before the
+    leader, still on the old life, got the answer and moved its SPSO past 51. That is SP-6 in its own life,
+    not a move past a record this life never saw acknowledged."""
+    monitor, sink = _window_monitor()
+    monitor.on_share_partition_step(_FakePartition(51, 100), 300, 1)  # type: ignore[arg-type]
+    monitor.on_write_accepted(_write(-1, (51, 101, RecordState.ACKNOWLEDGED)), 2)
+    monitor.on_share_state_created(KEY, 3, 3)  # deleted with its group, initialized again
+    monitor.on_share_partition_step(_FakePartition(51, 100), 300, 4)  # type: ignore[arg-type]
+    monitor.on_share_partition_step(_FakePartition(102, 120), 300, 5)  # type: ignore[arg-type]
+    assert sink.violations == []
+    # The new life is judged from its own first step on.
+    monitor.on_share_partition_step(_FakePartition(0, 10, leader_epoch=2, state_epoch=3), 300, 6)  # type: ignore[arg-type]
+    monitor.on_share_partition_step(_FakePartition(5, 10, leader_epoch=2, state_epoch=3), 300, 7)  # type: ignore[arg-type]
+    assert [(v.invariant, v.state["offset"]) for v in sink.violations] == [("spso-monotonic", 0)]
+
+
 def test_sp6_fires_when_a_durably_terminal_offset_sits_at_the_spso() -> None:
     monitor, sink = _window_monitor()
     stuck = _FakePartition(0, 5, states={0: OffsetState(RecordState.ACKNOWLEDGED, 1, None, False)})
@@ -337,7 +355,7 @@ def test_sp11_bound_counts_afresh_in_a_new_life_of_the_state() -> None:
     monitor = DeliveryLimitMonitor(sink, limit=2)
     for count in (1, 2):
         monitor.on_acquire(KEY, "m1", [AcquiredRecords(0, 3, count)], 1, count)
-    monitor.on_share_state_created(KEY, 5)  # the group was deleted and its state initialized again
+    monitor.on_share_state_created(KEY, 2, 5)  # the group was deleted and its state initialized again
     for count in (1, 2):
         monitor.on_acquire(KEY, "m1", [AcquiredRecords(0, 3, count)], 1, 10 + count)
     assert sink.violations == []
@@ -402,7 +420,7 @@ def test_e2_an_earlier_lifes_acknowledgement_confirmed_late_does_not_bind_the_ne
         sink = ViolationSink(1)
         monitor = NoRedeliveryMonitor(sink)
         monitor.on_share_partition_step(_FakePartition(0, 40), 100, 0)  # type: ignore[arg-type]
-        monitor.on_share_state_created(KEY, 10)  # deleted and created again
+        monitor.on_share_state_created(KEY, 7, 10)  # deleted and created again
         if late_at == "after it":
             monitor.on_share_partition_step(_FakePartition(0, 0, leader_epoch=2, state_epoch=7), 100, 11)  # type: ignore[arg-type]
         monitor.on_ack_confirmed(KEY, "m1", (AcknowledgementBatch(33, 33, (1,)),), 1, 1, 12)  # state epoch 1
@@ -592,7 +610,7 @@ def _handled(monitors: Monitors, shard: ShareCoordinatorShard, request: object) 
     if records:
         monitors.on_share_state_handled(shard, request, previous, 0, 0)
         if previous is None and isinstance(request, InitializeShareGroupStateRequest):
-            monitors.on_share_state_created(request.key, 0)
+            monitors.on_share_state_created(request.key, request.state_epoch, 0)
 
 
 @pytest.mark.parametrize("deleted", [True, False])
