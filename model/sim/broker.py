@@ -29,9 +29,12 @@ partition it does not lead. Clients refresh metadata and retry.
 
 The broker sends share-state requests to share coordinators itself (as a
 share-partition leader and as a group coordinator): each has a request
-timeout timer, and fails early when the network reports the coordinator's
-broker crashed or refused the connection; a late answer to a forgotten request
-is dropped.
+timeout, and fails early when the network reports the coordinator's broker
+crashed or refused the connection; a late answer to a forgotten request is
+dropped. A request that times out closes the connection to that broker, as
+Kafka's NetworkClient does for inter-broker sends too: every other request in
+flight on it fails with it, and the next one goes on a new connection, not
+behind whatever the old one still held.
 
 ``crash`` loses everything in memory (sessions, share-partitions, shards,
 waiting requests, timers); the committed logs live in the controller's
@@ -220,7 +223,11 @@ class Broker:
             entry.callback(message.payload.body)
 
     def _timed_out(self, correlation_id: int) -> None:
-        self._inflight.pop(correlation_id).callback(None)
+        # Closed before any callback runs, so that a retry goes out on the new connection; the timed-out
+        # request is the oldest in flight (one timeout for all), so it is failed first.
+        peer = self._inflight[correlation_id].dst
+        self.network.close_connection(self.node, peer)
+        self._fail_requests_to(peer, self.scheduler.now_ms)
 
     def _disconnected(self, peer: str, cutoff_ms: int, connection: int) -> None:
         """``peer`` crashed, closed ``connection`` or refused us: what we sent it by ``cutoff_ms`` gets no
@@ -228,10 +235,15 @@ class Broker:
         if not self.alive:
             return
         self.share_leader.on_client_disconnected(peer, connection)
+        self._fail_requests_to(peer, cutoff_ms)
+
+    def _fail_requests_to(self, peer: str, cutoff_ms: int) -> None:
+        """The connection to ``peer`` is gone: every request sent to it by ``cutoff_ms`` gets no answer,
+        oldest first."""
         lost = [cid for cid, entry in self._inflight.items() if entry.dst == peer and entry.sent_ms <= cutoff_ms]
         for correlation_id in lost:
             entry = self._inflight.pop(correlation_id, None)
-            if entry is not None:
+            if entry is not None:  # (nothing else removes it meanwhile; a crash clears all at once)
                 entry.callback(None)
 
     # -- metadata and leadership -------------------------------------------------------------------

@@ -17,15 +17,23 @@ Semantics chosen where Kafka's TCP connections decide them:
 * **FIFO per link.** Requests and responses between two endpoints share one
   TCP connection, so a message never overtakes an earlier one on the same
   directed link: its delivery time is at least the previous message's. A slow
-  message therefore holds back later ones (head-of-line blocking).
+  message therefore holds back later ones (head-of-line blocking), but only
+  on its own connection: the next message after a reset or a close (below)
+  goes on a new, empty one.
   ``set_reorder(True)`` is a fault that lifts this.
-* **Partitions, crashes and closes break connections.** A message is dropped
-  if its link is partitioned (or an endpoint is down) when it is sent, *or* if
-  the link was partitioned, an endpoint crashed or the connection was closed
-  at any time while it was in flight: each link has a connection epoch,
-  bumped by ``partition``, ``crash_node`` and ``close_connection``, and a
-  message only arrives on the epoch it was sent on. A one-way partition
-  blocks (and resets) only the listed direction.
+* **Partitions and crashes break connections.** A message is dropped if its
+  link is partitioned (or an endpoint is down) when it is sent, *or* if the
+  link was partitioned or an endpoint crashed at any time while it was in
+  flight: each link has a connection epoch, bumped by ``partition`` and
+  ``crash_node``, and a message of an older connection than the link's live
+  one is dropped on arrival. A one-way partition blocks (and resets) only the
+  listed direction.
+* **A close ends a connection in order.** ``close_connection(src, dst)`` is
+  src closing its socket (Kafka's NetworkClient does on a request timeout):
+  what src already sent still arrives, then dst sees the close (TCP delivers
+  the data before the FIN), so a request that timed out on its client can
+  still be handled, late; what dst sent src and is still in flight is lost
+  (src's socket is gone). Both directions start a new connection.
 * **A crash or a close is noticed, a partition is not.** When a node crashes
   its host resets its TCP connections, and connecting to a node that is down
   is refused, so an endpoint that exchanged messages with it (either way) and
@@ -34,16 +42,15 @@ Semantics chosen where Kafka's TCP connections decide them:
   and ends its share sessions): every request it sent to ``peer`` at or before
   ``cutoff_ms`` is lost, and it may retry at once instead of waiting out its
   request timeout (Kafka's NetworkClient fails the requests in flight on a
-  disconnect). ``close_connection`` is a client closing its connection (Kafka's
-  NetworkClient does on a request timeout): what is in flight either way is
-  lost and the other end is told the same way. A partition drops packets
-  silently, so only the request timeout finds out.
-* **Connections are numbered.** ``connection(src, dst)`` is the number of
-  the connection a message from src to dst arrives on now: the src->dst
-  link's epoch, which every reset bumps. A disconnect tells which connection
-  ended, so a broker ends the share sessions opened on it or on an earlier
-  one, not those a client opened since on a newer one (Kafka marks the old
-  connection stale).
+  disconnect). The other end of a close is told the same way, once the last
+  message src sent on it has arrived. A partition drops packets silently, so
+  only the request timeout finds out.
+* **Connections are numbered.** A message carries the number of the
+  connection it went on (``Message.connection``: its link's epoch when it was
+  sent), and ``connection(src, dst)`` is the one a message from src to dst
+  goes on now. A disconnect tells which connection ended, so a broker ends the
+  share sessions opened on it or on an earlier one, not those a client opened
+  since on a newer one (Kafka marks the old connection stale).
 * **Duplication is opt-in per kind.** TCP does not duplicate; a duplicate
   models an RPC retried by the client after a lost response, so only kinds a
   client really retries should get it (``set_duplication``). The copy takes a
@@ -88,11 +95,11 @@ class Message(Value):
     NamedTuple's ``__new__`` is an interpreted lambda (``model/core/message.py``).
     """
 
-    FIELDS = ("msg_id", "src", "dst", "kind", "payload", "sent_ms", "duplicate")
+    FIELDS = ("msg_id", "src", "dst", "kind", "payload", "sent_ms", "duplicate", "connection")
     __slots__ = FIELDS
 
     def __init__(self, msg_id: int, src: str, dst: str, kind: str, payload: Any, sent_ms: int,
-                 duplicate: bool = False) -> None:
+                 duplicate: bool = False, connection: int = 0) -> None:
         self.msg_id: Final = msg_id
         self.src: Final = src
         self.dst: Final = dst
@@ -100,6 +107,7 @@ class Message(Value):
         self.payload: Final = payload
         self.sent_ms: Final = sent_ms
         self.duplicate: Final = duplicate
+        self.connection: Final = connection  # the src->dst connection it went on
 
 
 Handler = Callable[[Message], object]
@@ -168,7 +176,7 @@ class NetworkMetrics:
 class _Link:
     """State of one directed link, created on its first message."""
 
-    __slots__ = ("dst", "epoch", "last_due", "loss", "rng", "sample", "src")
+    __slots__ = ("dst", "epoch", "last_due", "live_from", "loss", "rng", "sample", "src")
 
     def __init__(self, src: str, dst: str, streams: RandomStreams, latency: Distribution, loss: float) -> None:
         self.src = src
@@ -176,8 +184,24 @@ class _Link:
         self.rng = streams.get("network", src, dst)
         self.sample: Sampler = latency.sampler()
         self.loss = loss
-        self.last_due = 0  # FIFO: the latest delivery time handed out on this link
-        self.epoch = 0  # connection epoch: bumped when a partition, a crash or a close resets it
+        self.last_due = 0  # FIFO: the latest delivery time handed out on this connection
+        self.epoch = 0  # the connection messages go on now: a partition, a crash or a close bumps it
+        self.live_from = 0  # messages of an older connection are dropped on arrival
+
+    def reset(self) -> None:
+        """The connection breaks: what is in flight on it is dropped on arrival, and the next message
+        goes on a new one that nothing of the old one holds back."""
+        self.epoch += 1
+        self.live_from = self.epoch
+        self.last_due = 0
+
+    def reconnect(self) -> int:
+        """The sender closed the connection: what it already sent still arrives, and the next message
+        goes on a new one. Returns when the last message of the old one arrives (the close after it)."""
+        closed_after = self.last_due
+        self.epoch += 1
+        self.last_due = 0
+        return closed_after
 
 
 class _LossRule(NamedTuple):
@@ -259,7 +283,7 @@ class Network:
         if link is None:
             link = self._open(src, dst)
         now = self._scheduler._now
-        message = Message(next(self._ids), src, dst, kind, payload, now)
+        message = Message(next(self._ids), src, dst, kind, payload, now, False, link.epoch)
         sent = self._sent
         sent[kind] = sent.get(kind, 0) + 1
         if self._faults_on:
@@ -340,7 +364,7 @@ class Network:
         return link
 
     def _deliver(self, message: Message, link: _Link, epoch: int) -> None:
-        if link.epoch != epoch:
+        if epoch < link.live_from:
             self._drop(message, "reset")
             return
         handler = self._handlers.get(message.dst)
@@ -378,7 +402,7 @@ class Network:
         answered = {link.src for link in links if link.dst == node}
         ended = {link.dst: link.epoch for link in links if link.src == node}  # as each peer knows it
         for link in links:
-            link.epoch += 1
+            link.reset()
         for link in links:
             if link.dst == node and link.src not in self._down:
                 # the crashed host resets the connection
@@ -394,30 +418,32 @@ class Network:
         return 0 if link is None else link.epoch
 
     def close_connection(self, src: str, dst: str) -> None:
-        """``src`` closes its connection to ``dst``: what is in flight either way is lost, and ``dst``
-        is told one latency from now, unless the way there is cut (then it never learns)."""
+        """``src`` closes its connection to ``dst``: what src sent still arrives, what dst sent src and
+        is in flight is lost, and ``dst`` is told one latency from now or once src's last message has
+        arrived, whichever is later, unless the way there is cut (then it never learns)."""
         link = self._links.get((src, dst))
         if link is None:
             link = self._open(src, dst)
         ended = link.epoch
-        link.epoch += 1
+        closed_after = link.reconnect()
         back = self._links.get((dst, src))
         if back is not None:
-            back.epoch += 1
+            back.reset()
         if src not in self._down and dst not in self._down:
-            self._tell(dst, src, link, self._scheduler._now, ended)
+            self._tell(dst, src, link, self._scheduler._now, ended, closed_after)
 
     def close_connections(self, src: str) -> None:
         """``src`` closes every connection it opened (a client shutting down)."""
         for link in [link for link in self._links_of.get(src, ()) if link.src == src and link.dst != src]:
             self.close_connection(src, link.dst)
 
-    def _tell(self, node: str, peer: str, link: _Link, cutoff_ms: int, connection: int) -> None:
-        """``node`` learns, one latency of ``link`` (between the two) from now, that its connection to
-        ``peer`` is gone: what it sent ``peer`` by ``cutoff_ms`` is lost, and ``connection`` (peer ->
-        node's) has ended. The reset travels peer -> node."""
+    def _tell(self, node: str, peer: str, link: _Link, cutoff_ms: int, connection: int,
+              not_before_ms: int = 0) -> None:
+        """``node`` learns, one latency of ``link`` (between the two) from now but not before
+        ``not_before_ms``, that its connection to ``peer`` is gone: what it sent ``peer`` by ``cutoff_ms``
+        is lost, and ``connection`` (peer -> node's) has ended. The reset travels peer -> node."""
         if node in self._on_disconnect and (peer, node) not in self._blocked:
-            due = self._scheduler._now + link.sample(link.rng)
+            due = max(self._scheduler._now + link.sample(link.rng), not_before_ms)
             self._scheduler.post_at(due, self._disconnected, node, peer, cutoff_ms, connection)
 
     def _disconnected(self, node: str, peer: str, cutoff_ms: int, connection: int) -> None:
@@ -461,7 +487,7 @@ class Network:
             self._blocked[pair] = self._blocked.get(pair, 0) + 1
             link = self._links.get(pair)
             if link is not None:
-                link.epoch += 1
+                link.reset()
         handle = self._new_handle()
         self._partitions[handle] = tuple(pairs)
         self._faults_changed()

@@ -188,7 +188,7 @@ class ShareLeaderHost:
             ctx = self.sessions.share_fetch(
                 session_key, req.share_session_epoch, now,
                 [(p.topic_id, p.partition) for p in req.partitions], req.forgotten,
-                (message.src, broker.network.connection(message.src, broker.node)) if opening else ("", 0),
+                (message.src, message.connection) if opening else ("", 0),
                 opening and any(p.acknowledgement_batches for p in req.partitions),
             )
         except ApiError as e:

@@ -41,7 +41,7 @@ from model.core.share_state import (
 )
 from model.sim.broker import Broker
 from model.sim.controller import Controller, broker_node
-from model.sim.network import Message, Network
+from model.sim.network import Message, MessageFilter, Network
 from model.sim.protocol import CONSUMER_OFFSETS_TOPIC, SHARE_STATE_TOPIC, Envelope, Observer
 from model.sim.rng import Distribution, RandomStreams
 from model.sim.timers import Scheduler
@@ -526,3 +526,40 @@ def test_a_request_to_a_broker_that_crashes_fails_at_once_not_after_the_timeout(
                    lambda answer: answers.append((c.sched.now_ms, answer)))
     c.run(4 * LATENCY)
     assert answers[1] == (crashed_at + 5 * LATENCY, None)  # refused: it is still down
+
+
+def test_a_request_that_times_out_closes_the_connection_yet_may_still_land() -> None:
+    """Kafka's NetworkClient closes a connection on a request timeout, for inter-broker sends too: every
+    request in flight on it fails at once, but what was already sent still reaches the coordinator (TCP
+    delivers it before the close), and the next request goes on a new connection, not behind it."""
+    c = Cluster()
+    loaded(c)
+    client = c.client()
+    key = c.key()
+    initialize(c, client, key)
+    coordinator = broker_node(c.share_coordinator())
+    sender = c.brokers[next(b for b in c.brokers if broker_node(b) != coordinator)]
+    held = c.net.add_delay(Distribution.constant(9_000), MessageFilter(kinds=("WriteShareGroupState",)))
+    answers: list[tuple[str, int, object]] = []
+    sent_at = c.sched.now_ms
+    for name, first in (("held", 0), ("behind it", 5)):
+        sender.request(coordinator, "WriteShareGroupState", write(key, -1, first, first + 4),
+                       lambda answer, name=name: answers.append((name, c.sched.now_ms, answer)))
+        c.run(1)
+    c.net.remove_delay(held)
+    timeout_ms = sender.settings.request_timeout_ms
+    c.run(timeout_ms)
+    # The first timeout fails both, and the connection is new.
+    assert [(name, at) for name, at, answer in answers if answer is None] == [
+        ("held", sent_at + timeout_ms), ("behind it", sent_at + timeout_ms)]
+    assert c.net.connection(sender.node, coordinator) == 1
+    sender.request(coordinator, "WriteShareGroupState", write(key, -1, 10, 14),
+                   lambda answer: answers.append(("retry", c.sched.now_ms, answer)))
+    c.run(100)
+    retry = answers[-1]
+    assert retry[0] == "retry" and isinstance(retry[2], WriteShareGroupStateResponse)  # not held behind 9 s
+    assert [w[1].state_batches[0].first_offset for w in c.observer.of("write")] == [10]
+    c.run(9_000)
+    # The held writes land, late, on the old connection: the coordinator takes them; their answers are lost.
+    assert [w[1].state_batches[0].first_offset for w in c.observer.of("write")] == [10, 0, 5]
+    assert len(answers) == 3

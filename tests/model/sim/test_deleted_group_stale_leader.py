@@ -80,10 +80,12 @@ def test_a_write_of_the_deleted_group_delayed_past_its_recreation_is_fenced() ->
     events = result.trace.events
     deleted_at = next(e.time_ms for e in events if e.kind == "admin.result"
                       and e.fields.get("operation") == "delete_group" and e.fields.get("error") == 0)
-    recreated_at = next(e.time_ms for e in events if e.time_ms > deleted_at and e.kind == "deliver"
-                        and e.fields["msg_kind"] == "InitializeShareGroupState")
+    initialize = next(e for e in events if e.time_ms > deleted_at and e.kind == "deliver"
+                      and e.fields["msg_kind"] == "InitializeShareGroupState")
+    recreated_at = initialize.time_ms
+    # Sent before the new life's initialize (message ids go in send order), delivered in the new life.
     late = [e for e in events if e.kind == "deliver" and e.fields["msg_kind"] == "WriteShareGroupState"
-            and e.fields["src"] == "b1" and e.time_ms > recreated_at]
+            and e.fields["src"] == "b1" and e.time_ms > recreated_at and e.fields["id"] < initialize.fields["id"]]
     assert late and late[0].time_ms > 10_000  # the delayed write arrived in the new life
     writes = [e for e in events if e.kind == "coordinator.write" and str(e.fields["key"]).startswith("g2:")]
     old = max(e.fields["state_epoch"] for e in writes if e.time_ms < deleted_at)

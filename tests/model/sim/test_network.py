@@ -403,26 +403,45 @@ def test_a_send_to_a_node_that_is_down_is_refused() -> None:
     assert h.net.metrics().dropped["down"] == {"again": 1, "request": 2}
 
 
-def test_a_closed_connection_loses_what_is_in_flight_and_the_other_end_hears_of_it() -> None:
+def test_a_close_delivers_what_the_closer_sent_loses_what_it_was_sent_and_is_heard_after_its_data() -> None:
+    """TCP: data written before the close still arrives, then the FIN; what comes back to a closed socket
+    is lost. So a request that timed out on its client can still be handled, late (Kafka's NetworkClient
+    closes on a request timeout)."""
     h = Harness(latency=Distribution.constant(3))
     told: list[tuple[int, str, int]] = []
-    h.net.register("b", h._handler("b"), lambda peer, cutoff, connection: told.append(
-        (h.scheduler.now_ms, peer, connection)))
-    h.net.send("a", "b", "request")
+    got: list[tuple[str, int]] = []  # (kind, the connection it came on)
+    h.net.register("b", lambda message: got.append((message.kind, message.connection)),
+                   lambda peer, cutoff, connection: told.append((h.scheduler.now_ms, peer, connection)))
+    h.net.add_delay(Distribution.constant(20), MessageFilter(kinds=("slow request",)))
+    h.net.send("a", "b", "slow request")  # due at 23
     h.net.send("b", "a", "response")
     h.scheduler.run(until=1)
-    h.net.close_connection("a", "b")  # both in flight: lost
+    h.net.close_connection("a", "b")
     assert h.net.connection("a", "b") == 1
-    h.net.send("a", "b", "on the new one")
-    h.scheduler.run(until=10)
-    assert told == [(4, "a", 0)]
-    assert (h.kinds("a"), h.kinds("b")) == ([], ["on the new one"])
-    assert h.net.metrics().dropped["reset"] == {"request": 1, "response": 1}
+    sent = h.net.send("a", "b", "on the new one")  # not held behind the slow one
+    assert sent is not None and sent.connection == 1
+    h.scheduler.run(until=30)
+    assert h.kinds("a") == [] and got == [("on the new one", 1), ("slow request", 0)]
+    assert told == [(23, "a", 0)]  # b hears of the close after the last of its data
+    assert h.net.metrics().dropped["reset"] == {"response": 1}
     cut = h.net.partition(["a"], ["b"], one_way=True)
     h.net.close_connection("a", "b")  # the close cannot reach b: it never learns
-    h.scheduler.run(until=20)
+    h.scheduler.run(until=40)
     h.net.heal(cut)
-    assert told == [(4, "a", 0)] and h.net.connection("a", "b") == 3  # the partition reset it too
+    assert told == [(23, "a", 0)] and h.net.connection("a", "b") == 3  # the partition reset it too
+
+
+def test_a_crash_after_a_close_loses_what_the_old_connection_still_carried() -> None:
+    h = Harness(latency=Distribution.constant(3))
+    h.net.add_delay(Distribution.constant(20), MessageFilter(kinds=("slow request",)))
+    h.net.send("a", "b", "slow request")
+    h.scheduler.run(until=1)
+    h.net.close_connection("a", "b")
+    h.net.crash_node("b")
+    h.net.restart_node("b")
+    h.scheduler.run(until=30)
+    assert h.kinds("b") == []
+    assert h.net.metrics().dropped["reset"] == {"slow request": 1}
 
 
 def test_closing_every_connection_of_a_node_closes_only_those_it_opened() -> None:
