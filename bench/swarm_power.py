@@ -3,8 +3,8 @@ scenario (seeds 0, 1, ...) until one violates the mutant's expected invariant, a
 that took. A campaign is only as good as the bugs its runs find per core-hour, so this is the
 yardstick for choosing what a swarm run is (README "Campaign throughput").
 
-    python -m bench swarm_power                       # swarm, swarm_small, swarm_locks, swarm_config: 200 seeds
-    python bench/swarm_power.py swarm 500             # one scenario, another bound
+    python -m bench swarm_power             # swarm, swarm_small, swarm_locks, swarm_config, swarm_lifecycle: 200 seeds
+    python bench/swarm_power.py swarm 500   # one scenario, another bound
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from model.sim.runner import run
 from scenarios import library
 from scenarios.check import first_detection
 
-SCENARIOS = ("swarm", "swarm_small", "swarm_locks", "swarm_config")
+SCENARIOS = ("swarm", "swarm_small", "swarm_locks", "swarm_config", "swarm_lifecycle")
 MAX_SEEDS = 200
 
 
