@@ -1,10 +1,9 @@
 """Where a ``standard`` event's time goes: the wall time of each event, grouped by what handled it
 (a message delivery by its kind, a timer by its callback), for issue 4's ratio.
 
-The run is ``standard`` seed 1, as in ``simulation``, but driven by a copy of the scheduler's loop
-that reads the clock around every callback (the real loop stays untimed: a clock read per event
-would cost it about a tenth). The copy fires the same events in the same order, so the run ends
-with the same trace hash, which is checked. Printed: each group's events, its total, and its mean
+The run is ``standard`` seed 1, as in ``simulation``, with the scheduler's ``on_event`` set: the loop
+then reads the clock around every callback (unset, it costs the loop one test an event). The run is
+the same run (the trace hash is checked). Printed: each group's events, its total, and its mean
 cost per event, against the budget an event has at the 0.5 target (half a bare SimPy timeout's
 rate means each event may take at most twice a bare timeout's time, everything included).
 
@@ -15,75 +14,37 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
-from heapq import heappop
 from typing import Any
-
-from simpy.core import StopSimulation
-from simpy.events import Event
 
 from bench.simulation import TARGET_RATIO, bare_simpy_timeouts_per_s
 from model.sim.cluster import Cluster
 from model.sim.network import Message
 from model.sim.runner import run
-from model.sim.timers import Scheduler
 from scenarios import library
 
 _SHOWN = 12
 
 
 def _group(fn: Any, args: tuple[Any, ...]) -> str:
+    if fn is None:
+        return "SimPy step"
     if args and type(args[0]) is Message:
         return f"deliver {args[0].kind}"
     return str(getattr(fn, "__qualname__", fn))
-
-
-def _timed_loop(scheduler: Scheduler, until: Event, costs_ns: dict[str, int], counts: dict[str, int]) -> None:
-    """``Scheduler._loop`` with a clock read around each callback (keep the two in step)."""
-    timers: list[list[Any]] = scheduler._timers
-    queue = scheduler._queue
-    clock = time.perf_counter_ns
-    simpy_step = super(Scheduler, scheduler).step
-    until.callbacks.append(StopSimulation.callback)
-    try:
-        while True:
-            while timers:
-                entry = timers[0]
-                if queue and queue[0][0] <= entry[0]:
-                    break
-                heappop(timers)
-                fn = entry[2]
-                if fn is None:
-                    scheduler._cancelled -= 1
-                    continue
-                entry[2] = None
-                scheduler._now = entry[0]
-                scheduler.timers_fired += 1
-                started = clock()
-                fn(*entry[3])
-                group = _group(fn, entry[3])
-                costs_ns[group] += clock() - started
-                counts[group] += 1
-            started = clock()
-            simpy_step()
-            costs_ns["SimPy step"] += clock() - started
-            counts["SimPy step"] += 1
-            scheduler.simpy_steps += 1
-    except StopSimulation:
-        pass
 
 
 def measure(scenario: str = "standard", seed: int = 1) -> tuple[dict[str, int], dict[str, int], float, str]:
     """Per-group nanoseconds and event counts, the wall seconds of the whole run, its trace hash."""
     costs_ns: dict[str, int] = defaultdict(int)
     counts: dict[str, int] = defaultdict(int)
+
+    def observe(fn: Any, args: tuple[Any, ...], elapsed_ns: int) -> None:
+        group = _group(fn, args)
+        costs_ns[group] += elapsed_ns
+        counts[group] += 1
+
     cluster = Cluster(library.get(scenario), seed)
-    scheduler = cluster.scheduler
-
-    def timed_run(until: int | float | Event | None = None) -> None:
-        assert isinstance(until, Event)  # Cluster.run runs until its stop event
-        _timed_loop(scheduler, until, costs_ns, counts)
-
-    scheduler.run = timed_run  # type: ignore[method-assign]
+    cluster.scheduler.on_event = observe
     started = time.perf_counter()
     cluster.run()
     return costs_ns, counts, time.perf_counter() - started, cluster.trace.trace_hash
@@ -93,9 +54,10 @@ def main() -> None:
     bare = bare_simpy_timeouts_per_s()
     expected = run(library.get("standard"), 1)
     costs_ns, counts, wall_s, trace_hash = measure()
-    if trace_hash != expected.trace_hash:
-        raise SystemExit(f"the timed loop changed the run: trace hash {trace_hash}, expected {expected.trace_hash}")
     events = sum(counts.values())
+    if trace_hash != expected.trace_hash or events != expected.events:
+        raise SystemExit(f"timing changed the run: trace hash {trace_hash}, {events} events reported; "
+                         f"expected {expected.trace_hash}, {expected.events}")
     budget_us = 1e6 / (bare * TARGET_RATIO)
     inside_ns = sum(costs_ns.values())
     print(f"   standard seed 1: {events} events, {wall_s * 1e3:.0f} ms timed ({expected.wall_time_s * 1e3:.0f} ms "

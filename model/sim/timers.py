@@ -34,6 +34,7 @@ and a cancellable timer at 1.4× (compiled: 1.8×) the rate of a bare SimPy time
 from __future__ import annotations
 
 import itertools
+import time
 from collections import deque
 from collections.abc import Callable, Container
 from heapq import heapify, heappop, heappush
@@ -53,6 +54,8 @@ _ARGS: Final = 3
 _COMPACT_MIN: Final = 1024  # don't bother compacting small heaps
 
 TimerCallback = Callable[..., object]
+# (the timer's callback, or None for a SimPy step; the callback's arguments; the nanoseconds it took)
+EventObserver = Callable[[TimerCallback | None, tuple[Any, ...], int], object]
 
 
 class Timer:
@@ -124,6 +127,9 @@ class Scheduler(simpy.Environment):
         # Event counts (timers fired + SimPy steps = the simulator's events); run() adds its share on return.
         self.timers_fired = 0
         self.simpy_steps = 0
+        # Told of every event and the wall time it took, if set (bench/event_costs.py); None costs one test
+        # an event.
+        self.on_event: EventObserver | None = None
 
     @property
     def now_ms(self) -> int:
@@ -256,6 +262,8 @@ class Scheduler(simpy.Environment):
         timers = self._timers
         queue = self._queue
         simpy_step = super().step
+        on_event = self.on_event
+        clock = time.perf_counter_ns
         fired = 0
         steps = 0
         try:
@@ -272,8 +280,18 @@ class Scheduler(simpy.Environment):
                     entry[2] = None
                     self._now = entry[0]
                     fired += 1
-                    fn(*entry[3])
-                simpy_step()
+                    if on_event is None:
+                        fn(*entry[3])
+                    else:
+                        started = clock()
+                        fn(*entry[3])
+                        on_event(fn, entry[3], clock() - started)
+                if on_event is None:
+                    simpy_step()
+                else:
+                    started = clock()
+                    simpy_step()  # (a step that stops the run is not reported)
+                    on_event(None, (), clock() - started)
                 steps += 1
         finally:
             self.timers_fired += fired

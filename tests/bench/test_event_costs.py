@@ -1,5 +1,5 @@
-"""bench/event_costs.py times a copy of the scheduler's loop: the copy must fire the same events in
-the same order as the real one, or its figures describe another run."""
+"""bench/event_costs.py times every event through the scheduler's ``on_event``: the timed run must be
+the same run, every event reported once, or its figures describe another."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from scenarios import library
 
 
 @pytest.mark.parametrize("scenario", ["small", "broker_crash", "consumer_group"])
-def test_the_timed_loop_runs_the_same_events_in_the_same_order(scenario: str) -> None:
+def test_a_timed_run_is_the_same_run_and_reports_every_event(scenario: str) -> None:
     expected = run(library.get(scenario), 1)
     costs_ns, counts, _, trace_hash = measure(scenario, 1)
     assert trace_hash == expected.trace_hash

@@ -117,6 +117,36 @@ def test_simpy_processes_and_timers_interleave_simpy_first_at_equal_times() -> N
     assert log == [(1, "t1"), (2, "proc"), (2, "t2"), (3, "t3"), (4, "proc"), (4, "t4"), (6, "proc")]
 
 
+def test_on_event_is_told_of_every_event_in_order_and_changes_nothing() -> None:
+    def schedule(scheduler: Scheduler, log: list[tuple[int, str]]) -> None:
+        fire = _recorder(scheduler, log)
+
+        def process(env: simpy.Environment) -> Any:
+            for _ in range(2):
+                yield env.timeout(2)
+                log.append((scheduler.now_ms, "proc"))
+
+        scheduler.process(process(scheduler))
+        for t in (1, 2, 3):
+            scheduler.post(t, fire, f"t{t}")
+        scheduler.timer(5, fire, "cancelled").cancel()
+
+    plain, timed = Scheduler(), Scheduler()
+    plain_log: list[tuple[int, str]] = []
+    timed_log: list[tuple[int, str]] = []
+    schedule(plain, plain_log)
+    schedule(timed, timed_log)
+    seen: list[tuple[str, tuple[Any, ...]]] = []
+    timed.on_event = lambda fn, args, elapsed_ns: seen.append(("step" if fn is None else "timer", args)) \
+        if isinstance(elapsed_ns, int) and elapsed_ns >= 0 else None
+    plain.run()
+    timed.run()
+    assert timed_log == plain_log
+    assert (timed.timers_fired, timed.simpy_steps) == (plain.timers_fired, plain.simpy_steps) == (3, 4)
+    assert [args for kind, args in seen if kind == "timer"] == [("t1",), ("t2",), ("t3",)]  # not the cancelled one
+    assert [kind for kind, _ in seen].count("step") == 4  # the process's start, two timeouts, its end
+
+
 def test_a_timer_can_trigger_a_simpy_event() -> None:
     scheduler = Scheduler()
     done = scheduler.event()
