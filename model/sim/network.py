@@ -298,7 +298,7 @@ class Network:
             due = link.last_due  # FIFO per link
         else:
             link.last_due = due
-        self._scheduler.post_at(due, self._deliver, message, link, link.epoch)
+        self._scheduler.post_at(due, self._deliver, message, link)
         return message
 
     def _send_under_faults(self, message: Message, link: _Link) -> Message | None:
@@ -329,14 +329,14 @@ class Network:
             due = link.last_due
         elif due > link.last_due:
             link.last_due = due
-        self._scheduler.post_at(due, self._deliver, message, link, link.epoch)
+        self._scheduler.post_at(due, self._deliver, message, link)
         probability = self._duplication.get(kind)
         if probability and rng.random() < probability:
             again = due + link.sample(rng)
             if again > link.last_due:
                 link.last_due = again
             self._duplicated[kind] = self._duplicated.get(kind, 0) + 1
-            self._scheduler.post_at(again, self._deliver, message.replace(duplicate=True), link, link.epoch)
+            self._scheduler.post_at(again, self._deliver, message.replace(duplicate=True), link)
         return message
 
     def _faults_changed(self) -> None:
@@ -363,8 +363,8 @@ class Network:
             self._links_of.setdefault(dst, []).append(link)
         return link
 
-    def _deliver(self, message: Message, link: _Link, epoch: int) -> None:
-        if epoch < link.live_from:
+    def _deliver(self, message: Message, link: _Link) -> None:
+        if message.connection < link.live_from:
             self._drop(message, "reset")
             return
         handler = self._handlers.get(message.dst)
