@@ -243,7 +243,7 @@ class Broker:
         lost = [cid for cid, entry in self._inflight.items() if entry.dst == peer and entry.sent_ms <= cutoff_ms]
         for correlation_id in lost:
             entry = self._inflight.pop(correlation_id, None)
-            if entry is not None:  # (nothing else removes it meanwhile; a crash clears all at once)
+            if entry is not None:
                 entry.callback(None)
 
     # -- metadata and leadership -------------------------------------------------------------------

@@ -18,6 +18,20 @@ def _recorder(scheduler: Scheduler, log: list[tuple[int, str]]) -> Any:
     return fire
 
 
+def _process_and_posts(scheduler: Scheduler, log: list[tuple[int, str]], timeouts: int, posts: range) -> None:
+    """A SimPy process logging after each of ``timeouts`` 2 ms timeouts, and a timer posted at each of ``posts``."""
+    fire = _recorder(scheduler, log)
+
+    def process(env: simpy.Environment) -> Any:
+        for _ in range(timeouts):
+            yield env.timeout(2)
+            log.append((scheduler.now_ms, "proc"))
+
+    scheduler.process(process(scheduler))
+    for t in posts:
+        scheduler.post(t, fire, f"t{t}")
+
+
 def test_fires_in_due_then_insertion_order() -> None:
     scheduler = Scheduler()
     log: list[tuple[int, str]] = []
@@ -103,42 +117,25 @@ def test_zero_delay_from_a_callback_runs_after_timers_already_due() -> None:
 def test_simpy_processes_and_timers_interleave_simpy_first_at_equal_times() -> None:
     scheduler = Scheduler()
     log: list[tuple[int, str]] = []
-    fire = _recorder(scheduler, log)
-
-    def process(env: simpy.Environment) -> Any:
-        for _ in range(3):
-            yield env.timeout(2)
-            log.append((scheduler.now_ms, "proc"))
-
-    scheduler.process(process(scheduler))
-    for t in (1, 2, 3, 4):
-        scheduler.post(t, fire, f"t{t}")
+    _process_and_posts(scheduler, log, timeouts=3, posts=range(1, 5))
     scheduler.run()
     assert log == [(1, "t1"), (2, "proc"), (2, "t2"), (3, "t3"), (4, "proc"), (4, "t4"), (6, "proc")]
 
 
 def test_on_event_is_told_of_every_event_in_order_and_changes_nothing() -> None:
-    def schedule(scheduler: Scheduler, log: list[tuple[int, str]]) -> None:
-        fire = _recorder(scheduler, log)
-
-        def process(env: simpy.Environment) -> Any:
-            for _ in range(2):
-                yield env.timeout(2)
-                log.append((scheduler.now_ms, "proc"))
-
-        scheduler.process(process(scheduler))
-        for t in (1, 2, 3):
-            scheduler.post(t, fire, f"t{t}")
-        scheduler.timer(5, fire, "cancelled").cancel()
-
     plain, timed = Scheduler(), Scheduler()
     plain_log: list[tuple[int, str]] = []
     timed_log: list[tuple[int, str]] = []
-    schedule(plain, plain_log)
-    schedule(timed, timed_log)
+    for scheduler, log in ((plain, plain_log), (timed, timed_log)):
+        _process_and_posts(scheduler, log, timeouts=2, posts=range(1, 4))
+        scheduler.timer(5, _recorder(scheduler, log), "cancelled").cancel()
     seen: list[tuple[str, tuple[Any, ...]]] = []
-    timed.on_event = lambda fn, args, elapsed_ns: seen.append(("step" if fn is None else "timer", args)) \
-        if isinstance(elapsed_ns, int) and elapsed_ns >= 0 else None
+
+    def observe(fn: Any, args: tuple[Any, ...], elapsed_ns: int) -> None:
+        assert type(elapsed_ns) is int and elapsed_ns >= 0
+        seen.append(("step" if fn is None else "timer", args))
+
+    timed.on_event = observe
     plain.run()
     timed.run()
     assert timed_log == plain_log
