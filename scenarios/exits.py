@@ -1,0 +1,52 @@
+"""What every ``sharesim`` command's exit code means: one meaning per code, in every command.
+
+| code | meaning |
+| --- | --- |
+| 0 | every run held every invariant |
+| 1 | an invariant was violated (and no run raised) |
+| 2 | bad input or environment: a bad scenario, option or path, an unwritable ``--out``, an unreachable Spark master, a directory in use or of another kind; detected before work starts wherever it can be |
+| 3 | a run raised: a defect of the simulator; the error rows exist and each distinct error is printed with its reproducer |
+| 4 | a campaign's output is inconsistent: a run id found twice, or a planned run id missing, after the campaign (never expected: a defect of sharesim's campaign machinery) |
+| 130 | interrupted (Ctrl-C): the command to continue is printed first |
+
+Where several apply, the highest of 1, 3 and 4 wins: an error row or an inconsistent output means
+the verdict cannot be trusted, which matters more than any violation found beside it.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+import click
+
+
+class Exit(IntEnum):
+    OK = 0
+    VIOLATED = 1
+    BAD_INPUT = 2
+    RUN_ERRORS = 3
+    INCONSISTENT = 4
+    INTERRUPTED = 130
+
+
+class BadInput(click.ClickException):
+    """Bad input or environment: printed as one ``error: ...`` line on stderr, exit 2.
+
+    The message names the key or option, the value, and what is allowed."""
+
+    exit_code = Exit.BAD_INPUT
+
+    def show(self, file: object = None) -> None:
+        click.echo(f"error: {self.format_message()}", err=True)
+
+
+def verdict_exit(*, violated: int, errors: int, inconsistent: int = 0) -> Exit:
+    """The exit code of a finished command from its counts of violating runs, error runs and
+    inconsistencies (duplicate or missing run ids)."""
+    if inconsistent:
+        return Exit.INCONSISTENT
+    if errors:
+        return Exit.RUN_ERRORS
+    if violated:
+        return Exit.VIOLATED
+    return Exit.OK
