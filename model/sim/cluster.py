@@ -37,6 +37,7 @@ Fault kinds → cluster operations:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Final
 
 import networkx as nx
@@ -59,13 +60,12 @@ from model.core.group.share_member import MemberState
 from model.core.share_state import AcknowledgeType, SharePartitionKey
 from model.sim.admin import AdminClient
 from model.sim.client import ClientConfig, ClientMetrics
-from model.sim.controller import Controller, broker_node, topic_id_for
+from model.sim.controller import Controller, topic_id_for
 from model.sim.faults import (
     FaultEvent,
     FaultHandler,
     FaultInjector,
     FaultPlan,
-    SwarmTargets,
     network_fault_handlers,
     swarm_config,
     swarm_plan,
@@ -78,6 +78,7 @@ from model.sim.rng import RandomStreams, derive_seed
 from model.sim.share_consumer import ShareConsumer, ShareConsumerSettings
 from model.sim.timers import Scheduler, Timer
 from model.sim.trace import Trace
+from scenarios.spec import ADMIN_NODE
 
 if TYPE_CHECKING:
     from model.core.share_partition import AcknowledgementBatch, SharePartition
@@ -86,7 +87,6 @@ if TYPE_CHECKING:
 
 _ACCEPT: Final = int(AcknowledgeType.ACCEPT)
 QUIESCENCE_CHECK_MS: Final = 250  # how often the healing phase looks for quiescence
-ADMIN_NODE: Final = "admin"
 CLUSTER_NODE: Final = "cluster"
 
 
@@ -216,16 +216,10 @@ class Cluster:
         # -- nodes and the network -------------------------------------------------------------
         spec = scenario.cluster
         self.broker_ids = list(range(1, spec.brokers + 1))
-        consumer_names: list[tuple[str, int]] = []  # (name, index into scenario.consumers)
-        for index, consumer in enumerate(scenario.consumers):
-            for _ in range(consumer.count):
-                consumer_names.append((f"c{len(consumer_names) + 1}", index))
-        producer_names = [f"p{i + 1}" for i in range(len(scenario.producers))]
+        consumer_names = scenario.consumer_names()  # (name, index into scenario.consumers)
+        producer_names = scenario.producer_names()
         graph = nx.Graph()
-        graph.add_nodes_from([broker_node(b) for b in self.broker_ids])
-        graph.add_nodes_from([name for name, _ in consumer_names])
-        graph.add_nodes_from(producer_names)
-        graph.add_node(ADMIN_NODE)
+        graph.add_nodes_from(scenario.network_nodes())
         self.network = Network(self.scheduler, graph, self.streams, self.trace,
                                default_latency=spec.latency, trace_messages=trace_messages)
 
@@ -328,20 +322,8 @@ class Cluster:
         swarm = scenario.faults.swarm
         if swarm is None:
             return scenario.fault_plan()
-        partitions = tuple(
-            f"{t.name}-{p}" for t in scenario.topics for p in range(t.partitions)
-        )
-        targets = SwarmTargets(
-            brokers=tuple(broker_node(b) for b in self.broker_ids),
-            consumers=tuple(sorted(self.consumers)),
-            groups=tuple(sorted(g.name for g in scenario.groups)),
-            partitions=partitions,
-            topics=tuple(sorted(t.name for t in scenario.topics)),
-            message_kinds=("ShareFetch", "ShareFetchResponse", "ShareGroupHeartbeat", "ShareGroupHeartbeatResponse",
-                           "WriteShareGroupState", "WriteShareGroupStateResponse", "Produce", "ProduceResponse"),
-            session_timeout_ms=self.broker_config.share_session_timeout_ms,
-            lock_duration_ms=self.broker_config.record_lock_duration_ms,
-        )
+        targets = replace(scenario.fault_targets(), session_timeout_ms=self.broker_config.share_session_timeout_ms,
+                          lock_duration_ms=self.broker_config.record_lock_duration_ms)
         return swarm_plan(self.seed, scenario.duration_ms, swarm.kinds, targets, swarm.intensity, swarm.rates)
 
     # -- fault handlers -------------------------------------------------------------------------
