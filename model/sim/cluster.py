@@ -36,9 +36,9 @@ Fault kinds → cluster operations:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 import networkx as nx
 
@@ -57,7 +57,7 @@ from model.core.group.consumer_member import MemberStatus
 from model.core.group.coordinator import GroupCoordinatorShard
 from model.core.group.share_group import ShareGroup
 from model.core.group.share_member import MemberState
-from model.core.share_state import AcknowledgeType, SharePartitionKey
+from model.core.share_state import AcknowledgeType, RecordState, SharePartitionKey
 from model.sim.admin import AdminClient
 from model.sim.client import ClientConfig, ClientMetrics
 from model.sim.controller import Controller, topic_id_for
@@ -152,6 +152,57 @@ class ClusterTracker(Monitor):
             self.elections[topic] = self.elections.get(topic, 0) + 1
         elif kind == "share.sessions_disconnected":
             self.sessions_disconnected += int(fields.get("sessions", 0))
+
+
+_SHOWN_PARTITIONS: Final = 5  # E-1 lists this many share-partitions, then counts the rest
+_SHOWN_STATES: Final = 6  # and this many (state, owner) groups of offsets per share-partition
+
+
+class Unresolved(NamedTuple):
+    """A share-partition not resolved: offsets ``first`` .. ``bound - 1`` at or above its SPSO, and the
+    current leader's share-partition (None without a ready one at the current leader epoch: ``why``)."""
+
+    group: str
+    topic: str
+    partition: int
+    first: int
+    bound: int
+    leader: SharePartition | None
+    why: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.group} {self.topic}-{self.partition}"
+
+    @property
+    def offsets(self) -> int:
+        return max(0, self.bound - self.first)
+
+    def describe(self, members: Mapping[str, str]) -> str:
+        """"g t-0: offsets 10-674 (600 AVAILABLE, 65 ACQUIRED by c2)": the offsets by state (in offset
+        order), an acquired one with its owner (a consumer's name, else the member id), ranges not numbers."""
+        where = f"offsets {self.first}-{self.bound - 1}" if self.offsets > 1 else f"offset {self.first}"
+        if self.leader is None:
+            return f"{self.name}: {self.why}" + (f", {where} outstanding" if self.offsets else "")
+        counts: dict[str, int] = {}
+        for batch in self.leader.batches():
+            first, last = max(batch.first_offset, self.first), min(batch.last_offset, self.bound - 1)
+            if first > last:
+                continue
+            label = batch.state.name
+            if batch.state is RecordState.ACQUIRED:
+                label += f" by {members.get(batch.owner or '', batch.owner or '?')}"
+            if batch.in_transition:
+                label += f" (write to {batch.target_state.name} in flight)"
+            counts[label] = counts.get(label, 0) + last - first + 1
+        beyond = self.bound - max(self.first, self.leader.speo)
+        if beyond > 0:
+            counts["not yet acquired"] = beyond
+        shown = [f"{n} {label}" for label, n in list(counts.items())[:_SHOWN_STATES]]
+        rest = sum(list(counts.values())[_SHOWN_STATES:])
+        if rest:
+            shown.append(f"{rest} in other states")
+        return f"{self.name}: {where} ({', '.join(shown)})"
 
 
 def _percentile(values: Sequence[int], fraction: float) -> int | None:
@@ -479,12 +530,11 @@ class Cluster:
         if self._stopped:
             return
         now = self.scheduler.now_ms
-        partitions, records = self.unresolved()
-        if records or partitions:
+        unresolved = self.unresolved_share_partitions()
+        producing = [name for name, producer in self.producers.items() if not producer.finished]
+        if unresolved or producing:
             self.sink.report("eventual-resolution", now, event="liveness deadline",
-                             message=f"{records} record(s) on {partitions} share-partition(s) neither "
-                             f"acknowledged nor archived {self.scenario.heal_ms} ms after the faults stopped",
-                             records=records, partitions=partitions)
+                             **self._unresolved_report(unresolved, producing))
         unstable = self.unstable_members()
         if unstable:
             self.sink.report("member-convergence", now, event="liveness deadline",
@@ -492,6 +542,31 @@ class Cluster:
                              f"{self.scenario.heal_ms} ms after the faults stopped: {', '.join(unstable)}",
                              members=unstable)
         self._stop()
+
+    def _unresolved_report(self, unresolved: list[Unresolved], producing: list[str]) -> dict[str, Any]:
+        """E-1's message and state: how many offsets, on which share-partitions, held in which states by whom;
+        every number in it counts offsets it then lists, so it cannot contradict itself."""
+        offsets = sum(u.offsets for u in unresolved)
+        with_offsets = sum(1 for u in unresolved if u.offsets)
+        heads = []
+        if with_offsets:
+            heads.append(f"{offsets} offset(s) on {with_offsets} share-partition(s) neither acknowledged nor archived")
+        if with_offsets < len(unresolved):
+            heads.append(f"{len(unresolved) - with_offsets} share-partition(s) without a ready leader")
+        if producing:
+            heads.append(f"{len(producing)} producer(s) not finished")
+        members = {c.member.member_id: name for name, c in sorted(self.share_consumers.items()) if c.member.member_id}
+        details = [u.describe(members) for u in unresolved[:_SHOWN_PARTITIONS]]
+        if len(unresolved) > _SHOWN_PARTITIONS:
+            details.append(f"and {len(unresolved) - _SHOWN_PARTITIONS} more share-partition(s)")
+        for name in producing:
+            producer = self.producers[name]
+            details.append(f"producer {name}: {producer.metrics.records_produced} of {producer.settings.records} "
+                           "record(s) produced so far")
+        message = (f"{' and '.join(heads)} {self.scenario.heal_ms} ms after the faults stopped: "
+                   + "; ".join(details))
+        return {"message": message, "records": offsets, "partitions": len(unresolved),
+                "share_partitions": [u.name for u in unresolved][:_SHOWN_PARTITIONS], "producers": producing}
 
     # -- quiescence ---------------------------------------------------------------------------------
 
@@ -501,10 +576,17 @@ class Cluster:
 
     def unresolved(self) -> tuple[int, int]:
         """(share-partitions, records) not yet resolved: below the bound and at or above the SPSO of the
-        current leader (a producer still running counts as one unresolved partition)."""
+        current leader (a producer still running counts as one unresolved partition; a share-partition
+        without a ready leader at the current leader epoch as at least one record)."""
         if not all(p.finished for p in self.producers.values()):
             return 1, 0
-        partitions = records = 0
+        found = self.unresolved_share_partitions()
+        return len(found), sum(max(1, u.offsets) if u.leader is None else u.offsets for u in found)
+
+    def unresolved_share_partitions(self) -> list[Unresolved]:
+        """The share-partitions of live share groups with offsets below the bound and at or above the SPSO
+        of the current leader, or without a ready leader at the current leader epoch."""
+        out: list[Unresolved] = []
         groups = {g.name: g for g in self.scenario.groups}
         for group_id in self._live_groups():
             read_committed = self.group_configs[group_id].read_committed
@@ -516,15 +598,17 @@ class Cluster:
                     partition = self.tracker.latest.get(key)
                     info = self.controller.metadata.leader_of(topic, p)
                     if partition is None:
-                        behind = bound - log.log_start_offset
+                        found = Unresolved(group_id, topic, p, log.log_start_offset, bound, None,
+                                           "no leader has initialized it")
                     elif not partition.ready or info is None or partition.leader_epoch != info.leader_epoch:
-                        behind = max(1, bound - partition.spso)
+                        why = (f"no ready leader at leader epoch {info.leader_epoch if info else '-'} (last served "
+                               f"at epoch {partition.leader_epoch})")
+                        found = Unresolved(group_id, topic, p, partition.spso, bound, None, why)
                     else:
-                        behind = bound - partition.spso
-                    if behind > 0:
-                        partitions += 1
-                        records += behind
-        return partitions, records
+                        found = Unresolved(group_id, topic, p, partition.spso, bound, partition, "")
+                    if found.offsets > 0 or (found.leader is None and partition is not None):
+                        out.append(found)
+        return out
 
     def unstable_members(self) -> list[str]:
         """Live members, of share and of KIP-848 consumer groups, not converged (E-5)."""

@@ -104,3 +104,45 @@ def test_liveness_deadline_reports_e1_when_records_stay_unresolved() -> None:
     assert result.verdict == "violated"
     assert [v.invariant for v in result.violations][:1] == ["eventual-resolution"]
     assert result.sim_time_ms == 3_000
+
+
+def test_e1_names_each_share_partition_its_offsets_and_the_states_and_members_holding_them() -> None:
+    # The producer is still sending at the deadline: E-1 used to say "0 record(s) on 1 share-partition(s)".
+    import re
+    from dataclasses import replace
+
+    from scenarios.spec import ProducerSpec
+
+    base = library.small("busy", consumers=1, duration_ms=2_000)
+    busy = replace(base, heal_ms=1_000, producers=(ProducerSpec("events", records=100_000, rate_per_s=1_000),))
+    result = run(busy, 1, stop_on_first_violation=False)
+    [e1] = [v for v in result.violations if v.invariant == "eventual-resolution"]
+    head, _, details = e1.message.partition(" ms after the faults stopped: ")
+    total = int(head.split(" ")[0])
+    assert head.startswith(f"{total} offset(s) on 2 share-partition(s) neither acknowledged nor archived and "
+                           "1 producer(s) not finished 1000")
+    assert total == e1.state["records"] > 0
+    listed = 0
+    for part in details.split("; ")[:2]:
+        match = re.fullmatch(r"g events-\d: offsets (\d+)-(\d+) \((.*)\)", part)
+        assert match is not None, part
+        first, last, states = int(match[1]), int(match[2]), match[3]
+        counts = [int(word.split(" ")[0]) for word in states.split(", ")]
+        assert sum(counts) == last - first + 1 and "ACQUIRED by c1" in states
+        listed += last - first + 1
+    assert listed == total
+    assert re.fullmatch(r"producer p1: \d+ of 100000 record\(s\) produced so far", details.split("; ")[2])
+
+
+def test_e1_lists_a_bounded_number_of_share_partitions() -> None:
+    from dataclasses import replace
+
+    from scenarios.spec import ProducerSpec, TopicSpec
+
+    base = library.small("wide", consumers=1, duration_ms=2_000)
+    wide = replace(base, heal_ms=1_000, topics=(TopicSpec("events", partitions=40),),
+                   producers=(ProducerSpec("events", records=100_000, rate_per_s=2_000),))
+    result = run(wide, 1, stop_on_first_violation=False)
+    [e1] = [v for v in result.violations if v.invariant == "eventual-resolution"]
+    assert e1.state["partitions"] > 5 and f"and {e1.state['partitions'] - 5} more share-partition(s)" in e1.message
+    assert len(e1.message) < 1_000
