@@ -653,7 +653,36 @@ class Cluster:
 
     @property
     def events(self) -> int:
+        """The simulator's steps: timers fired and SimPy process steps (the unit ``bench`` counts per second).
+        Not the trace's events: a step may record none (a poll that finds nothing) or several."""
         return self.scheduler.timers_fired + self.scheduler.simpy_steps
+
+    def notes(self) -> list[str]:
+        """What a reader should know though no invariant was broken: a group whose topics got records of
+        which none was delivered to it (the ``auto.offset.reset = latest`` trap: a share group starts at the
+        end of the log when it first reads a partition, so the records written before are never delivered)."""
+        out: list[str] = []
+        for group in sorted(self.scenario.groups, key=lambda g: g.name):
+            produced = sum(p.metrics.records_produced for p in self.producers.values()
+                           if p.settings.topic in group.topics)
+            members = [c for c in self.consumers.values() if c.group_id == group.name]
+            if not produced or any(c.metrics.records_delivered for c in members):
+                continue
+            topics = ", ".join(sorted(set(group.topics)))
+            note = f"{produced} record(s) produced to {topics}, none delivered to {group.kind} group {group.name}"
+            if not members:
+                note += ": it has no consumers"
+            elif group.kind == "share" and self.group_configs[group.name].auto_offset_reset == "latest":
+                starts = [f"{topic}-{key.partition} at offset {spso}"
+                          for topic in sorted(set(group.topics))
+                          for key, spso in sorted(self.tracker.first_spso.items(), key=lambda item: item[0].partition)
+                          if key.group_id == group.name and key.topic_id == topic_id_for(topic)]
+                started = f" ({', '.join(starts[:4])}{', ...' if len(starts) > 4 else ''})" if starts else ""
+                note += (": its group.share.auto.offset.reset is latest, so each share-partition started at the "
+                         f"end of its log when the group first read it{started}, after these records; "
+                         'set "group.share.auto.offset.reset" = "earliest" to read them')
+            out.append(note)
+        return out
 
     def metrics(self) -> dict[str, Any]:
         total = ClientMetrics()
@@ -686,9 +715,10 @@ class Cluster:
             # ... and the resolved offsets whose ACCEPT a leader confirmed (after its state write),
             # whether or not the consumer heard of it.
             "records_accepted_by_leader": accepted_by_leader,
-            # Resolved by the group (SPSO moved past them) and not accepted: archived, by
-            # rejection, the delivery limit, or as non-records (markers, aborted data).
-            "records_archived": max(0, resolved - accepted_by_leader),
+            # Offsets the SPSO moved past with no accept a leader confirmed: records archived (rejected, at
+            # the delivery limit), non-records archived (transaction markers, aborted records, compaction
+            # gaps), and offsets an offset reset skipped (even past the log end): offsets, not records.
+            "offsets_archived_or_skipped": max(0, resolved - accepted_by_leader),
             "records_unresolved": unresolved,
             # Offsets the log cleaner removed from compacted topics (gaps: archived if never delivered, SP-14).
             "records_compacted": self.log_cleaner.records_compacted,
@@ -712,7 +742,10 @@ class Cluster:
             "requests_disconnected": total.requests_disconnected,
             "messages_sent": network.total("sent"),
             "messages_dropped": network.total("dropped"),
+            # The simulator's steps (timers fired and SimPy process steps) ...
             "events": self.events,
+            # ... and the events the trace recorded: the lines `--trace` writes (a step may record none).
+            "trace_events": self.trace.count,
             "sim_time_ms": self.scheduler.now_ms,
             "quiescent_at_ms": self.quiescent_at_ms,
         }
