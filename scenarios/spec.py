@@ -26,7 +26,7 @@ from model.core.config import (
     settings_by_name,
 )
 from model.sim.faults import FAULT_KINDS, FaultEvent, FaultPlan, SwarmTargets, has_targets
-from model.sim.protocol import broker_node
+from model.sim.protocol import REQUEST_KINDS, broker_node
 from model.sim.rng import Distribution
 
 GROUP_KINDS: Final = ("share", "consumer")
@@ -368,13 +368,16 @@ def _count(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
+# Every kind of message on the network: a request a broker serves, or its answer.
+MESSAGE_KINDS: Final = (*REQUEST_KINDS, *(f"{kind}Response" for kind in REQUEST_KINDS))
 _TARGET_WORDS: Final = {"broker": "broker", "consumer": "consumer", "group": "group",
                         "partition": "topic-partition", "topic": "topic"}
 
 
 def _fault_target_problems(scenario: Scenario) -> list[str]:
     """Every name a fault gives (target, params.to, params.topic/partition, side_a/side_b, nodes, links) is a
-    node, group, topic or partition of the scenario; a swarm's kinds each have something to hit. A count
+    node, group, topic or partition of the scenario, and each message kind (kinds) one the network carries; a
+    swarm's kinds each have something to hit. A count
     reported invalid elsewhere (brokers, a consumer entry's count, a topic's partitions) leaves the names it
     would make unchecked: no cascade of problems from one."""
     targets = scenario.fault_targets()
@@ -420,6 +423,11 @@ def _fault_target_problems(scenario: Scenario) -> list[str]:
         for j, link in enumerate(event.links):
             for k, node in enumerate(link):
                 check(f"{path}.links[{j}][{k}]", node, nodes, "network node")
+        for j, kind in enumerate(event.kinds):
+            if not any(known.endswith(kind[1:]) if kind.startswith("*") else known == kind for known in MESSAGE_KINDS):
+                what = "matches no message kind" if kind.startswith("*") else "not a message kind"
+                found.append((i, f"{path}.kinds[{j}] = {kind!r}: {what}{did_you_mean(kind, MESSAGE_KINDS)}; known: "
+                                 f"{', '.join(REQUEST_KINDS)}, each + \"Response\", or \"*Suffix\""))
         if event.kind == "admin_add_partitions" and event.target in partitions:
             add = event.param("add")
             partitions[event.target] += add if isinstance(add, int) else 0

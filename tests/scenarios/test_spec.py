@@ -9,6 +9,7 @@ import pytest
 from model.core.config import BROKER_SETTINGS
 from model.sim.cluster import Cluster
 from model.sim.faults import FAULT_KINDS, FaultEvent
+from model.sim.protocol import REQUEST_KINDS
 from model.sim.rng import Distribution
 from model.sim.runner import run
 from scenarios import library
@@ -191,6 +192,32 @@ _CASES = [  # (fault, the key path, the value, what the scenario has); the small
 ]
 
 
+_KINDS_KNOWN = ('; known: Produce, Fetch, EndTxnMarker, ShareFetch, ShareAcknowledge, InitializeShareGroupState, '
+                "ReadShareGroupState, WriteShareGroupState, DeleteShareGroupState, ReadShareGroupStateSummary, "
+                "ShareGroupHeartbeat, ConsumerGroupHeartbeat, OffsetCommit, OffsetFetch, ShareGroupDescribe, "
+                "ConsumerGroupDescribe, AlterShareGroupOffsets, DeleteShareGroupOffsets, DescribeShareGroupOffsets, "
+                'DeleteGroups, ListGroups, each + "Response", or "*Suffix"')
+
+
+@pytest.mark.parametrize(("kind", "index", "value", "problem"), [
+    ("message_loss", 1, "ShareFetsh", 'not a message kind (did you mean "ShareFetch"?)'),
+    ("message_delay", 0, "*Reponse", "matches no message kind"),
+])
+def test_a_message_fault_names_only_message_kinds_the_network_carries(kind: str, index: int, value: str,
+                                                                      problem: str) -> None:
+    small = library.get("small")
+    kinds = ("ShareFetchResponse", value) if index else (value, "*Response")
+    extra = {"probability": 0.5} if kind == "message_loss" else {"extra": Distribution.constant(5)}
+    fault = FaultEvent(100, kind, duration_ms=5, kinds=kinds, **extra)
+    assert replace(small, faults=FaultsSpec(plan=(fault,))).problems() == [
+        f"faults.plan[0].kinds[{index}] = {value!r}: {problem}{_KINDS_KNOWN}"]
+
+
+def test_the_message_kinds_are_the_requests_a_broker_serves() -> None:
+    broker = Cluster(library.get("small"), 1).brokers[1]
+    assert sorted(broker._handlers) == sorted(REQUEST_KINDS)
+
+
 @pytest.mark.parametrize(("fault", "key", "value", "has"), _CASES,
                          ids=[f"{case[0].kind}.{case[1]}" for case in _CASES])
 def test_every_name_a_fault_gives_is_checked_against_the_scenario(fault: FaultEvent, key: str, value: str,
@@ -207,7 +234,7 @@ def test_the_table_covers_every_fault_kind_and_every_field_that_names_something(
     expected |= {("leadership_move", "params.to"), ("admin_alter_offsets", "params.topic")}
     expected |= {("network_partition", "side_a"), ("network_partition", "side_b")}
     expected |= {(kind, name) for kind in ("message_loss", "message_delay") for name in ("nodes", "links")}
-    assert covered == expected
+    assert covered == expected  # and the message kinds: the test above
 
 
 def test_an_alter_offsets_partition_must_exist_when_it_fires_counting_partitions_added_before() -> None:

@@ -14,6 +14,7 @@ from model.sim.faults import FAULT_KINDS, FaultEvent, has_targets
 from model.sim.rng import Distribution
 from scenarios import library
 from scenarios.spec import (
+    MESSAGE_KINDS,
     AckPolicy,
     ClusterSpec,
     ConsumerSpec,
@@ -231,7 +232,8 @@ def fault_events(scenario: Scenario, duration_ms: int) -> st.SearchStrategy[Faul
         st.builds(lambda a, g: FaultEvent(a, "share_coordinator_failover", g), at, groups),
         partition(),
         st.builds(lambda a, d, k, p: FaultEvent(a, "message_loss", duration_ms=d, kinds=k, probability=p),
-                  at, st.integers(1, 10**6), st.lists(names, max_size=3).map(tuple), st.floats(0.001, 1)),
+                  at, st.integers(1, 10**6), st.lists(st.sampled_from([*MESSAGE_KINDS, "*Response"]), max_size=3)
+                  .map(tuple), st.floats(0.001, 1)),
         st.builds(lambda a, d, e, links: FaultEvent(a, "message_delay", duration_ms=d, extra=e, links=links),
                   at, st.integers(1, 10**6), distributions(),
                   st.lists(st.tuples(st.sampled_from(network), st.sampled_from(network)), max_size=2).map(tuple)),
