@@ -20,7 +20,8 @@ as Parquet under ``DIR/summary/<table>/`` and folded into ``DIR/summary.json``.
 * ``metric_percentiles``: p50 / p90 / p99 / max / mean of every metric;
   ``metric_histograms``: runs per each of 20 equal-width bins of a few (one row per bin).
 * ``failure_groups``: distinct failures, grouped by invariant and a signature
-  (the message of the first violation with its numbers blanked; for an error
+  (the message of the first violation with each number, list of numbers or range blanked to one ``#``, so that
+  "epochs 1, 2" and "epochs 1, 2, 3" are one failure; for an error
   the last line of the traceback), with the first run ids and seeds of each.
 """
 
@@ -168,7 +169,8 @@ QUERIES: Final[dict[str, str]] = {
                    CASE WHEN verdict = 'error' THEN element_at(filter(split(error, '\\n'), l -> trim(l) != ''), -1)
                         ELSE violations[0].message END AS message
             FROM runs WHERE verdict != 'ok'),
-        signed AS (SELECT *, regexp_replace(message, '[0-9]+', '#') AS signature FROM failed),
+        signed AS (SELECT *, regexp_replace(message, '[0-9]+((, |-|[.][.]|/)[0-9]+)*', '#') AS signature
+                   FROM failed),
         ranked AS (SELECT *, row_number() OVER (PARTITION BY invariant, signature ORDER BY run_id) AS nth
                    FROM signed),
         firsts AS (SELECT invariant, signature,

@@ -13,7 +13,7 @@ from rich.console import Console
 @click.argument("directory", type=click.Path(path_type=Path))
 @click.option("--metric", "metrics", multiple=True, metavar="NAME",
               help="A metric a sweep report plots (repeat for several; default: redelivery_rate, "
-                   "latency_p99_ms, records_archived, violated).")
+                   "latency_p99_ms, offsets_archived_or_skipped, violated).")
 def report_command(directory: Path, metrics: tuple[str, ...]) -> None:
     """Render DIRECTORY/report.html and print its path: a run (`sharesim run SCENARIO --out DIR`),
     a sweep (`sharesim sweep ... --out DIR`) or a campaign directory. Exit 2 if DIRECTORY is

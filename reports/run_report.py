@@ -92,14 +92,15 @@ def _summary(result: dict[str, Any]) -> str:
         ("mutant", result.get("mutant") or "none"),
         ("trace hash", result.get("trace_hash")),
         ("simulated time", f"{result.get('sim_time_ms')} ms"),
-        ("events", result.get("events")),
+        ("events (simulator steps)", result.get("events")),
         ("wall time", f"{result.get('wall_time_s')} s"),
         ("reproduce with", result.get("command", "")),
     ]
     drawn = result.get("swarm_config") or {}
     if drawn:
         rows.insert(3, ("settings the swarm drew", ", ".join(f"{k} = {v}" for k, v in sorted(drawn.items()))))
-    return (f'<p>Verdict: <span class="{css}">{html.esc(verdict)}</span></p>'
+    notes = "".join(html.paragraph(f"Note: {note}", "note") for note in result.get("notes") or [])
+    return (f'<p>Verdict: <span class="{css}">{html.esc(verdict)}</span></p>' + notes
             + html.table(("", ""), rows))
 
 

@@ -14,8 +14,8 @@ Each sample is a set of rows ``(time_ms, series, subject, value)``:
 
 * per share-partition (subject "topic-N", or "group/topic-N" with several share
   groups), from its latest leader: ``spso``, ``speo``, ``in_flight`` (SPEO −
-  SPSO), ``acquired`` (records ACQUIRED now) and ``archived`` (records the group
-  resolved without an accept so far, as the run's ``records_archived`` metric);
+  SPSO), ``acquired`` (records ACQUIRED now) and ``archived`` (offsets the group
+  resolved without an accept so far, as the run's ``offsets_archived_or_skipped`` metric);
 * per group, from its current coordinator: ``group_epoch``, ``assignment_epoch``;
 * per consumer, from the client: ``member_epoch`` (0 while joining, absent once dead);
 * for the run: ``delivered`` and ``redeliveries`` (cumulative), and the p50 / p99 /

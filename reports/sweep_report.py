@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 RUNS: Final = "runs.parquet"
 SUMMARY: Final = "summary.json"
 REPORT: Final = "report.html"
-DEFAULT_METRICS: Final = ("redelivery_rate", "latency_p99_ms", "records_archived", "violated")
+DEFAULT_METRICS: Final = ("redelivery_rate", "latency_p99_ms", "offsets_archived_or_skipped", "violated")
 DERIVED: Final = ("redelivery_rate", "violated", "wall_time_s")
 class SweepDirError(ReportError):
     """A sweep directory is missing a file or a chosen metric is unknown; the message names it."""

@@ -64,7 +64,8 @@ def demo(seed: int, runs: int, out: Path) -> None:
 @click.option("--seed", type=int, default=None, help="The run seed (default: the scenario's own).")
 @click.option("--json", "as_json", is_flag=True, help="Print the RunResult as JSON.")
 @click.option("--trace", "trace_file", type=click.Path(dir_okay=False), default=None,
-              help="Keep every event and write them to FILE as NDJSON.")
+              help="Keep every event the trace records and write them to FILE as NDJSON, one a line "
+                   "(metric trace_events; the events row counts simulator steps, which record none or several).")
 @click.option("--all-violations", is_flag=True, help="Keep running after the first violation and report them all.")
 @click.option("--mutant", default=None, metavar="NAME",
               help="Inject the named bug or variant (see `sharesim mutants`).")
@@ -111,7 +112,7 @@ def _print_run(result: Any) -> None:
         ("verdict", verdict),
         ("trace hash", result.trace_hash),
         ("simulated time", f"{result.sim_time_ms} ms"),
-        ("events", str(result.events)),
+        ("events (simulator steps)", str(result.events)),
         ("wall time", f"{result.wall_time_s:.2f} s"),
         ("faults fired", ", ".join(f"{k}x{v}" for k, v in sorted(result.faults_fired.items())) or "none"),
     ):
@@ -125,6 +126,8 @@ def _print_run(result: Any) -> None:
     for name, value in result.metrics.items():
         metrics.add_row(name, "-" if value is None else str(value))
     console.print(metrics)
+    for note in result.notes:
+        console.print(f"[yellow]note:[/yellow] {note}", soft_wrap=True)
     if result.violations:
         table = Table(title=f"{len(result.violations)} violation(s)")
         for column in ("invariant", "time_ms", "message"):

@@ -9,6 +9,7 @@ the value given and what is allowed; ``validate()`` raises them together.
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -24,12 +25,17 @@ from model.core.config import (
     load_group_config,
     settings_by_name,
 )
-from model.sim.faults import FAULT_KINDS, FaultEvent, FaultPlan
+from model.sim.faults import FAULT_KINDS, FaultEvent, FaultPlan, SwarmTargets, has_targets
+from model.sim.protocol import REQUEST_KINDS, broker_node
 from model.sim.rng import Distribution
 
 GROUP_KINDS: Final = ("share", "consumer")
 ACK_MODES: Final = ("explicit", "implicit")
 MAX_SEED: Final = 2**63 - 1  # a TOML integer and a Parquet int64
+ADMIN_NODE: Final = "admin"  # the admin client's network node
+# The messages a swarm's loss or delay may single out (others it hits by node, or all at once).
+SWARM_MESSAGE_KINDS: Final = ("ShareFetch", "ShareFetchResponse", "ShareGroupHeartbeat", "ShareGroupHeartbeatResponse",
+                              "WriteShareGroupState", "WriteShareGroupStateResponse", "Produce", "ProduceResponse")
 
 
 class ScenarioError(ValueError):
@@ -158,6 +164,41 @@ class Scenario:
     def fault_plan(self) -> FaultPlan:
         return FaultPlan(tuple(self.faults.plan), self.duration_ms)
 
+    # -- the names of the nodes: the cluster builds them from these, and a fault's targets are checked
+    # against them (a count that is not a valid integer counts as 0 here; it is reported on its own).
+
+    def broker_names(self) -> tuple[str, ...]:
+        """"b1" .. "bN"."""
+        return tuple(broker_node(b) for b in range(1, _count(self.cluster.brokers) + 1))
+
+    def consumer_names(self) -> tuple[tuple[str, int], ...]:
+        """(name, index into ``consumers``): "c1", "c2", ... numbered across all entries, in order."""
+        names: list[tuple[str, int]] = []
+        for index, consumer in enumerate(self.consumers):
+            names.extend((f"c{len(names) + 1}", index) for _ in range(_count(consumer.count)))
+        return tuple(names)
+
+    def producer_names(self) -> tuple[str, ...]:
+        """"p1", "p2", ...: one producer per entry."""
+        return tuple(f"p{i + 1}" for i in range(len(self.producers)))
+
+    def network_nodes(self) -> tuple[str, ...]:
+        """Every node of the network, in the order the cluster adds them: brokers, consumers, producers, admin."""
+        return (*self.broker_names(), *(name for name, _ in self.consumer_names()), *self.producer_names(),
+                ADMIN_NODE)
+
+    def fault_targets(self) -> SwarmTargets:
+        """What a fault of this scenario can hit (a swarm draws its targets from it; the timeouts it scales
+        durations by are the cluster's to fill in, from the broker settings a run drew)."""
+        return SwarmTargets(
+            brokers=self.broker_names(),
+            consumers=tuple(sorted(name for name, _ in self.consumer_names())),
+            groups=tuple(sorted(g.name for g in self.groups)),
+            partitions=tuple(f"{t.name}-{p}" for t in self.topics for p in range(_count(t.partitions))),
+            topics=tuple(sorted(t.name for t in self.topics)),
+            message_kinds=SWARM_MESSAGE_KINDS,
+        )
+
     def validate(self) -> Scenario:
         problems = self.problems()
         if problems:
@@ -197,6 +238,7 @@ class Scenario:
                 _positive(out, f"{path}.transactions.records_per_transaction", txn.records_per_transaction)
                 _probability(out, f"{path}.transactions.abort_rate", txn.abort_rate)
         out.extend(_faults_problems(self.faults, self.duration_ms))
+        out.extend(_fault_target_problems(self))
         if self.faults.swarm is not None and self.faults.swarm.config:
             out.extend(_swarm_config_problems(self.faults.swarm.config, self.cluster.config, broker, self.groups))
         return out
@@ -320,6 +362,119 @@ def _faults_problems(faults: FaultsSpec, duration_ms: int) -> list[str]:
         if isinstance(rate, bool) or not isinstance(rate, int | float) or not 0 < rate <= 10_000:
             out.append(f"faults.swarm.rates.{kind} = {rate!r}: must be faults per minute in (0, 10000]")
     return out
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+# Every kind of message on the network: a request a broker serves, or its answer.
+MESSAGE_KINDS: Final = (*REQUEST_KINDS, *(f"{kind}Response" for kind in REQUEST_KINDS))
+_TARGET_WORDS: Final = {"broker": "broker", "consumer": "consumer", "group": "group",
+                        "partition": "topic-partition", "topic": "topic"}
+
+
+def _fault_target_problems(scenario: Scenario) -> list[str]:
+    """Every name a fault gives (target, params.to, params.topic/partition, side_a/side_b, nodes, links) is a
+    node, group, topic or partition of the scenario, and each message kind (kinds) one the network carries; a
+    swarm's kinds each have something to hit. A count
+    reported invalid elsewhere (brokers, a consumer entry's count, a topic's partitions) leaves the names it
+    would make unchecked: no cascade of problems from one."""
+    targets = scenario.fault_targets()
+    nodes = scenario.network_nodes()
+    unknowable = {"broker"} if not _count(scenario.cluster.brokers) else set()
+    if any(not _valid_count(c.count) for c in scenario.consumers):
+        unknowable.add("consumer")
+    if unknowable:
+        unknowable.add("network node")
+    partitions = {t.name: _count(t.partitions) for t in scenario.topics}
+    unknown_partitions = {t.name for t in scenario.topics if not _count(t.partitions)}
+    found: list[tuple[int, str]] = []  # (plan index, problem): reported in the file's order
+
+    def check(path: str, value: Any, known: Iterable[str], what: str) -> None:  # about plan event i
+        known = tuple(known)
+        if value not in known and what not in unknowable:
+            exists = f"it has {_names(known)}" if known else f"it has no {what}"
+            found.append((i, f"{path} = {value!r}: not a {what} of this scenario ({exists})"))
+
+    # In the plan's order (by at_ms, ties as given), so that the partitions an admin_add_partitions adds count
+    # for the faults after it.
+    for i, event in sorted(enumerate(scenario.faults.plan), key=lambda pair: pair[1].at_ms):
+        path, spec = f"faults.plan[{i}]", FAULT_KINDS.get(event.kind)
+        if spec is None:
+            continue  # reported by the event itself
+        if spec.target == "partition":  # a partition an earlier admin_add_partitions adds counts
+            if event.target.rpartition("-")[0] not in unknown_partitions:
+                check(f"{path}.target", event.target, _partition_names(partitions), _TARGET_WORDS["partition"])
+        elif spec.target is not None:
+            check(f"{path}.target", event.target, targets.pool(spec.target), _TARGET_WORDS[spec.target])
+        to, topic, partition = event.param("to"), event.param("topic"), event.param("partition")
+        if event.kind == "leadership_move" and to is not None:
+            check(f"{path}.params.to", to, targets.brokers, "broker")
+        if event.kind == "admin_alter_offsets" and topic is not None:
+            check(f"{path}.params.topic", topic, targets.topics, "topic")
+            count = partitions.get(str(topic), 0)
+            if count and isinstance(partition, int) and partition >= count:
+                found.append((i, f"{path}.params.partition = {partition}: not a partition of {topic} at "
+                                  f"{event.at_ms} ms (it has 0..{count - 1})"))
+        for field_name in ("side_a", "side_b", "nodes"):
+            for j, node in enumerate(getattr(event, field_name)):
+                check(f"{path}.{field_name}[{j}]", node, nodes, "network node")
+        for j, link in enumerate(event.links):
+            for k, node in enumerate(link):
+                check(f"{path}.links[{j}][{k}]", node, nodes, "network node")
+        for j, kind in enumerate(event.kinds):
+            if not any(known.endswith(kind[1:]) if kind.startswith("*") else known == kind for known in MESSAGE_KINDS):
+                what = "matches no message kind" if kind.startswith("*") else "not a message kind"
+                found.append((i, f"{path}.kinds[{j}] = {kind!r}: {what}{did_you_mean(kind, MESSAGE_KINDS)}; known: "
+                                 f"{', '.join(REQUEST_KINDS)}, each + \"Response\", or \"*Suffix\""))
+        if event.kind == "admin_add_partitions" and event.target in partitions:
+            add = event.param("add")
+            partitions[event.target] += add if isinstance(add, int) else 0
+    out = [problem for _, problem in sorted(found, key=lambda pair: pair[0])]
+    swarm = scenario.faults.swarm
+    if swarm is None or unknowable:
+        return out
+    idle = [(i, kind) for i, kind in enumerate(swarm.kinds) if kind in FAULT_KINDS and not has_targets(kind, targets)]
+    # Every kind named must have something to hit; the default, every kind, those that have (at least one).
+    if tuple(swarm.kinds) != tuple(FAULT_KINDS) or len(idle) == len(swarm.kinds):
+        for i, kind in idle:
+            target = FAULT_KINDS[kind].target
+            what = (f"no {_TARGET_WORDS[target]}" if target is not None
+                    else f"{len(targets.nodes())} broker or consumer node(s), it needs 2")
+            out.append(f"faults.swarm.kinds[{i}] = {kind!r}: nothing to hit: this scenario has {what}")
+    return out
+
+
+def _valid_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _partition_names(partitions: Mapping[str, int]) -> list[str]:
+    return [f"{topic}-{p}" for topic in sorted(partitions) for p in range(partitions[topic])]
+
+
+_NUMBERED: Final = re.compile(r"(.*?)(\d+)")
+
+
+def _names(names: Iterable[str]) -> str:
+    """The names, sorted, each run of consecutive numbers as a range: "admin, b1..b3, c1, c2, orders-0..orders-5"."""
+    words: list[str] = []
+    numbered: list[tuple[str, int]] = []
+    for name in names:
+        match = _NUMBERED.fullmatch(name)
+        if match is None:
+            words.append(name)
+        else:
+            numbered.append((match.group(1), int(match.group(2))))
+    runs: list[tuple[str, int, int]] = []  # (prefix, first, last)
+    for prefix, number in sorted(set(numbered)):
+        if runs and runs[-1][0] == prefix and runs[-1][2] == number - 1:
+            runs[-1] = (prefix, runs[-1][1], number)
+        else:
+            runs.append((prefix, number, number))
+    shown = [f"{p}{a}" if a == b else f"{p}{a}, {p}{b}" if b == a + 1 else f"{p}{a}..{p}{b}" for p, a, b in runs]
+    return ", ".join(sorted(set(words)) + shown)
 
 
 def _swarm_config_problems(ranges: Mapping[str, Any], fixed: Mapping[str, Any], broker: BrokerConfig | None,

@@ -73,7 +73,7 @@ from scenarios.toml_format import scenario_from_data, scenario_to_data
 MAX_RUNS: Final = 100_000
 FREE_KEY_TABLES: Final = ("config", "rates", "params")  # tables whose keys are names, not fields
 MAIN_METRICS: Final = (
-    "records_delivered", "redeliveries", "redelivery_rate", "records_accepted", "records_archived",
+    "records_delivered", "redeliveries", "redelivery_rate", "records_accepted", "offsets_archived_or_skipped",
     "records_unresolved", "latency_p50_ms", "latency_p99_ms", "members_fenced", "rebalances",
     "requests_timed_out", "requests_disconnected", "sim_time_ms", "wall_time_s",
 )

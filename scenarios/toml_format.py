@@ -201,10 +201,12 @@ class _Reader:
                                          f"allowed: {', '.join(FAULT_KINDS)}")
             bad = True
         if bad:
+            self.paths.append(path)  # the placeholder standing in for it has no problems of its own
             return _UNUSABLE
         try:
             return FaultEvent.from_record(value)
         except (FaultPlanError, TypeError, ValueError) as err:
+            self.paths.append(path)
             for problem in getattr(err, "problems", [str(err)]):
                 # "broker_crash at 10 ms: duration_ms = 0: ..." -> "faults.plan[0].duration_ms = 0: ..."
                 _, _, detail = problem.partition(" ms: ")

@@ -47,7 +47,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any
 
 from model.core.config import BrokerConfig, GroupConfig
 from model.core.errors import Errors
@@ -67,21 +67,19 @@ from model.core.share_fetch import ShareAcknowledgeRequest, ShareFetchRequest
 from model.sim.controller import INTERNAL_TOPICS, Controller, broker_node
 from model.sim.coordinator_host import GroupCoordinatorHost, ShareCoordinatorHost
 from model.sim.network import Message, Network
-from model.sim.protocol import CONSUMER_OFFSETS_TOPIC, SHARE_STATE_TOPIC, ClusterMetadata, Envelope, Observer
+from model.sim.protocol import (
+    CONSUMER_OFFSETS_TOPIC,
+    GROUP_KINDS,
+    SHARE_STATE_KINDS,
+    SHARE_STATE_TOPIC,
+    ClusterMetadata,
+    Envelope,
+    Observer,
+)
 from model.sim.replication import REJECTED, ProduceBatch, TxnMarker
 from model.sim.share_leader import ShareLeaderHost
 from model.sim.timers import DeadlineQueue, Scheduler, Timer
 from model.sim.trace import Trace
-
-SHARE_STATE_KINDS: Final = (
-    "InitializeShareGroupState", "ReadShareGroupState", "WriteShareGroupState", "DeleteShareGroupState",
-    "ReadShareGroupStateSummary",
-)
-GROUP_KINDS: Final = (
-    "ShareGroupHeartbeat", "ConsumerGroupHeartbeat", "OffsetCommit", "OffsetFetch", "ShareGroupDescribe",
-    "ConsumerGroupDescribe", "AlterShareGroupOffsets", "DeleteShareGroupOffsets", "DescribeShareGroupOffsets",
-    "DeleteGroups", "ListGroups",
-)
 
 StateCallback = Callable[[object | None], None]  # None: no answer (timeout, no coordinator)
 

@@ -36,8 +36,9 @@ Fault kinds → cluster operations:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Final
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 import networkx as nx
 
@@ -56,16 +57,15 @@ from model.core.group.consumer_member import MemberStatus
 from model.core.group.coordinator import GroupCoordinatorShard
 from model.core.group.share_group import ShareGroup
 from model.core.group.share_member import MemberState
-from model.core.share_state import AcknowledgeType, SharePartitionKey
+from model.core.share_state import AcknowledgeType, RecordState, SharePartitionKey
 from model.sim.admin import AdminClient
 from model.sim.client import ClientConfig, ClientMetrics
-from model.sim.controller import Controller, broker_node, topic_id_for
+from model.sim.controller import Controller, topic_id_for
 from model.sim.faults import (
     FaultEvent,
     FaultHandler,
     FaultInjector,
     FaultPlan,
-    SwarmTargets,
     network_fault_handlers,
     swarm_config,
     swarm_plan,
@@ -78,6 +78,7 @@ from model.sim.rng import RandomStreams, derive_seed
 from model.sim.share_consumer import ShareConsumer, ShareConsumerSettings
 from model.sim.timers import Scheduler, Timer
 from model.sim.trace import Trace
+from scenarios.spec import ADMIN_NODE
 
 if TYPE_CHECKING:
     from model.core.share_partition import AcknowledgementBatch, SharePartition
@@ -86,7 +87,6 @@ if TYPE_CHECKING:
 
 _ACCEPT: Final = int(AcknowledgeType.ACCEPT)
 QUIESCENCE_CHECK_MS: Final = 250  # how often the healing phase looks for quiescence
-ADMIN_NODE: Final = "admin"
 CLUSTER_NODE: Final = "cluster"
 
 
@@ -154,6 +154,57 @@ class ClusterTracker(Monitor):
             self.sessions_disconnected += int(fields.get("sessions", 0))
 
 
+_SHOWN_PARTITIONS: Final = 5  # E-1 lists this many share-partitions, then counts the rest
+_SHOWN_STATES: Final = 6  # and this many (state, owner) groups of offsets per share-partition
+
+
+class Unresolved(NamedTuple):
+    """A share-partition not resolved: offsets ``first`` .. ``bound - 1`` at or above its SPSO, and the
+    current leader's share-partition (None without a ready one at the current leader epoch: ``why``)."""
+
+    group: str
+    topic: str
+    partition: int
+    first: int
+    bound: int
+    leader: SharePartition | None
+    why: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.group} {self.topic}-{self.partition}"
+
+    @property
+    def offsets(self) -> int:
+        return max(0, self.bound - self.first)
+
+    def describe(self, members: Mapping[str, str]) -> str:
+        """"g t-0: offsets 10-674 (600 AVAILABLE, 65 ACQUIRED by c2)": the offsets by state (in offset
+        order), an acquired one with its owner (a consumer's name, else the member id), ranges not numbers."""
+        where = f"offsets {self.first}-{self.bound - 1}" if self.offsets > 1 else f"offset {self.first}"
+        if self.leader is None:
+            return f"{self.name}: {self.why}" + (f", {where} outstanding" if self.offsets else "")
+        counts: dict[str, int] = {}
+        for batch in self.leader.batches():
+            first, last = max(batch.first_offset, self.first), min(batch.last_offset, self.bound - 1)
+            if first > last:
+                continue
+            label = batch.state.name
+            if batch.state is RecordState.ACQUIRED:
+                label += f" by {members.get(batch.owner or '', batch.owner or '?')}"
+            if batch.in_transition:
+                label += f" (write to {batch.target_state.name} in flight)"
+            counts[label] = counts.get(label, 0) + last - first + 1
+        beyond = self.bound - max(self.first, self.leader.speo)
+        if beyond > 0:
+            counts["not yet acquired"] = beyond
+        shown = [f"{n} {label}" for label, n in list(counts.items())[:_SHOWN_STATES]]
+        rest = sum(list(counts.values())[_SHOWN_STATES:])
+        if rest:
+            shown.append(f"{rest} in other states")
+        return f"{self.name}: {where} ({', '.join(shown)})"
+
+
 def _percentile(values: Sequence[int], fraction: float) -> int | None:
     if not values:
         return None  # nothing accepted: no latency, rather than a latency of 0 that would pull means down
@@ -216,16 +267,10 @@ class Cluster:
         # -- nodes and the network -------------------------------------------------------------
         spec = scenario.cluster
         self.broker_ids = list(range(1, spec.brokers + 1))
-        consumer_names: list[tuple[str, int]] = []  # (name, index into scenario.consumers)
-        for index, consumer in enumerate(scenario.consumers):
-            for _ in range(consumer.count):
-                consumer_names.append((f"c{len(consumer_names) + 1}", index))
-        producer_names = [f"p{i + 1}" for i in range(len(scenario.producers))]
+        consumer_names = scenario.consumer_names()  # (name, index into scenario.consumers)
+        producer_names = scenario.producer_names()
         graph = nx.Graph()
-        graph.add_nodes_from([broker_node(b) for b in self.broker_ids])
-        graph.add_nodes_from([name for name, _ in consumer_names])
-        graph.add_nodes_from(producer_names)
-        graph.add_node(ADMIN_NODE)
+        graph.add_nodes_from(scenario.network_nodes())
         self.network = Network(self.scheduler, graph, self.streams, self.trace,
                                default_latency=spec.latency, trace_messages=trace_messages)
 
@@ -328,20 +373,8 @@ class Cluster:
         swarm = scenario.faults.swarm
         if swarm is None:
             return scenario.fault_plan()
-        partitions = tuple(
-            f"{t.name}-{p}" for t in scenario.topics for p in range(t.partitions)
-        )
-        targets = SwarmTargets(
-            brokers=tuple(broker_node(b) for b in self.broker_ids),
-            consumers=tuple(sorted(self.consumers)),
-            groups=tuple(sorted(g.name for g in scenario.groups)),
-            partitions=partitions,
-            topics=tuple(sorted(t.name for t in scenario.topics)),
-            message_kinds=("ShareFetch", "ShareFetchResponse", "ShareGroupHeartbeat", "ShareGroupHeartbeatResponse",
-                           "WriteShareGroupState", "WriteShareGroupStateResponse", "Produce", "ProduceResponse"),
-            session_timeout_ms=self.broker_config.share_session_timeout_ms,
-            lock_duration_ms=self.broker_config.record_lock_duration_ms,
-        )
+        targets = replace(scenario.fault_targets(), session_timeout_ms=self.broker_config.share_session_timeout_ms,
+                          lock_duration_ms=self.broker_config.record_lock_duration_ms)
         return swarm_plan(self.seed, scenario.duration_ms, swarm.kinds, targets, swarm.intensity, swarm.rates)
 
     # -- fault handlers -------------------------------------------------------------------------
@@ -497,12 +530,11 @@ class Cluster:
         if self._stopped:
             return
         now = self.scheduler.now_ms
-        partitions, records = self.unresolved()
-        if records or partitions:
+        unresolved = self.unresolved_share_partitions()
+        producing = [name for name, producer in self.producers.items() if not producer.finished]
+        if unresolved or producing:
             self.sink.report("eventual-resolution", now, event="liveness deadline",
-                             message=f"{records} record(s) on {partitions} share-partition(s) neither "
-                             f"acknowledged nor archived {self.scenario.heal_ms} ms after the faults stopped",
-                             records=records, partitions=partitions)
+                             **self._unresolved_report(unresolved, producing))
         unstable = self.unstable_members()
         if unstable:
             self.sink.report("member-convergence", now, event="liveness deadline",
@@ -510,6 +542,31 @@ class Cluster:
                              f"{self.scenario.heal_ms} ms after the faults stopped: {', '.join(unstable)}",
                              members=unstable)
         self._stop()
+
+    def _unresolved_report(self, unresolved: list[Unresolved], producing: list[str]) -> dict[str, Any]:
+        """E-1's message and state: how many offsets, on which share-partitions, held in which states by whom;
+        every number in it counts offsets it then lists, so it cannot contradict itself."""
+        offsets = sum(u.offsets for u in unresolved)
+        with_offsets = sum(1 for u in unresolved if u.offsets)
+        heads = []
+        if with_offsets:
+            heads.append(f"{offsets} offset(s) on {with_offsets} share-partition(s) neither acknowledged nor archived")
+        if with_offsets < len(unresolved):
+            heads.append(f"{len(unresolved) - with_offsets} share-partition(s) without a ready leader")
+        if producing:
+            heads.append(f"{len(producing)} producer(s) not finished")
+        members = {c.member.member_id: name for name, c in sorted(self.share_consumers.items()) if c.member.member_id}
+        details = [u.describe(members) for u in unresolved[:_SHOWN_PARTITIONS]]
+        if len(unresolved) > _SHOWN_PARTITIONS:
+            details.append(f"and {len(unresolved) - _SHOWN_PARTITIONS} more share-partition(s)")
+        for name in producing:
+            producer = self.producers[name]
+            details.append(f"producer {name}: {producer.metrics.records_produced} of {producer.settings.records} "
+                           "record(s) produced so far")
+        message = (f"{' and '.join(heads)} {self.scenario.heal_ms} ms after the faults stopped: "
+                   + "; ".join(details))
+        return {"message": message, "records": offsets, "partitions": len(unresolved),
+                "share_partitions": [u.name for u in unresolved][:_SHOWN_PARTITIONS], "producers": producing}
 
     # -- quiescence ---------------------------------------------------------------------------------
 
@@ -519,10 +576,17 @@ class Cluster:
 
     def unresolved(self) -> tuple[int, int]:
         """(share-partitions, records) not yet resolved: below the bound and at or above the SPSO of the
-        current leader (a producer still running counts as one unresolved partition)."""
+        current leader (a producer still running counts as one unresolved partition; a share-partition
+        without a ready leader at the current leader epoch as at least one record)."""
         if not all(p.finished for p in self.producers.values()):
             return 1, 0
-        partitions = records = 0
+        found = self.unresolved_share_partitions()
+        return len(found), sum(max(1, u.offsets) if u.leader is None else u.offsets for u in found)
+
+    def unresolved_share_partitions(self) -> list[Unresolved]:
+        """The share-partitions of live share groups with offsets below the bound and at or above the SPSO
+        of the current leader, or without a ready leader at the current leader epoch."""
+        out: list[Unresolved] = []
         groups = {g.name: g for g in self.scenario.groups}
         for group_id in self._live_groups():
             read_committed = self.group_configs[group_id].read_committed
@@ -534,15 +598,17 @@ class Cluster:
                     partition = self.tracker.latest.get(key)
                     info = self.controller.metadata.leader_of(topic, p)
                     if partition is None:
-                        behind = bound - log.log_start_offset
+                        found = Unresolved(group_id, topic, p, log.log_start_offset, bound, None,
+                                           "no leader has initialized it")
                     elif not partition.ready or info is None or partition.leader_epoch != info.leader_epoch:
-                        behind = max(1, bound - partition.spso)
+                        why = (f"no ready leader at leader epoch {info.leader_epoch if info else '-'} (last served "
+                               f"at epoch {partition.leader_epoch})")
+                        found = Unresolved(group_id, topic, p, partition.spso, bound, None, why)
                     else:
-                        behind = bound - partition.spso
-                    if behind > 0:
-                        partitions += 1
-                        records += behind
-        return partitions, records
+                        found = Unresolved(group_id, topic, p, partition.spso, bound, partition, "")
+                    if found.offsets > 0 or (found.leader is None and partition is not None):
+                        out.append(found)
+        return out
 
     def unstable_members(self) -> list[str]:
         """Live members, of share and of KIP-848 consumer groups, not converged (E-5)."""
@@ -587,7 +653,36 @@ class Cluster:
 
     @property
     def events(self) -> int:
+        """The simulator's steps: timers fired and SimPy process steps (the unit ``bench`` counts per second).
+        Not the trace's events: a step may record none (a poll that finds nothing) or several."""
         return self.scheduler.timers_fired + self.scheduler.simpy_steps
+
+    def notes(self) -> list[str]:
+        """What a reader should know though no invariant was broken: a group whose topics got records of
+        which none was delivered to it (the ``auto.offset.reset = latest`` trap: a share group starts at the
+        end of the log when it first reads a partition, so the records written before are never delivered)."""
+        out: list[str] = []
+        for group in sorted(self.scenario.groups, key=lambda g: g.name):
+            produced = sum(p.metrics.records_produced for p in self.producers.values()
+                           if p.settings.topic in group.topics)
+            members = [c for c in self.consumers.values() if c.group_id == group.name]
+            if not produced or any(c.metrics.records_delivered for c in members):
+                continue
+            topics = ", ".join(sorted(set(group.topics)))
+            note = f"{produced} record(s) produced to {topics}, none delivered to {group.kind} group {group.name}"
+            if not members:
+                note += ": it has no consumers"
+            elif group.kind == "share" and self.group_configs[group.name].auto_offset_reset == "latest":
+                starts = [f"{topic}-{key.partition} at offset {spso}"
+                          for topic in sorted(set(group.topics))
+                          for key, spso in sorted(self.tracker.first_spso.items(), key=lambda item: item[0].partition)
+                          if key.group_id == group.name and key.topic_id == topic_id_for(topic)]
+                started = f" ({', '.join(starts[:4])}{', ...' if len(starts) > 4 else ''})" if starts else ""
+                note += (": its group.share.auto.offset.reset is latest, so each share-partition started at the "
+                         f"end of its log when the group first read it{started}, after these records; "
+                         'set "group.share.auto.offset.reset" = "earliest" to read them')
+            out.append(note)
+        return out
 
     def metrics(self) -> dict[str, Any]:
         total = ClientMetrics()
@@ -620,9 +715,10 @@ class Cluster:
             # ... and the resolved offsets whose ACCEPT a leader confirmed (after its state write),
             # whether or not the consumer heard of it.
             "records_accepted_by_leader": accepted_by_leader,
-            # Resolved by the group (SPSO moved past them) and not accepted: archived, by
-            # rejection, the delivery limit, or as non-records (markers, aborted data).
-            "records_archived": max(0, resolved - accepted_by_leader),
+            # Offsets the SPSO moved past with no accept a leader confirmed: records archived (rejected, at
+            # the delivery limit), non-records archived (transaction markers, aborted records, compaction
+            # gaps), and offsets an offset reset skipped (even past the log end): offsets, not records.
+            "offsets_archived_or_skipped": max(0, resolved - accepted_by_leader),
             "records_unresolved": unresolved,
             # Offsets the log cleaner removed from compacted topics (gaps: archived if never delivered, SP-14).
             "records_compacted": self.log_cleaner.records_compacted,
@@ -646,7 +742,10 @@ class Cluster:
             "requests_disconnected": total.requests_disconnected,
             "messages_sent": network.total("sent"),
             "messages_dropped": network.total("dropped"),
+            # The simulator's steps (timers fired and SimPy process steps) ...
             "events": self.events,
+            # ... and the events the trace recorded: the lines `--trace` writes (a step may record none).
+            "trace_events": self.trace.count,
             "sim_time_ms": self.scheduler.now_ms,
             "quiescent_at_ms": self.quiescent_at_ms,
         }

@@ -479,7 +479,7 @@ def swarm_plan(
         raise FaultPlanError(
             [f"kinds_available: unknown kind(s) {', '.join(unknown)}; known: {', '.join(FAULT_KINDS)}"]
         )
-    usable = [k for k in wanted if _has_targets(k, targets)]
+    usable = [k for k in wanted if has_targets(k, targets)]
     if not usable:
         return FaultPlan((), duration_ms)
     streams = RandomStreams(derive_seed(seed, "swarm"))
@@ -521,7 +521,8 @@ def swarm_config(seed: int, ranges: Mapping[str, Sequence[int] | Sequence[str]])
     return drawn
 
 
-def _has_targets(kind: str, targets: SwarmTargets) -> bool:
+def has_targets(kind: str, targets: SwarmTargets) -> bool:
+    """Whether a generated fault of ``kind`` has something to hit (a scenario's validation asks it too)."""
     spec = FAULT_KINDS[kind]
     if spec.target is not None:
         return bool(targets.pool(spec.target))

@@ -37,6 +37,20 @@ if TYPE_CHECKING:
 SHARE_STATE_TOPIC: Final = "__share_group_state"
 CONSUMER_OFFSETS_TOPIC: Final = "__consumer_offsets"
 
+# Every request a broker serves, by network kind (``model.sim.broker`` dispatches on them); every message on
+# the network is one of them or its answer (kind + "Response"): the kinds a message fault may name.
+DATA_REQUEST_KINDS: Final = ("Produce", "Fetch", "EndTxnMarker", "ShareFetch", "ShareAcknowledge")
+SHARE_STATE_KINDS: Final = (
+    "InitializeShareGroupState", "ReadShareGroupState", "WriteShareGroupState", "DeleteShareGroupState",
+    "ReadShareGroupStateSummary",
+)
+GROUP_KINDS: Final = (
+    "ShareGroupHeartbeat", "ConsumerGroupHeartbeat", "OffsetCommit", "OffsetFetch", "ShareGroupDescribe",
+    "ConsumerGroupDescribe", "AlterShareGroupOffsets", "DeleteShareGroupOffsets", "DescribeShareGroupOffsets",
+    "DeleteGroups", "ListGroups",
+)
+REQUEST_KINDS: Final = (*DATA_REQUEST_KINDS, *SHARE_STATE_KINDS, *GROUP_KINDS)
+
 
 class Envelope(Message):
     FIELDS = ("correlation_id", "body")

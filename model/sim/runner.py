@@ -33,6 +33,9 @@ if TYPE_CHECKING:
 
 @dataclass
 class RunResult:
+    """One run. ``events`` counts the simulator's steps (timers fired and SimPy process steps), not the
+    events of its trace: ``metrics["trace_events"]`` is those, the lines ``--trace`` writes."""
+
     scenario: str
     seed: int
     trace_hash: str
@@ -47,6 +50,9 @@ class RunResult:
     swarm_config: dict[str, int | str] = field(default_factory=dict)  # the broker settings the swarm drew
     trace: Trace | None = field(default=None, repr=False, compare=False)
     mutant: str | None = None  # the bug injected into this run (model.mutants), if any
+    # What a reader should know though no invariant was broken, one sentence each: records produced of which
+    # none reached a group (e.g. a share group reading from "latest": Cluster.notes).
+    notes: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -68,6 +74,7 @@ class RunResult:
             "fault_plan": self.fault_plan,
             "swarm_config": self.swarm_config,
             "violations": [v.to_json() for v in self.violations],
+            "notes": list(self.notes),
         }
 
 
@@ -81,8 +88,8 @@ def run(
 ) -> RunResult:
     """Build the cluster of ``scenario``, run it to quiescence or its deadline, and report.
 
-    ``seed`` defaults to the scenario's. ``trace`` keeps every event (``trace_path``
-    implies it and writes them as NDJSON). ``mutant``: a ``model.mutants`` name
+    ``seed`` defaults to the scenario's. ``trace`` keeps every event the trace records (``trace_path``
+    implies it and writes them as NDJSON, ``metrics["trace_events"]`` lines). ``mutant``: a ``model.mutants`` name
     (``UnknownMutant`` if there is none of that name).
     """
     result, _ = run_cluster(scenario, seed, trace=trace, trace_path=trace_path,
@@ -132,6 +139,7 @@ def run_cluster(
         swarm_config=dict(cluster.swarm_config),
         trace=cluster.trace if keep else None,
         mutant=mutant,
+        notes=cluster.notes(),
     )
     if trace_path is not None:
         cluster.trace.write_ndjson(trace_path)

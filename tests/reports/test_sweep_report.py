@@ -44,7 +44,7 @@ def test_the_runs_flatten_to_a_column_per_parameter_and_metric(sweep_dir: Path) 
 def test_the_sweep_report_shows_every_picture(sweep_dir: Path, assert_renders: Callable[[Path, int], None]) -> None:
     page = render_sweep(sweep_dir)
     text = page.read_text()
-    for words in ("redelivery_rate", "latency_p99_ms", "records_archived", "violated", "Per grid point",
+    for words in ("redelivery_rate", "latency_p99_ms", "offsets_archived_or_skipped", "violated", "Per grid point",
                   "mean ± 95% CI"):
         assert words in text
     assert_renders(page, 4)

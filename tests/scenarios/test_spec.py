@@ -4,12 +4,17 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
+
 from model.core.config import BROKER_SETTINGS
 from model.sim.cluster import Cluster
-from model.sim.faults import FaultEvent
+from model.sim.faults import FAULT_KINDS, FaultEvent
+from model.sim.protocol import REQUEST_KINDS
+from model.sim.rng import Distribution
 from model.sim.runner import run
 from scenarios import library
-from scenarios.spec import FaultsSpec, GroupSpec, Scenario, SwarmSpec
+from scenarios.spec import ConsumerSpec, FaultsSpec, GroupSpec, Scenario, ScenarioError, SwarmSpec
+from scenarios.toml_format import dumps, loads
 
 
 def test_a_bad_broker_config_is_reported_once_and_not_again_under_every_group() -> None:
@@ -147,3 +152,152 @@ def test_the_settings_drawn_leave_the_plans_times_and_targets_alone() -> None:
     for seed in range(20):
         drawn, plain = Cluster(scenario, seed).plan.events, Cluster(fixed, seed).plan.events
         assert [(e.at_ms, e.kind, e.target) for e in drawn] == [(e.at_ms, e.kind, e.target) for e in plain]
+
+
+# -- the names a fault gives ------------------------------------------------------------------------
+
+_NODES = "admin, b1..b3, c1, c2, p1"
+_CASES = [  # (fault, the key path, the value, what the scenario has); the small scenario: b1..b3, c1, c2, p1,
+    # one share group g, one topic events of 2 partitions
+    (FaultEvent(100, "broker_crash", "b9", duration_ms=10), "target", "b9", "broker (it has b1..b3)"),
+    (FaultEvent(100, "leadership_move", "events-7"), "target", "events-7",
+     "topic-partition (it has events-0, events-1)"),
+    (FaultEvent(100, "leadership_move", "events-0", params=(("to", "b4"),)), "params.to", "b4",
+     "broker (it has b1..b3)"),
+    (FaultEvent(100, "group_coordinator_failover", "nog"), "target", "nog", "group (it has g)"),
+    (FaultEvent(100, "share_coordinator_failover", "nog"), "target", "nog", "group (it has g)"),
+    (FaultEvent(100, "network_partition", duration_ms=5, side_a=("c9",), side_b=("b1",)), "side_a[0]", "c9",
+     f"network node (it has {_NODES})"),
+    (FaultEvent(100, "network_partition", duration_ms=5, side_a=("c1",), side_b=("b1", "b4")), "side_b[1]", "b4",
+     f"network node (it has {_NODES})"),
+    (FaultEvent(100, "message_loss", duration_ms=5, nodes=("c3",), probability=0.5), "nodes[0]", "c3",
+     f"network node (it has {_NODES})"),
+    (FaultEvent(100, "message_loss", duration_ms=5, links=(("b1", "p2"),), probability=0.5), "links[0][1]", "p2",
+     f"network node (it has {_NODES})"),
+    (FaultEvent(100, "message_delay", duration_ms=5, nodes=("b0",), extra=Distribution.constant(5)), "nodes[0]",
+     "b0", f"network node (it has {_NODES})"),
+    (FaultEvent(100, "message_delay", duration_ms=5, links=(("x", "b1"),), extra=Distribution.constant(5)),
+     "links[0][0]", "x", f"network node (it has {_NODES})"),
+    (FaultEvent(100, "consumer_crash", "c7"), "target", "c7", "consumer (it has c1, c2)"),
+    (FaultEvent(100, "consumer_pause", "c7", duration_ms=10), "target", "c7", "consumer (it has c1, c2)"),
+    (FaultEvent(100, "slow_processing", "p1", duration_ms=10, extra_ms=5), "target", "p1",
+     "consumer (it has c1, c2)"),
+    (FaultEvent(100, "admin_alter_offsets", "g2", params=(("offset", "earliest"), ("topic", "events"))), "target",
+     "g2", "group (it has g)"),
+    (FaultEvent(100, "admin_alter_offsets", "g", params=(("offset", "earliest"), ("topic", "orders"))),
+     "params.topic", "orders", "topic (it has events)"),
+    (FaultEvent(100, "admin_delete_group", "g2"), "target", "g2", "group (it has g)"),
+    (FaultEvent(100, "admin_add_partitions", "orders", params=(("add", 1),)), "target", "orders",
+     "topic (it has events)"),
+]
+
+
+_KINDS_KNOWN = ('; known: Produce, Fetch, EndTxnMarker, ShareFetch, ShareAcknowledge, InitializeShareGroupState, '
+                "ReadShareGroupState, WriteShareGroupState, DeleteShareGroupState, ReadShareGroupStateSummary, "
+                "ShareGroupHeartbeat, ConsumerGroupHeartbeat, OffsetCommit, OffsetFetch, ShareGroupDescribe, "
+                "ConsumerGroupDescribe, AlterShareGroupOffsets, DeleteShareGroupOffsets, DescribeShareGroupOffsets, "
+                'DeleteGroups, ListGroups, each + "Response", or "*Suffix"')
+
+
+@pytest.mark.parametrize(("kind", "index", "value", "problem"), [
+    ("message_loss", 1, "ShareFetsh", 'not a message kind (did you mean "ShareFetch"?)'),
+    ("message_delay", 0, "*Reponse", "matches no message kind"),
+])
+def test_a_message_fault_names_only_message_kinds_the_network_carries(kind: str, index: int, value: str,
+                                                                      problem: str) -> None:
+    small = library.get("small")
+    kinds = ("ShareFetchResponse", value) if index else (value, "*Response")
+    extra = {"probability": 0.5} if kind == "message_loss" else {"extra": Distribution.constant(5)}
+    fault = FaultEvent(100, kind, duration_ms=5, kinds=kinds, **extra)
+    assert replace(small, faults=FaultsSpec(plan=(fault,))).problems() == [
+        f"faults.plan[0].kinds[{index}] = {value!r}: {problem}{_KINDS_KNOWN}"]
+
+
+def test_the_message_kinds_are_the_requests_a_broker_serves() -> None:
+    broker = Cluster(library.get("small"), 1).brokers[1]
+    assert sorted(broker._handlers) == sorted(REQUEST_KINDS)
+
+
+@pytest.mark.parametrize(("fault", "key", "value", "has"), _CASES,
+                         ids=[f"{case[0].kind}.{case[1]}" for case in _CASES])
+def test_every_name_a_fault_gives_is_checked_against_the_scenario(fault: FaultEvent, key: str, value: str,
+                                                                  has: str) -> None:
+    small = library.get("small")
+    fine = FaultEvent(50, "consumer_crash", "c2")
+    problems = replace(small, faults=FaultsSpec(plan=(fine, fault))).problems()
+    assert problems == [f"faults.plan[1].{key} = {value!r}: not a {has.replace(' (', ' of this scenario (')}"]
+
+
+def test_the_table_covers_every_fault_kind_and_every_field_that_names_something() -> None:
+    covered = {(fault.kind, key.split("[")[0]) for fault, key, _, _ in _CASES}
+    expected = {(kind, "target") for kind, spec in FAULT_KINDS.items() if spec.target is not None}
+    expected |= {("leadership_move", "params.to"), ("admin_alter_offsets", "params.topic")}
+    expected |= {("network_partition", "side_a"), ("network_partition", "side_b")}
+    expected |= {(kind, name) for kind in ("message_loss", "message_delay") for name in ("nodes", "links")}
+    assert covered == expected  # and the message kinds: the test above
+
+
+def test_an_alter_offsets_partition_must_exist_when_it_fires_counting_partitions_added_before() -> None:
+    small = library.get("small")
+    add = FaultEvent(200, "admin_add_partitions", "events", params=(("add", 2),))
+
+    def alter(at_ms: int, partition: int) -> FaultEvent:
+        return FaultEvent(at_ms, "admin_alter_offsets", "g",
+                          params=(("offset", "earliest"), ("partition", partition), ("topic", "events")))
+
+    def problems(*plan: FaultEvent) -> list[str]:
+        return replace(small, faults=FaultsSpec(plan=plan)).problems()
+
+    assert problems(alter(100, 3), add) == [
+        "faults.plan[0].params.partition = 3: not a partition of events at 100 ms (it has 0..1)"]
+    assert problems(add, alter(300, 3), FaultEvent(300, "leadership_move", "events-3")) == []
+    assert problems(FaultEvent(100, "leadership_move", "events-2"), add) == [
+        "faults.plan[0].target = 'events-2': not a topic-partition of this scenario (it has events-0, events-1)"]
+
+
+def test_a_swarm_kind_with_nothing_to_hit_is_refused() -> None:
+    small = library.get("small")
+    swarm = FaultsSpec(swarm=SwarmSpec(kinds=("consumer_pause", "broker_crash", "admin_add_partitions")))
+    assert replace(small, consumers=(), topics=(), groups=(), producers=(), faults=swarm).problems() == [
+        "faults.swarm.kinds[0] = 'consumer_pause': nothing to hit: this scenario has no consumer",
+        "faults.swarm.kinds[2] = 'admin_add_partitions': nothing to hit: this scenario has no topic",
+    ]
+    lone = replace(small, cluster=replace(small.cluster, brokers=1, replication_factor=1, min_insync_replicas=1),
+                   consumers=(), faults=FaultsSpec(swarm=SwarmSpec(kinds=("network_partition",))))
+    assert lone.problems() == [
+        "faults.swarm.kinds[0] = 'network_partition': nothing to hit: this scenario has 1 broker or consumer "
+        "node(s), it needs 2"]
+
+
+def test_a_file_naming_a_missing_node_is_refused_before_the_run_not_with_a_key_error_in_it() -> None:
+    text = dumps(library.get("small")) + (
+        '\n[[faults.plan]]\nat_ms = 100\nkind = "network_partition"\nduration_ms = 500\n'
+        'side_a = ["c9"]\nside_b = ["b1"]\n')
+    with pytest.raises(ScenarioError) as caught:
+        loads(text, source="bad.toml")
+    assert caught.value.problems == [
+        f"faults.plan[0].side_a[0] = 'c9': not a network node of this scenario (it has {_NODES})"]
+
+
+def test_the_cluster_names_its_nodes_as_the_validation_does() -> None:
+    scenario = replace(library.get("small"), consumers=(
+        ConsumerSpec("g", count=2), ConsumerSpec("g", count=0), ConsumerSpec("g", count=9)))
+    cluster = Cluster(scenario, 1)
+    assert set(scenario.network_nodes()) <= set(cluster.network.nodes)
+    assert sorted(cluster.consumers) == sorted(name for name, _ in scenario.consumer_names())
+    assert [f"b{b}" for b in cluster.brokers] == list(scenario.broker_names())
+    assert list(cluster.producers) == list(scenario.producer_names())
+    assert scenario.network_nodes() == ("b1", "b2", "b3", *(f"c{i}" for i in range(1, 12)), "p1", "admin")
+
+
+@pytest.mark.parametrize("name", library.names())
+def test_every_library_scenario_names_only_what_it_has(name: str) -> None:
+    assert library.get(name).problems() == []
+
+
+def test_the_default_swarm_of_every_kind_uses_those_with_something_to_hit() -> None:
+    small = library.get("small")
+    bare = replace(small, consumers=(), faults=FaultsSpec(swarm=SwarmSpec()))
+    assert bare.problems() == []
+    assert all(event.kind not in ("consumer_crash", "consumer_pause", "slow_processing")
+               for seed in range(20) for event in Cluster(bare, seed).plan.events)

@@ -10,10 +10,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from model.sim.faults import FAULT_KINDS, FaultEvent
+from model.sim.faults import FAULT_KINDS, FaultEvent, has_targets
 from model.sim.rng import Distribution
 from scenarios import library
 from scenarios.spec import (
+    MESSAGE_KINDS,
     AckPolicy,
     ClusterSpec,
     ConsumerSpec,
@@ -209,9 +210,13 @@ def distributions(draw: st.DrawFn, depth: int = 0) -> Distribution:
     return Distribution.spike(draw(distributions(depth + 1)), draw(probabilities), draw(distributions(depth + 1)))
 
 
-def fault_events(topics: list[str], groups: list[str], duration_ms: int) -> st.SearchStrategy[FaultEvent]:
+def fault_events(scenario: Scenario, duration_ms: int) -> st.SearchStrategy[FaultEvent]:
+    """Fault events naming only what ``scenario`` has (its validation checks every name)."""
     at = st.integers(0, duration_ms - 1)
-    nodes = st.lists(st.sampled_from(["b1", "b2", "b3", "c1", "c2", "p1"]), min_size=2, max_size=6, unique=True)
+    targets = scenario.fault_targets()
+    network = list(scenario.network_nodes())
+    nodes = st.lists(st.sampled_from(network), min_size=2, max_size=6, unique=True)
+    brokers, groups, topics = (st.sampled_from(list(p)) for p in (targets.brokers, targets.groups, targets.topics))
 
     @st.composite
     def partition(draw: st.DrawFn) -> FaultEvent:
@@ -220,22 +225,25 @@ def fault_events(topics: list[str], groups: list[str], duration_ms: int) -> st.S
         return FaultEvent(draw(at), "network_partition", duration_ms=draw(st.integers(1, 10**6)),
                           side_a=tuple(both[:cut]), side_b=tuple(both[cut:]), one_way=draw(st.booleans()))
 
-    return st.one_of(
-        st.builds(lambda a, t, d: FaultEvent(a, "broker_crash", t, duration_ms=d),
-                  at, st.sampled_from(["b1", "b2"]), st.integers(1, 10**6)),
+    strategies = [
+        st.builds(lambda a, t, d: FaultEvent(a, "broker_crash", t, duration_ms=d), at, brokers, st.integers(1, 10**6)),
         st.builds(lambda a, t, to: FaultEvent(a, "leadership_move", t, params=(("to", to),) if to else ()),
-                  at, names, st.none() | names),
-        st.builds(lambda a, g: FaultEvent(a, "share_coordinator_failover", g), at, st.sampled_from(groups) | names),
+                  at, st.sampled_from(list(targets.partitions)), st.none() | brokers),
+        st.builds(lambda a, g: FaultEvent(a, "share_coordinator_failover", g), at, groups),
         partition(),
         st.builds(lambda a, d, k, p: FaultEvent(a, "message_loss", duration_ms=d, kinds=k, probability=p),
-                  at, st.integers(1, 10**6), st.lists(names, max_size=3).map(tuple), st.floats(0.001, 1)),
+                  at, st.integers(1, 10**6), st.lists(st.sampled_from([*MESSAGE_KINDS, "*Response"]), max_size=3)
+                  .map(tuple), st.floats(0.001, 1)),
         st.builds(lambda a, d, e, links: FaultEvent(a, "message_delay", duration_ms=d, extra=e, links=links),
-                  at, st.integers(1, 10**6), distributions(), st.lists(st.tuples(names, names), max_size=2).map(tuple)),
-        st.builds(lambda a, c, x: FaultEvent(a, "slow_processing", c, duration_ms=1_000, extra_ms=x),
-                  at, names, st.integers(1, 10**6)),
+                  at, st.integers(1, 10**6), distributions(),
+                  st.lists(st.tuples(st.sampled_from(network), st.sampled_from(network)), max_size=2).map(tuple)),
         st.builds(lambda a, g, t, o: FaultEvent(a, "admin_alter_offsets", g, params=(("topic", t), ("offset", o))),
-                  at, names, st.sampled_from(topics), st.integers(0, 10**6) | st.sampled_from(["earliest", "latest"])),
-    )
+                  at, groups, topics, st.integers(0, 10**6) | st.sampled_from(["earliest", "latest"])),
+    ]
+    if targets.consumers:
+        strategies.append(st.builds(lambda a, c, x: FaultEvent(a, "slow_processing", c, duration_ms=1_000, extra_ms=x),
+                                    at, st.sampled_from(list(targets.consumers)), st.integers(1, 10**6)))
+    return st.one_of(strategies)
 
 
 @st.composite
@@ -279,18 +287,19 @@ def scenarios(draw: st.DrawFn) -> Scenario:
         transactions=draw(st.none() | st.builds(TransactionSpec, st.integers(1, 1_000), probabilities)),
     ) for _ in range(draw(st.integers(0, 3))))
     duration_ms = draw(st.integers(1, 10**7))
+    scenario = Scenario(
+        name=draw(names), description=draw(st.text(max_size=40)), topics=topics, groups=groups, consumers=consumers,
+        producers=producers, cluster=cluster, duration_ms=duration_ms,
+        heal_ms=draw(st.integers(1, 10**7)), seed=draw(st.integers(0, 2**63 - 1)),
+    )
     if draw(st.booleans()):
-        kinds = tuple(draw(st.lists(st.sampled_from(list(FAULT_KINDS)), min_size=1, unique=True)))
+        usable = [kind for kind in FAULT_KINDS if has_targets(kind, scenario.fault_targets())]
+        kinds = tuple(draw(st.lists(st.sampled_from(usable), min_size=1, unique=True)))
         rates = draw(st.dictionaries(st.sampled_from(kinds), st.floats(0.001, 10_000)))
         faults = FaultsSpec(swarm=SwarmSpec(kinds, draw(st.floats(0.001, 100)), rates))
     else:
-        faults = FaultsSpec(plan=tuple(draw(st.lists(fault_events(topic_names, group_names, duration_ms),
-                                                     max_size=4))))
-    return Scenario(
-        name=draw(names), description=draw(st.text(max_size=40)), topics=topics, groups=groups, consumers=consumers,
-        producers=producers, cluster=cluster, faults=faults, duration_ms=duration_ms,
-        heal_ms=draw(st.integers(1, 10**7)), seed=draw(st.integers(0, 2**63 - 1)),
-    )
+        faults = FaultsSpec(plan=tuple(draw(st.lists(fault_events(scenario, duration_ms), max_size=4))))
+    return replace(scenario, faults=faults)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
