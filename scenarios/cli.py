@@ -11,10 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.console import Console
 from rich.table import Table
 
-console = Console()
+from scenarios.terminal import make_console, print_table
+
+console = make_console()
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -54,7 +55,7 @@ def demo(seed: int, runs: int, out: Path) -> None:
             )
             write = f"{row.write.start_offset}; [{batches}]"
         table.add_row(row.operation, str(row.spso), str(row.speo), write)
-    console.print(table)
+    print_table(console, table)
     console.print("(every value is asserted against the seed by tests/model/core/test_share_partition_golden.py)\n")
     sys.exit(demo_campaign(runs, out, seed))
 
@@ -86,7 +87,7 @@ def run_command(scenario: str, seed: int | None, as_json: bool, trace_file: str 
     if out is not None:
         from reports.run_dir import run_to_dir
 
-        with Console(stderr=True).status(f"running {scenario} and writing {out}"):
+        with make_console(stderr=True).status(f"running {scenario} and writing {out}"):
             result = run_to_dir(spec, seed, out, scenario_ref=scenario, mutant=mutant,
                                 stop_on_first_violation=not all_violations,
                                 trace_path=Path(trace_file) if trace_file else None)
@@ -118,20 +119,20 @@ def _print_run(result: Any) -> None:
         head.add_row(label, value)
     if result.swarm_config:
         head.add_row("settings drawn", ", ".join(f"{k} = {v}" for k, v in sorted(result.swarm_config.items())))
-    console.print(head)
+    print_table(console, head)
     metrics = Table(title="metrics")
     metrics.add_column("metric")
     metrics.add_column("value", justify="right")
     for name, value in result.metrics.items():
         metrics.add_row(name, "-" if value is None else str(value))
-    console.print(metrics)
+    print_table(console, metrics)
     if result.violations:
         table = Table(title=f"{len(result.violations)} violation(s)")
         for column in ("invariant", "time_ms", "message"):
             table.add_column(column, overflow="fold")
         for v in result.violations:
             table.add_row(v.invariant, str(v.time_ms), v.message)
-        console.print(table)
+        print_table(console, table)
 
 
 def _register() -> None:
