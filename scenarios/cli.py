@@ -6,11 +6,13 @@ Exit codes: 0 ok, 1 an invariant was violated (or a check failed), 2 bad input.
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 from pathlib import Path
 from typing import Any
 
 import click
+from rich.markup import escape
 from rich.table import Table
 
 from scenarios.terminal import make_console, print_table
@@ -96,13 +98,13 @@ def run_command(scenario: str, seed: int | None, as_json: bool, trace_file: str 
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=2, sort_keys=False))
     else:
-        _print_run(result)
+        _print_run(result, scenario)
     if out is not None:
         click.echo(f"report: {out / 'report.html'}", err=as_json)
     sys.exit(0 if result.ok else 1)
 
 
-def _print_run(result: Any) -> None:
+def _print_run(result: Any, scenario_ref: str) -> None:
     mutant = f" --mutant {result.mutant}" if result.mutant else ""
     head = Table(title=f"sharesim run {result.scenario} --seed {result.seed}{mutant}", show_header=False)
     head.add_column("what")
@@ -120,6 +122,13 @@ def _print_run(result: Any) -> None:
     if result.swarm_config:
         head.add_row("settings drawn", ", ".join(f"{k} = {v}" for k, v in sorted(result.swarm_config.items())))
     print_table(console, head)
+    produced, delivered = result.metrics.get("records_produced"), result.metrics.get("records_delivered")
+    if produced and not delivered:  # the first-scenario trap: it holds every invariant and does nothing
+        console.print(f"[yellow]note:[/yellow] {produced} record(s) produced and none delivered. A share group "
+                      "starting at the latest offset (group.share.auto.offset.reset = \"latest\", Kafka's default) "
+                      "never sees what was produced before its first fetch: "
+                      f"`{escape(shlex.join(['sharesim', 'describe', scenario_ref]))}` shows the settings in effect.",
+                      highlight=False)
     metrics = Table(title="metrics")
     metrics.add_column("metric")
     metrics.add_column("value", justify="right")
