@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Final
+from typing import Any, Final
 
 from rich.console import Console, ConsoleDimensions, RenderableType
 from rich.measure import Measurement
@@ -40,9 +40,10 @@ class _Console(Console):
         self._width, self._height = new_size
 
 
-def make_console(*, stderr: bool = False) -> Console:
-    """The console of a command: stdout (or stderr), never hard-wrapped when not a terminal, soft-wrapped."""
-    return _Console(stderr=stderr, soft_wrap=True)
+def make_console(**options: Any) -> Console:
+    """The console of a command (rich ``Console`` options: ``stderr=True`` …): never hard-wrapped when not
+    a terminal, and plain lines soft-wrapped."""
+    return _Console(soft_wrap=True, **options)
 
 
 @contextmanager
