@@ -225,8 +225,10 @@ class CheckedRun:
 
 
 def check_json(checked: Sequence[CheckedRun], seeds: int, mutant: str | None) -> dict[str, Any]:
-    """``sharesim check --json``: the totals, then every run in the order run."""
-    totals = {"runs": len(checked), **{v: sum(r.verdict == v for r in checked) for v in ("ok", "violated", "error")}}
+    """``sharesim check --json``: the totals (named as in a campaign's summary.json), then every run in order."""
+    totals = {"runs": len(checked), "ok": sum(r.verdict == "ok" for r in checked),
+              "violated": sum(r.verdict == "violated" for r in checked),
+              "errors": sum(r.verdict == "error" for r in checked)}
     return {"kind": "check", "mutant": mutant, "seeds": seeds, "totals": totals,
             "runs": [r.to_json() for r in checked]}
 

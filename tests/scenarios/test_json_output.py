@@ -21,7 +21,7 @@ def test_check_json_is_the_only_thing_on_stdout_and_holds_every_run() -> None:
     assert result.exit_code == 1, result.output
     data = json.loads(result.stdout)  # the whole of stdout parses: nothing else is on it
     assert data["kind"] == "check" and data["mutant"] == "inflight-limit-per-fetch" and data["seeds"] == 2
-    assert data["totals"] == {"runs": 4, "ok": 2, "violated": 2, "error": 0}
+    assert data["totals"] == {"runs": 4, "ok": 2, "violated": 2, "errors": 0}
     assert [(r["scenario"], r["seed"], r["verdict"]) for r in data["runs"]] == [
         ("small", 0, "ok"), ("small", 1, "ok"), ("stuck_head", 0, "violated"), ("stuck_head", 1, "violated")]
     for run in data["runs"]:
@@ -45,7 +45,7 @@ def test_check_json_reports_a_run_that_raised_as_an_error_with_its_exception(mon
     monkeypatch.setattr(runner, "run", raises_on_seed_1)
     result = CliRunner().invoke(main, ["check", "--scenarios", "small", "--seeds", "2", "--json"])
     data = json.loads(result.stdout)
-    assert data["totals"] == {"runs": 2, "ok": 1, "violated": 0, "error": 1}
+    assert data["totals"] == {"runs": 2, "ok": 1, "violated": 0, "errors": 1}
     ok, error = data["runs"]
     assert ok["verdict"] == "ok" and ok["error"] is None
     assert error["verdict"] == "error" and error["error"] == "KeyError: 'c9'" and error["invariants_violated"] == []
