@@ -239,7 +239,9 @@ def _check(specs: Sequence[tuple[str, Scenario]], seeds: int, mutant: str | None
     from model.sim.runner import run
 
     checked: list[CheckedRun] = []
-    with Progress(console=make_console(stderr=True), transient=True) as progress:
+    stderr = make_console(stderr=True)
+    # A transient bar leaves nothing in a log but a blank line: only a terminal gets one.
+    with Progress(console=stderr, transient=True, disable=not stderr.is_terminal) as progress:
         task = progress.add_task("checking", total=len(specs) * seeds)
         for name, spec in specs:
             for seed in range(seeds):
