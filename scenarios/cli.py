@@ -105,8 +105,11 @@ def run_command(scenario: str, seed: int | None, as_json: bool, trace_file: str 
 
 
 def _print_run(result: Any, scenario_ref: str) -> None:
-    mutant = f" --mutant {result.mutant}" if result.mutant else ""
-    head = Table(title=f"sharesim run {result.scenario} --seed {result.seed}{mutant}", show_header=False)
+    from scenarios.check import reproducer
+
+    # The command that replays this run, on a line of its own: a table title would wrap it on a terminal.
+    console.print(reproducer(scenario_ref, result.seed, result.mutant), markup=False, highlight=False)
+    head = Table(show_header=False)
     head.add_column("what")
     head.add_column("value", overflow="fold")
     verdict = "[green]ok[/green]" if result.ok else f"[red]{result.verdict}[/red]"

@@ -18,6 +18,7 @@ from rich.table import Table
 import invariants.cli
 import scenarios.campaign.cli
 import scenarios.check
+import scenarios.cli
 import scenarios.commands
 from invariants.catalogue import CATALOGUE
 from model import mutants
@@ -26,7 +27,7 @@ from scenarios.cli import main
 from scenarios.terminal import UNWRAPPED_WIDTH, human_output_on_stderr, make_console, print_table, records
 
 ROOT = Path(__file__).resolve().parents[2]
-MODULES = (scenarios.commands, scenarios.check, scenarios.campaign.cli, invariants.cli)
+MODULES = (scenarios.cli, scenarios.commands, scenarios.check, scenarios.campaign.cli, invariants.cli)
 
 
 def flat(text: str) -> str:
@@ -38,7 +39,7 @@ def flat(text: str) -> str:
 def terminal_80(monkeypatch: pytest.MonkeyPatch) -> io.StringIO:
     """Every command's console is an 80-column terminal writing here (no colour codes, to read it)."""
     screen = io.StringIO()
-    console = Console(file=screen, width=80, force_terminal=True, color_system=None)
+    console = make_console(file=screen, width=80, force_terminal=True, color_system=None)
     for module in MODULES:
         monkeypatch.setattr(module, "console", console)
     return screen
@@ -133,6 +134,16 @@ def test_check_at_80_columns_prints_each_reproducer_on_one_line(terminal_80: io.
     assert [line for line in result.stdout.splitlines() if line.startswith("sharesim run")] == expected
 
 
+def test_a_run_summary_at_80_columns_starts_with_its_reproducer_on_one_line(terminal_80: io.StringIO) -> None:
+    command = "sharesim run late_start_offset_write --seed 4 --mutant start-offset-every-write-max"
+    assert len(command) > 80
+    result = CliRunner().invoke(main, command.split()[1:])
+    assert result.exit_code == 0, result.output
+    text = terminal_80.getvalue()
+    assert text.splitlines()[0] == command
+    assert_fits_80("\n".join(text.splitlines()[1:]))
+
+
 def test_a_sweep_table_at_80_columns_keeps_every_header_and_value(terminal_80: io.StringIO, tmp_path: Path) -> None:
     key = 'groups[0].config."group.share.record.lock.duration.ms"'
     result = CliRunner().invoke(main, ["sweep", "small", "--param", f"{key}=1000,2000", "--seeds", "2",
@@ -153,10 +164,12 @@ def test_the_campaign_summary_at_80_columns_keeps_every_value(terminal_80: io.St
     command = "sharesim run late_start_offset_write --seed 4 --mutant start-offset-every-write"
     scenarios.campaign.cli.print_summary(summary(command), tmp_path)
     text = terminal_80.getvalue()
-    assert_fits_80(text)
+    tables, _ = text.split("reproducer ", 1)  # then the plain lines: soft-wrapped, the terminal folds them
+    assert_fits_80(tables)
     for value in ("campaign swarm-1", "runs per second", "broker_crashx40", "network_partitionx12",
-                  "no-redelivery-after-ack", "[0.0055, 0.0312]", f"reproducer no-redelivery-after-ack: {command}"):
-        assert value in flat(text), value
+                  "no-redelivery-after-ack", "[0.0055, 0.0312]"):
+        assert value in flat(tables), value
+    assert f"reproducer no-redelivery-after-ack: {command}" in text.splitlines()
 
 
 # -- print_table -------------------------------------------------------------------------------------
