@@ -9,10 +9,12 @@ from __future__ import annotations
 import json
 
 import click
-from rich.console import Console
 from rich.table import Table
 
 from invariants.catalogue import CATALOGUE
+from scenarios.terminal import make_console, print_table
+
+console = make_console()
 
 
 @click.command("invariants")
@@ -29,4 +31,4 @@ def invariants_command(as_json: bool) -> None:
     table.add_column("statement", overflow="fold", min_width=30)
     for invariant in CATALOGUE:
         table.add_row(invariant.id, ", ".join(invariant.spec), invariant.kind, invariant.statement)
-    Console(width=160).print(table)
+    print_table(console, table)

@@ -6,7 +6,8 @@ import sys
 from pathlib import Path
 
 import click
-from rich.console import Console
+
+from scenarios.terminal import make_console
 
 
 @click.command("report")
@@ -21,7 +22,7 @@ def report_command(directory: Path, metrics: tuple[str, ...]) -> None:
     from reports.render import ReportError, render
 
     try:
-        with Console(stderr=True).status(f"rendering the report of {directory}"):
+        with make_console(stderr=True).status(f"rendering the report of {directory}"):
             path = render(directory, metrics)
     except ReportError as exc:
         click.echo(f"error: {exc}", err=True)

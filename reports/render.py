@@ -56,6 +56,9 @@ def render(directory: str | Path, metrics: Sequence[str] = ()) -> Path:
     """
     path = Path(directory)
     kind, data = directory_kind(path)
+    if metrics and kind != "sweep":
+        raise ReportError(f"--metric {', '.join(metrics)}: {path} holds a {kind}; only a sweep report plots "
+                          "chosen metrics (a run or campaign report shows every metric)")
     if kind == "run":
         from reports.run_report import render_run
 

@@ -23,7 +23,7 @@ import json
 import math
 import numbers
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -181,11 +181,11 @@ def _heatmap(fig: Any, ax: Axes, table: pd.DataFrame, params: Sequence[str], met
     ys = _ordered(table[f"param:{second}"].unique().tolist())
     grid = [[math.nan] * len(xs) for _ in ys]
     text = [[""] * len(xs) for _ in ys]
-    for x, y, mean, low, high in zip(table[f"param:{first}"], table[f"param:{second}"], table["mean"],
-                                     table["low"], table["high"], strict=True):
+    for x, y, mean, low, high, count in zip(table[f"param:{first}"], table[f"param:{second}"], table["mean"],
+                                            table["low"], table["high"], table["count"], strict=True):
         i, j = ys.index(y), xs.index(x)
         grid[i][j] = float(mean)
-        text[i][j] = f"{_short(float(mean))}\n±{_short((float(high) - float(low)) / 2)}"
+        text[i][j] = mean_text(mean, low, high, count, _short, _short, "\n")
     image = ax.imshow(grid, origin="lower", aspect="auto", cmap="viridis")
     for i in range(len(ys)):
         for j in range(len(xs)):
@@ -197,6 +197,17 @@ def _heatmap(fig: Any, ax: Axes, table: pd.DataFrame, params: Sequence[str], met
     ax.set_ylabel(axis_label(second))
     ax.set_title(f"{metric}: mean over seeds ± 95% CI half-width", fontsize=10)
     fig.colorbar(image, ax=ax, label=metric)
+
+
+def mean_text(mean: float, low: float, high: float, count: int, number: Callable[[float], str],
+              half_number: Callable[[float], str], sep: str) -> str:
+    """A grid point's mean and the half-width of its 95% interval: "-" when no finished run has the metric
+    (e.g. a redelivery rate with nothing delivered), the mean alone from one run (one seed: no interval)."""
+    if math.isnan(mean):
+        return "-"
+    if count < 2:
+        return number(mean)
+    return f"{number(mean)}{sep}±{half_number((high - low) / 2)}"
 
 
 def _short(value: float) -> str:
@@ -228,7 +239,8 @@ def render_sweep(directory: Path, metrics: Sequence[str] = ()) -> Path:
     known = available_metrics(runs) if not runs.empty else list(DERIVED)
     unknown = [m for m in metrics if m not in known]
     if unknown:
-        raise SweepDirError(f"metric {', '.join(unknown)}: not in {directory / RUNS}; known: {', '.join(known)}")
+        raise SweepDirError(f"--metric {', '.join(unknown)}: not a metric of {directory / RUNS}; "
+                            f"known: {', '.join(known)}")
     chosen = list(metrics) or [m for m in DEFAULT_METRICS if m in known]
     parts = [_summary(summary, runs, params)]
     for metric in chosen:
@@ -258,8 +270,8 @@ def _grid_table(runs: pd.DataFrame, params: Sequence[str], metrics: Sequence[str
     verdicts = [str(c) for c in table.columns if c not in keys]
     for metric in metrics:
         agg = aggregate(runs, params, metric) if params else aggregate(runs, [], metric).assign(all="all")
-        agg[metric] = [f"{m:.4g} ± {(h - lo) / 2:.2g}" for m, h, lo in zip(agg["mean"], agg["high"], agg["low"],
-                                                                          strict=True)]
+        agg[metric] = [mean_text(m, lo, h, n, "{:.4g}".format, " {:.2g}".format, " ")
+                       for m, lo, h, n in zip(agg["mean"], agg["low"], agg["high"], agg["count"], strict=True)]
         table = table.merge(agg[[*keys, metric]], on=keys, how="left")
     headers = [*(params or ["grid point"]), *verdicts, *(f"{m} (mean ± 95% CI)" for m in metrics)]
     return html.table(headers, [["" if v is None or (isinstance(v, float) and math.isnan(v)) else v for v in row]

@@ -2,10 +2,12 @@
 
 * ``sharesim mutants [--json]`` lists the mutants of ``model.mutants`` with the
   invariant expected to catch each and the scenario in which it shows.
-* ``sharesim check [--scenarios A,B] [--seeds N] [--mutant NAME]`` runs every
-  scenario with seeds 0..N-1 in this process and prints one reproducer command
-  per violating run (``sharesim run SCENARIO --seed S [--mutant M]``). Exit 0
-  when every run held every invariant, 1 when one did not, 2 on bad input.
+* ``sharesim check [--scenarios A,B] [--seeds N] [--mutant NAME] [--json]`` runs
+  every scenario with seeds 0..N-1 in this process and prints one reproducer
+  command per violating run (``sharesim run SCENARIO --seed S [--mutant M]``).
+  Exit 0 when every run held every invariant, 1 when one did not, 2 on bad input.
+  ``--json`` prints one JSON document on stdout (``CheckedRun.to_json`` per run,
+  and the totals) and everything else on stderr.
 
 ``first_detection`` is the search the mutant tests and ``bench/mutants.py``
 share: the first seed of a mutant's scenario whose run violates the mutant's
@@ -14,20 +16,21 @@ expected invariant.
 
 from __future__ import annotations
 
+import json
 import shlex
 import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Literal
 
 import click
-from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
 from model import mutants
 from model.unknown_name import UnknownName
+from scenarios.terminal import make_console, print_table
 
 if TYPE_CHECKING:
     from invariants.violation import Violation
@@ -35,7 +38,7 @@ if TYPE_CHECKING:
     from model.sim.runner import RunResult
     from scenarios.spec import Scenario
 
-console = Console()
+console = make_console()
 
 
 def require_known(option: str, name: str | None, lookup: Callable[[str], object]) -> None:
@@ -134,8 +137,6 @@ def mutants_command(as_json: bool) -> None:
     """List the mutants: named bug injections, each with the invariant expected to catch it
     and the scenario it shows in; then the variants, candidate fixes of a mutant that should hold
     every invariant. Run either with `sharesim run SCENARIO --mutant NAME`."""
-    import json
-
     if as_json:
         click.echo(json.dumps([m.to_json() for m in mutants.MUTANTS], indent=2))
         return
@@ -145,13 +146,13 @@ def mutants_command(as_json: bool) -> None:
     table.add_column("description", overflow="fold", min_width=30)
     for m in mutants.MUTANTS:
         table.add_row(m.name, m.expected_invariant, m.scenario, m.description)
-    console.print(table)
+    print_table(console, table)
     variants = Table(title=f"{len(mutants.VARIANTS)} variant(s): candidate fixes, expected to hold every invariant")
     variants.add_column("name", no_wrap=True)
     variants.add_column("description", overflow="fold", min_width=30)
     for v in mutants.VARIANTS:
         variants.add_row(v.name, f"the mutant {v.base} with a fix: {v.description}")
-    console.print(variants)
+    print_table(console, variants)
 
 
 @click.command("check")
@@ -160,7 +161,10 @@ def mutants_command(as_json: bool) -> None:
 @click.option("--seeds", type=int, default=3, show_default=True, help="Run seeds 0..N-1 of each scenario.")
 @click.option("--mutant", default=None, metavar="NAME",
               help="Inject the named bug (or candidate fix, a variant) into every run.")
-def check_command(scenario_list: str | None, seeds: int, mutant: str | None) -> None:
+@click.option("--json", "as_json", is_flag=True,
+              help="Print every run's verdict and the totals as one JSON document on stdout; "
+                   "everything else goes to stderr.")
+def check_command(scenario_list: str | None, seeds: int, mutant: str | None, as_json: bool) -> None:
     """Run scenarios x seeds in this process (for CI): print a reproducer per violating run;
     exit 0 if every invariant held, 1 if one was violated, 2 on bad input."""
     from scenarios import library
@@ -182,22 +186,62 @@ def check_command(scenario_list: str | None, seeds: int, mutant: str | None) -> 
         except (library.UnknownScenario, ScenarioError) as exc:
             click.echo(f"error: --scenarios: {exc}", err=True)
             sys.exit(2)
-    failures = _check(specs, seeds, mutant)
-    for scenario, seed, what in failures:
-        click.echo(f"{reproducer(scenario, seed, mutant)}  # {what}")
+    checked = _check(specs, seeds, mutant)
+    failures = [run for run in checked if run.verdict != "ok"]
+    for failure in failures:  # human output: on stderr when stdout is the JSON document
+        click.echo(f"{failure.reproducer}  # {failure.what}", err=as_json)
     runs = len(specs) * seeds
     summary = f"{runs} run(s), {len(failures)} violated" + (f" (mutant {mutant})" if mutant else "")
     click.echo(summary, err=True)
+    if as_json:
+        click.echo(json.dumps(check_json(checked, seeds, mutant), indent=2))
     sys.exit(1 if failures else 0)
 
 
-def _check(specs: Sequence[tuple[str, Scenario]], seeds: int, mutant: str | None) -> list[tuple[str, int, str]]:
-    """(scenario as named, seed, what went wrong) of every run that did not hold, with a progress bar.
-    A run that raises is a failure too (a bug of the model), reported with its exception."""
+@dataclass(frozen=True)
+class CheckedRun:
+    """One run of ``sharesim check``: its verdict, the invariants it violated, or the error it raised."""
+
+    scenario: str  # as named on the command line (a library name or a file)
+    seed: int
+    mutant: str | None
+    verdict: Literal["ok", "violated", "error"]
+    invariants_violated: tuple[str, ...] = ()  # distinct, in the order first violated
+    error: str | None = None  # a run that raised: "ExceptionType: message"
+
+    @property
+    def reproducer(self) -> str:
+        return reproducer(self.scenario, self.seed, self.mutant)
+
+    @property
+    def what(self) -> str:
+        """What went wrong, as the reproducer line's comment."""
+        return f"raised {self.error}" if self.error is not None else ", ".join(self.invariants_violated)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"scenario": self.scenario, "seed": self.seed, "mutant": self.mutant, "verdict": self.verdict,
+                "invariants_violated": list(self.invariants_violated), "error": self.error,
+                "reproducer": self.reproducer}
+
+
+def check_json(checked: Sequence[CheckedRun], seeds: int, mutant: str | None) -> dict[str, Any]:
+    """``sharesim check --json``: the totals (named as in a campaign's summary.json), then every run in order."""
+    totals = {"runs": len(checked), "ok": sum(r.verdict == "ok" for r in checked),
+              "violated": sum(r.verdict == "violated" for r in checked),
+              "errors": sum(r.verdict == "error" for r in checked)}
+    return {"kind": "check", "mutant": mutant, "seeds": seeds, "totals": totals,
+            "runs": [r.to_json() for r in checked]}
+
+
+def _check(specs: Sequence[tuple[str, Scenario]], seeds: int, mutant: str | None) -> list[CheckedRun]:
+    """Every run of ``specs`` x seeds 0..seeds-1, in order, with a progress bar on stderr. A run that
+    raises is recorded with its exception (a bug of the model) and the check goes on."""
     from model.sim.runner import run
 
-    failures: list[tuple[str, int, str]] = []
-    with Progress(console=Console(stderr=True), transient=True) as progress:
+    checked: list[CheckedRun] = []
+    stderr = make_console(stderr=True)
+    # A transient bar leaves nothing in a log but a blank line: only a terminal gets one.
+    with Progress(console=stderr, transient=True, disable=not stderr.is_terminal) as progress:
         task = progress.add_task("checking", total=len(specs) * seeds)
         for name, spec in specs:
             for seed in range(seeds):
@@ -205,9 +249,9 @@ def _check(specs: Sequence[tuple[str, Scenario]], seeds: int, mutant: str | None
                 try:
                     result = run(spec, seed, mutant=mutant)
                 except Exception as exc:  # a bug of the model: reported with its reproducer, the check goes on
-                    failures.append((name, seed, f"raised {type(exc).__name__}: {exc}"))
+                    checked.append(CheckedRun(name, seed, mutant, "error", error=f"{type(exc).__name__}: {exc}"))
                 else:
-                    if not result.ok:
-                        failures.append((name, seed, ", ".join(_distinct(v.invariant for v in result.violations))))
+                    invariants = _distinct(v.invariant for v in result.violations)
+                    checked.append(CheckedRun(name, seed, mutant, "ok" if result.ok else "violated", invariants))
                 progress.advance(task)
-    return failures
+    return checked

@@ -11,10 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
-console = Console()
+from scenarios.terminal import make_console, print_table
+
+console = make_console()
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -54,7 +56,7 @@ def demo(seed: int, runs: int, out: Path) -> None:
             )
             write = f"{row.write.start_offset}; [{batches}]"
         table.add_row(row.operation, str(row.spso), str(row.speo), write)
-    console.print(table)
+    print_table(console, table)
     console.print("(every value is asserted against the seed by tests/model/core/test_share_partition_golden.py)\n")
     sys.exit(demo_campaign(runs, out, seed))
 
@@ -87,7 +89,7 @@ def run_command(scenario: str, seed: int | None, as_json: bool, trace_file: str 
     if out is not None:
         from reports.run_dir import run_to_dir
 
-        with Console(stderr=True).status(f"running {scenario} and writing {out}"):
+        with make_console(stderr=True).status(f"running {scenario} and writing {out}"):
             result = run_to_dir(spec, seed, out, scenario_ref=scenario, mutant=mutant,
                                 stop_on_first_violation=not all_violations,
                                 trace_path=Path(trace_file) if trace_file else None)
@@ -96,15 +98,18 @@ def run_command(scenario: str, seed: int | None, as_json: bool, trace_file: str 
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=2, sort_keys=False))
     else:
-        _print_run(result)
+        _print_run(result, scenario)
     if out is not None:
         click.echo(f"report: {out / 'report.html'}", err=as_json)
     sys.exit(0 if result.ok else 1)
 
 
-def _print_run(result: Any) -> None:
-    mutant = f" --mutant {result.mutant}" if result.mutant else ""
-    head = Table(title=f"sharesim run {result.scenario} --seed {result.seed}{mutant}", show_header=False)
+def _print_run(result: Any, scenario_ref: str) -> None:
+    from scenarios.check import reproducer
+
+    # The command that replays this run, on a line of its own: a table title would wrap it on a terminal.
+    console.print(reproducer(scenario_ref, result.seed, result.mutant), markup=False, highlight=False)
+    head = Table(show_header=False)
     head.add_column("what")
     head.add_column("value", overflow="fold")
     verdict = "[green]ok[/green]" if result.ok else f"[red]{result.verdict}[/red]"
@@ -119,22 +124,22 @@ def _print_run(result: Any) -> None:
         head.add_row(label, value)
     if result.swarm_config:
         head.add_row("settings drawn", ", ".join(f"{k} = {v}" for k, v in sorted(result.swarm_config.items())))
-    console.print(head)
+    print_table(console, head)
+    for note in result.notes:  # e.g. the first-scenario trap: records produced, none delivered
+        console.print(f"[yellow]note:[/yellow] {escape(note)}", highlight=False)
     metrics = Table(title="metrics")
     metrics.add_column("metric")
     metrics.add_column("value", justify="right")
     for name, value in result.metrics.items():
         metrics.add_row(name, "-" if value is None else str(value))
-    console.print(metrics)
-    for note in result.notes:
-        console.print(f"[yellow]note:[/yellow] {note}", soft_wrap=True)
+    print_table(console, metrics)
     if result.violations:
         table = Table(title=f"{len(result.violations)} violation(s)")
         for column in ("invariant", "time_ms", "message"):
             table.add_column(column, overflow="fold")
         for v in result.violations:
             table.add_row(v.invariant, str(v.time_ms), v.message)
-        console.print(table)
+        print_table(console, table)
 
 
 def _register() -> None:

@@ -12,13 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
 from scenarios.spec import Scenario, ScenarioError
+from scenarios.terminal import make_console, print_table
 
-console = Console()
+console = make_console()
 
 
 def load_or_exit(ref: str) -> Scenario:
@@ -43,11 +43,12 @@ def list_command(as_json: bool) -> None:
         click.echo(json.dumps(entries, indent=2))
         return
     table = Table(title=f"{len(entries)} named scenarios (sharesim describe NAME shows one)")
-    for column in ("name", "description", "fault kinds"):
+    table.add_column("name", no_wrap=True)
+    for column in ("description", "fault kinds"):
         table.add_column(column, overflow="fold")
     for entry in entries:
         table.add_row(entry["name"], entry["description"], ", ".join(entry["fault_kinds"]) or "none")
-    console.print(table)
+    print_table(console, table)
 
 
 def _entry(scenario: Scenario) -> dict[str, Any]:
@@ -57,16 +58,24 @@ def _entry(scenario: Scenario) -> dict[str, Any]:
 @click.command("describe")
 @click.argument("scenario")
 def describe_command(scenario: str) -> None:
-    """Show SCENARIO (a library name or a .toml file): description, fault kinds, and the scenario as TOML.
+    """Show SCENARIO (a library name or a .toml file): description, fault kinds, notes on settings that
+    quietly change what a run does, every group and broker setting in effect (its value, default and
+    allowed range; * marks one the scenario sets), and the scenario as TOML.
 
-    The TOML part is a complete scenario file: save it, edit it, and run it
-    with `sharesim run FILE.toml`.
+    The whole output is a complete scenario file (all but the TOML are comments):
+    save it, edit it, and run it with `sharesim run FILE.toml`.
     """
+    from scenarios.effective_settings import describe_lines, notes
     from scenarios.toml_format import dumps
 
     spec = load_or_exit(scenario)
     click.echo(f"# {spec.name}: {spec.description}")
     click.echo(f"# fault kinds: {', '.join(spec.fault_kinds) or 'none'}")
+    for note in notes(spec):
+        click.echo(f"# note: {note}")
+    click.echo("#")
+    for line in describe_lines(spec):
+        click.echo(f"# {line}")
     click.echo("")
     click.echo(dumps(spec), nl=False)
 
@@ -93,7 +102,10 @@ def sweep_command(scenario: str, params: tuple[str, ...], seeds: int, out_dir: P
     draws the sweep's report.
     """
     from scenarios import sweep
+    from scenarios.exits import BadInput
 
+    if master is not None and not on_spark:
+        raise BadInput(f"--master {master}: applies to a sweep on Spark only; add --spark, or drop --master")
     spec = load_or_exit(scenario)
     try:
         parsed = [sweep.parse_param(text) for text in params]
@@ -144,7 +156,7 @@ def _print_summary(summary: dict[str, Any]) -> None:
         cells.append(f"{point['ok']} / {point['runs']}")
         cells += [_interval(point["metrics"][name]) for name in shown]
         table.add_row(*cells)
-    console.print(table)
+    print_table(console, table)
 
 
 def _interval(stat: dict[str, Any]) -> str:

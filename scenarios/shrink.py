@@ -294,9 +294,8 @@ def shrink_command(scenario: str, seed: int | None, mutant: str | None, invarian
     its faults as a scripted plan, then as few faults, as short, as few records and as short a fault
     window as still violate the invariant. Exit 0 with the file written, 2 on bad input or a run that
     violates nothing."""
-    from rich.console import Console
-
     from scenarios.commands import load_or_exit
+    from scenarios.terminal import make_console
 
     spec = load_or_exit(scenario)
     require_mutant(mutant)
@@ -304,7 +303,7 @@ def shrink_command(scenario: str, seed: int | None, mutant: str | None, invarian
     run_seed = spec.seed if seed is None else seed
     path = out or Path(f"{spec.name}-seed{run_seed}-shrunk.toml")
     try:
-        with Console(stderr=True).status(f"shrinking {spec.name} --seed {run_seed}{_with(mutant)}"):
+        with make_console(stderr=True).status(f"shrinking {spec.name} --seed {run_seed}{_with(mutant)}"):
             shrunk = shrink_run(spec, run_seed, mutant=mutant, invariant=invariant, max_runs=max_runs)
     except NothingToShrink as exc:
         click.echo(f"error: {exc}", err=True)

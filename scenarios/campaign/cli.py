@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import sys
 import time
@@ -11,7 +12,6 @@ from pathlib import Path
 from typing import Any, Final
 
 import click
-from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from reports.aggregate import run_files
@@ -19,8 +19,9 @@ from scenarios.campaign.driver import CampaignMismatch, Options, run_campaign
 from scenarios.campaign.execute import CampaignExists
 from scenarios.campaign.plan import MAX_RUNS, Campaign
 from scenarios.shrink import DEFAULT_MAX_RUNS
+from scenarios.terminal import human_output_on_stderr, make_console, print_table
 
-console = Console()
+console = make_console()
 
 DEMO_SCENARIO: Final = "swarm"
 
@@ -76,7 +77,7 @@ def print_summary(data: dict[str, Any], out: Path) -> None:
                          ("faults fired (runs)", ", ".join(f"{k}x{v['runs']}" for k, v in data["faults_fired"].items())
                           or "none")):
         head.add_row(label, str(value))
-    console.print(head)
+    print_table(console, head)
     hits = {k: v for k, v in data["violations"].items() if v["runs_violated"]}
     if hits:
         table = Table(title="violations (95% Wilson interval)")
@@ -84,13 +85,13 @@ def print_summary(data: dict[str, Any], out: Path) -> None:
             table.add_column(column)
         for name, v in hits.items():
             table.add_row(name, str(v["runs_violated"]), f"{v['rate']:.4f}", f"[{v['ci_low']:.4f}, {v['ci_high']:.4f}]")
-        console.print(table)
-    for r in data.get("reproducers", []):
-        console.print(f"reproducer {r['invariant']}: {r['command']}")
+        print_table(console, table)
+    for r in data.get("reproducers", []):  # commands: one line each, never markup
+        console.print(f"reproducer {r['invariant']}: {r['command']}", markup=False, highlight=False)
         shrunk = r.get("shrunk")
         if shrunk:
             console.print(f"  shrunk ({', '.join(shrunk['changes'])}): {shrunk['command']}" if "command" in shrunk
-                          else f"  not shrunk: {shrunk['error']}")
+                          else f"  not shrunk: {shrunk['error']}", markup=False, highlight=False)
     console.print(f"summary: {out / 'summary.json'}")
     console.print(f"report:  [bold]{out / 'report.html'}[/bold]")
 
@@ -142,16 +143,21 @@ def campaign_once(scenario_ref: str, runs: int, out: Path, *, master: str | None
 @click.option("--resume", is_flag=True, help="Continue the campaign in --out: run only the missing run ids.")
 @click.option("--shrink", is_flag=True,
               help="Shrink each distinct failure's first reproducer to a small scenario file (`sharesim shrink`).")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the summary (summary.json's content) as JSON on stdout; everything else goes to stderr.")
 def campaign_command(scenario: str, runs: int, out: Path, master: str | None, partitions: int | None,
                      batch_runs: int | None, campaign_seed: int, mutant: str | None, resume: bool,
-                     shrink: bool) -> None:
+                     shrink: bool, as_json: bool) -> None:
     """Run SCENARIO (a library name or a .toml file) --runs N times on Spark and aggregate the results.
 
     Exit 0 when no run violated an invariant or raised, 1 otherwise, 2 on bad input.
     """
-    data = campaign_once(scenario, runs, out, master=master, partitions=partitions, batch_runs=batch_runs,
-                         campaign_seed=campaign_seed, mutant=mutant, resume=resume, shrink=shrink)
-    print_summary(data, out)
+    with human_output_on_stderr(console, when=as_json):
+        data = campaign_once(scenario, runs, out, master=master, partitions=partitions, batch_runs=batch_runs,
+                             campaign_seed=campaign_seed, mutant=mutant, resume=resume, shrink=shrink)
+        print_summary(data, out)
+    if as_json:
+        click.echo(json.dumps(data, indent=2))
     sys.exit(0 if not data["violated"] and not data["errors"] else 1)
 
 

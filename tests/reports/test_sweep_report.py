@@ -53,7 +53,7 @@ def test_the_sweep_report_shows_every_picture(sweep_dir: Path, assert_renders: C
 def test_chosen_metrics_and_an_unknown_one(sweep_dir: Path) -> None:
     page = render_sweep(sweep_dir, ["ack_errors"])
     assert page.read_text().count("<img") == 1
-    with pytest.raises(SweepDirError, match=r"metric no_such_metric: not in .*known: .*redelivery_rate"):
+    with pytest.raises(SweepDirError, match=r"--metric no_such_metric: not a metric of .*known: .*redelivery_rate"):
         render_sweep(sweep_dir, ["no_such_metric"])
 
 

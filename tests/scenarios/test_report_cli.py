@@ -57,7 +57,7 @@ def test_report_of_a_sweep_with_chosen_metrics(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert (out / "report.html").read_text().count("<img") == 1
     bad = CliRunner().invoke(main, ["report", str(out), "--metric", "nope"])
-    assert bad.exit_code == 2 and "metric nope: not in" in bad.output and "Traceback" not in bad.output
+    assert bad.exit_code == 2 and "--metric nope: not a metric of" in bad.output and "Traceback" not in bad.output
 
 
 def test_report_of_a_missing_or_unknown_directory_exits_2(tmp_path: Path) -> None:
