@@ -4,8 +4,10 @@
   invariant expected to catch each and the scenario in which it shows.
 * ``sharesim check [--scenarios A,B] [--seeds N] [--mutant NAME]`` runs every
   scenario with seeds 0..N-1 in this process and prints one reproducer command
-  per violating run (``sharesim run SCENARIO --seed S [--mutant M]``). Exit 0
-  when every run held every invariant, 1 when one did not, 2 on bad input.
+  per violating run and per run that raised (``sharesim run SCENARIO --seed S
+  [--mutant M]``), counting the two apart. Exit 0 when every run held every
+  invariant, 1 when one was violated, 3 when a run raised (a defect of the
+  simulator, which matters more than a violation), 2 on bad input.
 
 ``first_detection`` is the search the mutant tests and ``bench/mutants.py``
 share: the first seed of a mutant's scenario whose run violates the mutant's
@@ -28,6 +30,8 @@ from rich.table import Table
 
 from model import mutants
 from model.unknown_name import UnknownName
+from scenarios.entry import first_line
+from scenarios.exits import BadInput, verdict_exit
 
 if TYPE_CHECKING:
     from invariants.violation import Violation
@@ -39,17 +43,16 @@ console = Console()
 
 
 def require_known(option: str, name: str | None, lookup: Callable[[str], object]) -> None:
-    """Exit 2 with the known names if ``lookup`` does not know ``name`` (None is: nothing named)."""
+    """``BadInput`` (exit 2) with the known names if ``lookup`` does not know ``name`` (None is: nothing named)."""
     if name is not None:
         try:
             lookup(name)
         except UnknownName as exc:
-            click.echo(f"error: {option}: {exc}", err=True)
-            sys.exit(2)
+            raise BadInput(f"{option}: {exc}") from None
 
 
 def require_mutant(name: str | None) -> None:
-    """Exit 2 with the known names if ``name`` is not a mutant or a variant (None is: no mutant)."""
+    """``BadInput`` with the known names if ``name`` is not a mutant or a variant (None is: no mutant)."""
     require_known("--mutant", name, mutants.injectable)
 
 
@@ -157,46 +160,49 @@ def mutants_command(as_json: bool) -> None:
 @click.command("check")
 @click.option("--scenarios", "scenario_list", default=None, metavar="A,B,...",
               help="Comma-separated library scenarios or .toml files (default: every named scenario).")
-@click.option("--seeds", type=int, default=3, show_default=True, help="Run seeds 0..N-1 of each scenario.")
+@click.option("--seeds", type=click.IntRange(1, None), default=3, show_default=True,
+              help="Run seeds 0..N-1 of each scenario.")
 @click.option("--mutant", default=None, metavar="NAME",
               help="Inject the named bug (or candidate fix, a variant) into every run.")
 def check_command(scenario_list: str | None, seeds: int, mutant: str | None) -> None:
-    """Run scenarios x seeds in this process (for CI): print a reproducer per violating run;
-    exit 0 if every invariant held, 1 if one was violated, 2 on bad input."""
+    """Run scenarios x seeds in this process (for CI): print a reproducer per violating run and per run
+    that raised; exit 0 if every invariant held, 1 if one was violated, 3 if a run raised, 2 on bad input."""
     from scenarios import library
-    from scenarios.spec import ScenarioError
+    from scenarios.commands import load_or_exit
 
     require_mutant(mutant)
-    if seeds < 1:
-        click.echo(f"error: --seeds {seeds}: must be an integer >= 1", err=True)
-        sys.exit(2)
     chosen = library.names() if scenario_list is None else [s.strip() for s in scenario_list.split(",") if s.strip()]
     if not chosen:
-        click.echo(f"error: --scenarios {scenario_list!r}: name at least one of {', '.join(library.names())}",
-                   err=True)
-        sys.exit(2)
-    specs = []
-    for name in chosen:
-        try:
-            specs.append((name, library.load(name)))
-        except (library.UnknownScenario, ScenarioError) as exc:
-            click.echo(f"error: --scenarios: {exc}", err=True)
-            sys.exit(2)
+        raise BadInput(f"--scenarios {scenario_list!r}: name at least one of {', '.join(library.names())}")
+    try:
+        specs = [(name, load_or_exit(name)) for name in chosen]
+    except BadInput as exc:
+        raise BadInput(f"--scenarios: {exc.message}") from None
     failures = _check(specs, seeds, mutant)
-    for scenario, seed, what in failures:
-        click.echo(f"{reproducer(scenario, seed, mutant)}  # {what}")
-    runs = len(specs) * seeds
-    summary = f"{runs} run(s), {len(failures)} violated" + (f" (mutant {mutant})" if mutant else "")
+    for failure in failures:
+        click.echo(f"{reproducer(failure.scenario, failure.seed, mutant)}  # {failure.what}")
+    violated = sum(not f.raised for f in failures)
+    errors = len(failures) - violated
+    summary = f"{len(specs) * seeds} run(s), {violated} violated, {errors} raised" + (f" (mutant {mutant})" if mutant
+                                                                                       else "")
     click.echo(summary, err=True)
-    sys.exit(1 if failures else 0)
+    sys.exit(verdict_exit(violated=violated, errors=errors))
 
 
-def _check(specs: Sequence[tuple[str, Scenario]], seeds: int, mutant: str | None) -> list[tuple[str, int, str]]:
-    """(scenario as named, seed, what went wrong) of every run that did not hold, with a progress bar.
-    A run that raises is a failure too (a bug of the model), reported with its exception."""
+@dataclass(frozen=True)
+class Failure:
+    scenario: str  # as named on the command line
+    seed: int
+    what: str  # the invariants violated, or "raised Type: message"
+    raised: bool
+
+
+def _check(specs: Sequence[tuple[str, Scenario]], seeds: int, mutant: str | None) -> list[Failure]:
+    """Every run that did not hold, with a progress bar. A run that raises (a bug of the model) is
+    reported with its exception, and the check goes on."""
     from model.sim.runner import run
 
-    failures: list[tuple[str, int, str]] = []
+    failures: list[Failure] = []
     with Progress(console=Console(stderr=True), transient=True) as progress:
         task = progress.add_task("checking", total=len(specs) * seeds)
         for name, spec in specs:
@@ -204,10 +210,11 @@ def _check(specs: Sequence[tuple[str, Scenario]], seeds: int, mutant: str | None
                 progress.update(task, description=f"{spec.name} --seed {seed}")
                 try:
                     result = run(spec, seed, mutant=mutant)
-                except Exception as exc:  # a bug of the model: reported with its reproducer, the check goes on
-                    failures.append((name, seed, f"raised {type(exc).__name__}: {exc}"))
+                except Exception as exc:
+                    failures.append(Failure(name, seed, f"raised {type(exc).__name__}: {first_line(str(exc))}", True))
                 else:
                     if not result.ok:
-                        failures.append((name, seed, ", ".join(_distinct(v.invariant for v in result.violations))))
+                        what = ", ".join(_distinct(v.invariant for v in result.violations))
+                        failures.append(Failure(name, seed, what, False))
                 progress.advance(task)
     return failures

@@ -16,20 +16,20 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
+from scenarios.exits import BadInput
 from scenarios.spec import Scenario, ScenarioError
 
 console = Console()
 
 
 def load_or_exit(ref: str) -> Scenario:
-    """The scenario SCENARIO names, or exit 2 with why not."""
+    """The scenario SCENARIO names, or ``BadInput`` (exit 2) saying why not."""
     from scenarios import library
 
     try:
         return library.load(ref)
     except (library.UnknownScenario, ScenarioError) as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(2)
+        raise BadInput(str(exc)) from None
 
 
 @click.command("list")
