@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import shutil
 import sys
 import time
@@ -17,37 +18,15 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from reports.aggregate import run_files
 from scenarios.campaign.driver import CampaignMismatch, Options, run_campaign
 from scenarios.campaign.execute import CampaignExists
+from scenarios.campaign.interrupt import resume_on_interrupt
 from scenarios.campaign.plan import MAX_RUNS, Campaign
+from scenarios.campaign.session import check_master, spark_session
+from scenarios.exits import BadInput, verdict_exit
 from scenarios.shrink import DEFAULT_MAX_RUNS
 
 console = Console()
 
 DEMO_SCENARIO: Final = "swarm"
-
-
-class BadInput(click.ClickException):
-    exit_code = 2
-
-
-def load_scenario(ref: str) -> Any:
-    """A library name or a scenario file, validated; bad input is a ``BadInput`` naming it."""
-    from scenarios import library
-    from scenarios.spec import ScenarioError
-
-    try:
-        return library.load(ref)
-    except (library.UnknownScenario, ScenarioError) as exc:
-        raise BadInput(str(exc)) from exc
-
-
-def check_mutant(name: str | None) -> None:
-    from model import mutants
-
-    if name is not None:
-        try:
-            mutants.injectable(name)
-        except mutants.UnknownMutant as exc:
-            raise BadInput(f"--mutant: {exc}") from exc
 
 
 @contextmanager
@@ -86,7 +65,9 @@ def print_summary(data: dict[str, Any], out: Path) -> None:
             table.add_row(name, str(v["runs_violated"]), f"{v['rate']:.4f}", f"[{v['ci_low']:.4f}, {v['ci_high']:.4f}]")
         console.print(table)
     for r in data.get("reproducers", []):
-        console.print(f"reproducer {r['invariant']}: {r['command']}")
+        what = f"error {r['signature']}" if r["invariant"] == "error" else r["invariant"]
+        console.print(f"reproducer {what}: {r['command']}", style="red" if r["invariant"] == "error" else None,
+                      soft_wrap=True, markup=False, highlight=False)
         shrunk = r.get("shrunk")
         if shrunk:
             console.print(f"  shrunk ({', '.join(shrunk['changes'])}): {shrunk['command']}" if "command" in shrunk
@@ -99,31 +80,47 @@ def campaign_once(scenario_ref: str, runs: int, out: Path, *, master: str | None
                   batch_runs: int | None, campaign_seed: int, mutant: str | None, resume: bool,
                   shrink: bool = False) -> dict[str, Any]:
     """Validate, start Spark, run the campaign with a progress bar; bad input raises ``BadInput``."""
-    from scenarios.campaign.session import spark_session
+    from scenarios.check import require_mutant
+    from scenarios.commands import load_or_exit
 
-    scenario = load_scenario(scenario_ref)
-    check_mutant(mutant)
+    scenario = load_or_exit(scenario_ref)
+    require_mutant(mutant)
     try:
         workload = Campaign(scenario, runs, campaign_seed, mutant)
     except ValueError as exc:
         raise BadInput(str(exc)) from exc
     if run_files(out / "runs") and not resume:
         raise BadInput(f"{out} already holds a campaign: pass --resume to continue it, or choose a new --out")
-    console.print(f"starting Spark ({master or 'default master'}) ...")
-    spark = spark_session(master)
-    options = Options(partitions=partitions, batch_runs=batch_runs, resume=resume,
-                      shrink_runs=DEFAULT_MAX_RUNS if shrink else 0)
-    try:
-        with progress_bar(runs) as on_progress:
-            data = run_campaign(spark, workload, out, scenario_ref=scenario_ref, options=options,
-                                on_progress=on_progress)
-    except (CampaignExists, CampaignMismatch) as exc:
-        raise BadInput(str(exc)) from exc
-    except KeyboardInterrupt:
-        spark.sparkContext.cancelAllJobs()
-        console.print(f"interrupted: continue with the same command and --resume (output in {out})")
-        raise SystemExit(130) from None
+    check_master(master)
+    again = resume_command(scenario_ref, runs, out, master=master, partitions=partitions, batch_runs=batch_runs,
+                           campaign_seed=campaign_seed, mutant=mutant, shrink=shrink)
+    with resume_on_interrupt(again) as rearm:
+        console.print(f"starting Spark ({master or 'default master'}) ...")
+        spark = spark_session(master)
+        rearm()
+        options = Options(partitions=partitions, batch_runs=batch_runs, resume=resume,
+                          shrink_runs=DEFAULT_MAX_RUNS if shrink else 0)
+        try:
+            with progress_bar(runs) as on_progress:
+                data = run_campaign(spark, workload, out, scenario_ref=scenario_ref, options=options,
+                                    on_progress=on_progress)
+        except (CampaignExists, CampaignMismatch) as exc:
+            raise BadInput(str(exc)) from exc
     return data
+
+
+def resume_command(scenario_ref: str, runs: int, out: Path, *, master: str | None, partitions: int | None,
+                   batch_runs: int | None, campaign_seed: int, mutant: str | None, shrink: bool) -> str:
+    """The command line that continues this campaign, shell-quoted (what Ctrl-C prints)."""
+    context = click.get_current_context(silent=True)
+    standalone = context is not None and context.find_root().command is campaign_command
+    words = ["python", "-m", "scenarios.campaign_main"] if standalone else ["sharesim", "campaign"]
+    words += [scenario_ref, "--runs", str(runs), "--out", str(out)]
+    for option, value in (("--master", master), ("--partitions", partitions), ("--batch-runs", batch_runs),
+                          ("--mutant", mutant)):
+        words += [option, str(value)] if value is not None else []
+    words += ["--campaign-seed", str(campaign_seed), *(["--shrink"] if shrink else []), "--resume"]
+    return shlex.join(words)
 
 
 @click.command("campaign")
@@ -147,12 +144,20 @@ def campaign_command(scenario: str, runs: int, out: Path, master: str | None, pa
                      shrink: bool) -> None:
     """Run SCENARIO (a library name or a .toml file) --runs N times on Spark and aggregate the results.
 
-    Exit 0 when no run violated an invariant or raised, 1 otherwise, 2 on bad input.
+    Exit 0 when every run held every invariant, 1 when a run violated one, 3 when a run raised (each
+    distinct error is printed with its reproducer), 2 on bad input (an unknown or unreachable --master
+    included, before Spark starts), 130 on Ctrl-C after printing the command that continues the campaign.
     """
     data = campaign_once(scenario, runs, out, master=master, partitions=partitions, batch_runs=batch_runs,
                          campaign_seed=campaign_seed, mutant=mutant, resume=resume, shrink=shrink)
     print_summary(data, out)
-    sys.exit(0 if not data["violated"] and not data["errors"] else 1)
+    sys.exit(campaign_exit(data))
+
+
+def campaign_exit(data: dict[str, Any]) -> int:
+    """The exit code of a campaign from its summary (scenarios/exits.py)."""
+    return verdict_exit(violated=data["violated"], errors=data["errors"],
+                        inconsistent=data.get("duplicate_run_ids", 0))
 
 
 def demo_campaign(runs: int, out: Path, seed: int) -> int:
@@ -164,4 +169,4 @@ def demo_campaign(runs: int, out: Path, seed: int) -> int:
                          campaign_seed=seed, mutant=None, resume=False)
     print_summary(data, out)
     console.print(f"(campaign of {runs} runs in {time.perf_counter() - started:.0f} s, Spark start included)")
-    return 0 if not data["violated"] and not data["errors"] else 1
+    return campaign_exit(data)
