@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from scenarios.exits import BadInput
+from scenarios.exits import BadInput, verdict_exit
 from scenarios.spec import Scenario, ScenarioError
 
 console = Console()
@@ -88,9 +88,10 @@ def sweep_command(scenario: str, params: tuple[str, ...], seeds: int, out_dir: P
                   on_spark: bool, master: str | None) -> None:
     """Run SCENARIO over the grid of --param values × --seeds, here, and write DIR/runs.parquet + summary.json.
 
-    Exit 0 when every run held every invariant, 1 when a run violated one or
-    raised (the sweep still finishes), 2 on bad input. `sharesim report DIR`
-    draws the sweep's report.
+    Exit 0 when every run held every invariant, 1 when a run violated one,
+    3 when a run raised (each distinct error is printed with its reproducer;
+    the sweep still finishes), 2 on bad input. `sharesim report DIR` draws
+    the sweep's report.
     """
     from scenarios import sweep
 
@@ -99,8 +100,13 @@ def sweep_command(scenario: str, params: tuple[str, ...], seeds: int, out_dir: P
         parsed = [sweep.parse_param(text) for text in params]
         tasks = sweep.plan_sweep(spec, parsed, seeds)
     except sweep.SweepError as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(2)
+        raise BadInput(str(exc)) from None
+    if master is not None and not on_spark:
+        raise BadInput(f"--master {master}: a sweep runs here unless --spark is given; add --spark")
+    if on_spark:
+        from scenarios.campaign.session import check_master
+
+        check_master(master)
     existing = [name for name in (sweep.RUNS_FILE, sweep.SUMMARY_FILE) if (out_dir / name).exists()]
     if existing and not force:
         click.echo(f"error: --out {out_dir} already holds {', '.join(existing)}; give --force to replace them",
@@ -127,7 +133,10 @@ def sweep_command(scenario: str, params: tuple[str, ...], seeds: int, out_dir: P
     summary = sweep.write_sweep(out_dir, spec.name, parsed, seeds, rows)
     _print_summary(summary)
     click.echo(f"wrote {out_dir / sweep.RUNS_FILE} and {out_dir / sweep.SUMMARY_FILE}")
-    sys.exit(0 if summary["ok"] == summary["runs"] else 1)
+    from scenarios.campaign.repro import print_errors
+
+    print_errors(scenario, rows)
+    sys.exit(verdict_exit(violated=summary["violated"], errors=summary["errors"]))
 
 
 def _print_summary(summary: dict[str, Any]) -> None:

@@ -20,7 +20,7 @@ from scenarios.campaign.driver import CampaignMismatch, Options, run_campaign
 from scenarios.campaign.execute import CampaignExists
 from scenarios.campaign.interrupt import resume_on_interrupt
 from scenarios.campaign.plan import MAX_RUNS, Campaign
-from scenarios.campaign.session import check_master, spark_session
+from scenarios.campaign.session import check_master
 from scenarios.exits import BadInput, verdict_exit
 from scenarios.shrink import DEFAULT_MAX_RUNS
 
@@ -80,6 +80,7 @@ def campaign_once(scenario_ref: str, runs: int, out: Path, *, master: str | None
                   batch_runs: int | None, campaign_seed: int, mutant: str | None, resume: bool,
                   shrink: bool = False) -> dict[str, Any]:
     """Validate, start Spark, run the campaign with a progress bar; bad input raises ``BadInput``."""
+    from scenarios.campaign.session import spark_session
     from scenarios.check import require_mutant
     from scenarios.commands import load_or_exit
 
