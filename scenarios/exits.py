@@ -12,6 +12,11 @@
 Where several apply, the highest of 1, 3 and 4 wins: an error row or an inconsistent output means
 the verdict cannot be trusted, which matters more than any violation found beside it.
 
+Commands that judge runs (``run``, ``check``, ``sweep``, ``campaign``, ``demo``, and ``report``, which
+exits with the verdict of the runs it reports) use every code; commands that judge none (``list``,
+``describe``, ``mutants``, ``invariants``, ``shrink``) exit 0 when they did what was asked, 2 on bad
+input (``shrink`` of a run that violates nothing included), 3 on an internal error.
+
 Every failure prints one line ``error: ...`` on stderr and no traceback; ``sharesim --debug CMD``
 (or ``SHARESIM_DEBUG=1``) prints the traceback before it (``scenarios/entry.py``).
 """
