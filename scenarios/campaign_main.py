@@ -17,14 +17,13 @@ import sys
 from collections.abc import Sequence
 
 from scenarios.campaign.cli import campaign_command
-from scenarios.entry import enable_debug, guarded
+from scenarios.entry import guarded, set_debug
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    if args[:1] == ["--debug"]:
-        enable_debug()
-        args = args[1:]
+    set_debug(args[:1] == ["--debug"])
+    args = args[1:] if args[:1] == ["--debug"] else args
     return guarded(lambda: campaign_command.main(args, prog_name="python -m scenarios.campaign_main",
                                                  standalone_mode=False))
 

@@ -19,7 +19,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from scenarios.entry import DEBUG_ENV, debugging, enable_debug, error, first_line, guarded
+from scenarios.entry import DEBUG_ENV, debugging, error, first_line, guarded, set_debug
 from scenarios.exits import BadInput, Exit, exit_code_table, exit_codes_in_short, verdict_exit
 from scenarios.spec import MAX_SEED
 
@@ -44,8 +44,7 @@ class _Sharesim(click.Group):
 def main(debug: bool) -> None:
     """sharesim: a simulation and formal-model testbed for Kafka share groups (KIP-932)
     and the KIP-848 consumer rebalance protocol."""
-    if debug:
-        enable_debug()
+    set_debug(debug)
 
 
 @main.command()

@@ -31,9 +31,9 @@ DEBUG_ENV: Final = "SHARESIM_DEBUG"
 _debug = False
 
 
-def enable_debug() -> None:
+def set_debug(on: bool) -> None:
     global _debug
-    _debug = True
+    _debug = on
 
 
 def debugging() -> bool:
