@@ -60,7 +60,8 @@ def demo(seed: int, runs: int, out: Path) -> None:
     share-partition leader and prints the table. Part 2 runs --runs runs of
     the `swarm` scenario (each seed draws its own dense mix of faults) as a
     Spark campaign in local mode, aggregates them, and ends with the path of
-    the campaign report. Exit 1 if a run violated an invariant or raised.
+    the campaign report. Exit codes as `sharesim campaign`'s: 1 if a run violated
+    an invariant, 3 if a run raised, 130 on Ctrl-C (with the command that continues).
     """
     from model.core.kip932_example import replay_kip932_example
     from scenarios.campaign.cli import demo_campaign

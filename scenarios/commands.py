@@ -124,10 +124,15 @@ def sweep_command(scenario: str, params: tuple[str, ...], seeds: int, out_dir: P
             progress.update(bar, advance=1, bad=f"[red]{bad} not ok[/red]" if bad else "")
 
         if on_spark:  # the same tasks through a campaign's Spark path (scenarios/campaign/sweep_spark.py)
+            from scenarios.campaign.interrupt import exit_on_interrupt
+            from scenarios.campaign.session import spark_session
             from scenarios.campaign.sweep_spark import run_sweep_on_spark
 
-            rows = run_sweep_on_spark(tasks, sweep.campaign_id(spec), out_dir, master=master,
-                                      on_progress=lambda done, total, rate: progress.update(bar, completed=done))
+            with exit_on_interrupt("interrupted") as rearm:  # not Spark's hundreds of lines
+                spark_session(master, app_name=f"sharesim {sweep.campaign_id(spec)}")  # the one the sweep gets
+                rearm()
+                rows = run_sweep_on_spark(tasks, sweep.campaign_id(spec), out_dir, master=master,
+                                          on_progress=lambda done, total, rate: progress.update(bar, completed=done))
         else:
             rows = sweep.run_sweep(tasks, sweep.campaign_id(spec), on_run=on_run)
     summary = sweep.write_sweep(out_dir, spec.name, parsed, seeds, rows)

@@ -20,7 +20,7 @@ import os
 import signal
 import sys
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from types import FrameType
 
 from scenarios.exits import Exit
@@ -28,9 +28,14 @@ from scenarios.exits import Exit
 _SHOW_CURSOR = "\x1b[?25h"  # a live progress bar hides the cursor; os._exit skips rich's restoring it
 
 
+def resume_on_interrupt(command: str) -> AbstractContextManager[Callable[[], None]]:
+    """Within the block, Ctrl-C prints ``interrupted: continue with: COMMAND`` and exits 130 at once."""
+    return exit_on_interrupt(f"interrupted: continue with: {command}")
+
+
 @contextmanager
-def resume_on_interrupt(command: str) -> Iterator[Callable[[], None]]:
-    """Within the block, Ctrl-C prints ``interrupted: continue with: COMMAND`` and exits 130 at once.
+def exit_on_interrupt(line: str) -> Iterator[Callable[[], None]]:
+    """Within the block, Ctrl-C prints ``line`` on stderr, stops Spark's JVM and exits 130 at once.
 
     Yields ``rearm``, to call once the SparkContext exists: pyspark installs a SIGINT handler of its own
     (it cancels the jobs and raises KeyboardInterrupt, and the py4j calls under way print tracebacks)."""
@@ -40,7 +45,7 @@ def resume_on_interrupt(command: str) -> Iterator[Callable[[], None]]:
             sys.stdout.write(_SHOW_CURSOR)
         sys.stdout.flush()
         # On a terminal the line starts after the ^C the terminal echoed.
-        sys.stderr.write(("\n" if sys.stderr.isatty() else "") + f"interrupted: continue with: {command}\n")
+        sys.stderr.write(("\n" if sys.stderr.isatty() else "") + f"{line}\n")
         sys.stderr.flush()
         _kill_jvm()
         os._exit(Exit.INTERRUPTED)

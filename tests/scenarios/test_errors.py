@@ -155,6 +155,18 @@ def test_the_console_script_exits_3_for_a_run_that_raises(tmp_path: Path) -> Non
         "sharesim run small --seed 2 (`sharesim --debug run ...` prints the traceback)"]
 
 
+def test_ctrl_c_in_another_command_prints_interrupted_and_exits_130(tmp_path: Path) -> None:
+    proc = subprocess.Popen([SHARESIM, "check", "--scenarios", "standard", "--seeds", "50"], env=_env(tmp_path),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    time.sleep(4)  # past the imports: the check is running (it shows no progress when piped)
+    assert proc.poll() is None
+    os.killpg(proc.pid, signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert [line for line in stderr.splitlines() if line.strip()] == ["interrupted"], stderr
+    assert stdout == ""
+
+
 # -- campaigns (Spark) -----------------------------------------------------------------------------
 
 
