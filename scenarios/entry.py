@@ -28,6 +28,8 @@ import click
 from scenarios.exits import BadInput, Exit
 
 DEBUG_ENV: Final = "SHARESIM_DEBUG"
+# click >= 8.2 raises it for a group called without a command; older versions print the help themselves.
+_NO_ARGS_IS_HELP: Final[Any] = getattr(click.exceptions, "NoArgsIsHelpError", ())
 _debug = False
 
 
@@ -59,6 +61,9 @@ def guarded(call: Callable[[], Any]) -> int:
         _traceback(exc)
         exc.show()
         return exc.exit_code
+    except _NO_ARGS_IS_HELP as exc:  # `sharesim` alone: the help is what was asked for
+        click.echo(exc.format_message())
+        return Exit.OK
     except click.UsageError as exc:
         command = exc.ctx.command_path if exc.ctx is not None else "sharesim"
         error(f"{exc.format_message()} (see {command} --help)")

@@ -51,6 +51,7 @@ CASES = (
     Case("seed beyond int64", ("run", "small", "--seed", str(2**63)), ("--seed", str(2**63))),
     Case("unknown mutant", ("run", "small", "--mutant", "nope"), ("--mutant", "'nope'", "known: ")),
     Case("unknown option", ("run", "small", "--bogus"), ("--bogus",)),
+    Case("run without a scenario", ("run",), ("Missing argument 'SCENARIO'",)),
     Case("trace under a regular file", ("run", "small", "--trace", "{tmp}/afile/trace.ndjson"),
          ("--trace", "afile/trace.ndjson", "not a directory")),
     Case("trace into a missing directory", ("run", "small", "--trace", "{tmp}/nodir/trace.ndjson"),

@@ -88,6 +88,13 @@ def test_spark_errors_are_one_line_exit_2(monkeypatch: pytest.MonkeyPatch) -> No
         assert lines[0].startswith("error: Spark: ") and expected in lines[0]
 
 
+def test_sharesim_alone_prints_the_help_with_the_exit_code_table() -> None:
+    result = CliRunner().invoke(main, [])
+    assert result.exit_code == 0 and result.stderr == ""
+    assert result.stdout.startswith("Usage: sharesim") and "Exit codes:" in result.stdout
+    assert "  130  interrupted (Ctrl-C)" in result.stdout
+
+
 @pytest.mark.parametrize("how", ["--debug", "SHARESIM_DEBUG=1"])
 def test_debug_prints_the_traceback_before_the_error_line(how: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(library, "load", _raising(RuntimeError("the loader broke")))
