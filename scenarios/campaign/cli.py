@@ -50,8 +50,9 @@ def print_summary(data: dict[str, Any], out: Path) -> None:
     head.add_column("what")
     head.add_column("value", overflow="fold")
     rate = f"{data['runs_per_second']:.1f} ({data.get('build', '-')} build)"
+    errors = f"[red]{data['errors']} (runs that raised: see below)[/red]" if data["errors"] else 0
     for label, value in (("runs", data["runs"]), ("ok", data["ok"]), ("violated", data["violated"]),
-                         ("errors", data["errors"]), ("runs per second", rate),
+                         ("errors", errors), ("runs per second", rate),
                          ("faults fired (runs)", ", ".join(f"{k}x{v['runs']}" for k, v in data["faults_fired"].items())
                           or "none")):
         head.add_row(label, str(value))
