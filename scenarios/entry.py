@@ -56,7 +56,9 @@ def guarded(call: Callable[[], Any]) -> int:
     except click.exceptions.Exit as exc:
         return exc.exit_code
     except click.Abort as exc:  # click turns KeyboardInterrupt (and EOF at a prompt) into Abort
-        return _interrupted() if isinstance(exc.__cause__, KeyboardInterrupt) else _failed(exc, "aborted", 1)
+        if isinstance(exc.__cause__, KeyboardInterrupt):
+            return _interrupted()
+        return _failed(exc, "aborted (end of input)", Exit.BAD_INPUT)
     except BadInput as exc:
         _traceback(exc)
         exc.show()
@@ -118,8 +120,8 @@ def _system_exit_code(code: object) -> int:
         return Exit.OK
     if isinstance(code, int):
         return code
-    error(str(code))  # sys.exit("message"): Python prints it and exits 1
-    return 1
+    error(str(code))  # sys.exit("message"): Python would print it and exit 1, which means "violated" here
+    return Exit.BAD_INPUT
 
 
 def _interrupted() -> int:
