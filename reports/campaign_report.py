@@ -98,15 +98,15 @@ def _verdict(data: dict[str, Any]) -> str:
                 commands.setdefault(r["signature"], r["command"])
         parts.append(paragraph(f"{errors} of {runs} run(s) raised an error, a defect of the simulator: "
                                f"{len(groups)} distinct error(s)", "bad"))
-        parts.append("<ul>" + "".join(
-            f'<li class="bad"><code>{esc(g["signature"])}</code> in {g["runs"]} run(s)'
+        parts.append("<ul>" + "".join(  # the first run's own line (the signature blanks its numbers)
+            f'<li class="bad"><code>{esc(g["example"])}</code> in {g["runs"]} run(s)'
             + (f': <code>{esc(commands[g["signature"]])}</code>' if g["signature"] in commands else "") + "</li>"
             for g in groups) + "</ul>")
     if violated:
         parts.append(paragraph(f"{violated} of {runs} run(s) violated an invariant", "bad"))
-    elif errors:
+    elif errors and runs > errors:
         parts.append(paragraph(f"no invariant was violated in the {runs - errors} run(s) that finished", "note"))
-    else:
+    elif not errors:
         parts.append(paragraph(f"no invariant was violated in {runs} run(s)", "ok"))
     return "".join(parts)
 

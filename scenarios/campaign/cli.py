@@ -65,10 +65,18 @@ def print_summary(data: dict[str, Any], out: Path) -> None:
         for name, v in hits.items():
             table.add_row(name, str(v["runs_violated"]), f"{v['rate']:.4f}", f"[{v['ci_low']:.4f}, {v['ci_high']:.4f}]")
         console.print(table)
-    for r in data.get("reproducers", []):
-        what = f"error {r['signature']}" if r["invariant"] == "error" else r["invariant"]
-        console.print(f"reproducer {what}: {r['command']}", style="red" if r["invariant"] == "error" else None,
-                      soft_wrap=True, markup=False, highlight=False)
+    reproducers = data.get("reproducers", [])
+    for group in data["tables"]["failure_groups"]:  # runs that raised first: the verdict cannot be trusted
+        if group["invariant"] == "error":
+            console.print(f"error in {group['runs']} run(s): {group['example']}", style="red", soft_wrap=True,
+                          markup=False, highlight=False)
+            for r in reproducers:
+                if r["invariant"] == "error" and r["signature"] == group["signature"]:
+                    console.print(f"  reproducer: {r['command']}", soft_wrap=True, markup=False, highlight=False)
+    for r in reproducers:
+        if r["invariant"] == "error":
+            continue
+        console.print(f"reproducer {r['invariant']}: {r['command']}", soft_wrap=True, markup=False, highlight=False)
         shrunk = r.get("shrunk")
         if shrunk:
             console.print(f"  shrunk ({', '.join(shrunk['changes'])}): {shrunk['command']}" if "command" in shrunk
