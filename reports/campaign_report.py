@@ -77,10 +77,38 @@ def _reproducers(data: dict[str, Any]) -> str:
     items = []
     for r in data.get("reproducers", []):
         outcome = "reproduced" if r["reproduced"] else "not reproduced"
+        # A run that raised has no run report: its re-run's traceback is what there is to read.
+        target = "traceback.txt" if r["invariant"] == "error" else "report.html"
         items.append(f'<li>{esc(r["invariant"])} <code>{esc(r["signature"])}</code>: '
-                     f'<a href="{esc(r["path"])}/report.html">run {r["run_id"]}, seed {r["seed"]}</a> ({outcome})<br>'
+                     f'<a href="{esc(r["path"])}/{target}">run {r["run_id"]}, seed {r["seed"]}</a> ({outcome})<br>'
                      f'<code>{esc(r["command"])}</code>{_shrunk(r.get("shrunk"))}</li>')
     return f"<ul>{''.join(items)}</ul>" if items else paragraph("(no failure to reproduce)", "note")
+
+
+def _verdict(data: dict[str, Any]) -> str:
+    """The headline: runs that raised first (the verdict cannot be trusted while the simulator fails),
+    then violations; green only when every run finished and held every invariant."""
+    runs, errors, violated = data["runs"], data["errors"], data["violated"]
+    parts = []
+    if errors:
+        groups = [g for g in data["tables"]["failure_groups"] if g["invariant"] == "error"]
+        commands: dict[str, str] = {}
+        for r in data.get("reproducers", []):
+            if r["invariant"] == "error":
+                commands.setdefault(r["signature"], r["command"])
+        parts.append(paragraph(f"{errors} of {runs} run(s) raised an error, a defect of the simulator: "
+                               f"{len(groups)} distinct error(s)", "bad"))
+        parts.append("<ul>" + "".join(  # the first run's own line (the signature blanks its numbers)
+            f'<li class="bad"><code>{esc(g["example"])}</code> in {g["runs"]} run(s)'
+            + (f': <code>{esc(commands[g["signature"]])}</code>' if g["signature"] in commands else "") + "</li>"
+            for g in groups) + "</ul>")
+    if violated:
+        parts.append(paragraph(f"{violated} of {runs} run(s) violated an invariant", "bad"))
+    elif errors and runs > errors:
+        parts.append(paragraph(f"no invariant was violated in the {runs - errors} run(s) that finished", "note"))
+    elif not errors:
+        parts.append(paragraph(f"no invariant was violated in {runs} run(s)", "ok"))
+    return "".join(parts)
 
 
 def _shrunk(shrunk: dict[str, Any] | None) -> str:
@@ -95,10 +123,7 @@ def _shrunk(shrunk: dict[str, Any] | None) -> str:
 def render(data: dict[str, Any]) -> str:
     """The report's HTML from summary.json's content."""
     tables = data["tables"]
-    if data["violated"]:
-        verdict = f'<p class="bad">{data["violated"]} of {data["runs"]} run(s) violated an invariant</p>'
-    else:
-        verdict = f'<p class="ok">no invariant was violated in {data["runs"]} run(s)</p>'
+    verdict = _verdict(data)
     totals = {"scenario": data["scenario"], "mutant": data.get("mutant") or "-", "runs": data["runs"],
               "ok": data["ok"], "violated": data["violated"], "errors": data["errors"],
               "runs per second": data["runs_per_second"], "build": data.get("build", "-"),

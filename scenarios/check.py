@@ -4,10 +4,12 @@
   invariant expected to catch each and the scenario in which it shows.
 * ``sharesim check [--scenarios A,B] [--seeds N] [--mutant NAME] [--json]`` runs
   every scenario with seeds 0..N-1 in this process and prints one reproducer
-  command per violating run (``sharesim run SCENARIO --seed S [--mutant M]``).
-  Exit 0 when every run held every invariant, 1 when one did not, 2 on bad input.
-  ``--json`` prints one JSON document on stdout (``CheckedRun.to_json`` per run,
-  and the totals) and everything else on stderr.
+  command per violating run and per run that raised (``sharesim run SCENARIO
+  --seed S [--mutant M]``), counting the two apart. Exit 0 when every run held
+  every invariant, 1 when one was violated, 3 when a run raised (a defect of the
+  simulator, which matters more than a violation), 2 on bad input. ``--json``
+  prints one JSON document on stdout (``CheckedRun.to_json`` per run, and the
+  totals) and everything else on stderr.
 
 ``first_detection`` is the search the mutant tests and ``bench/mutants.py``
 share: the first seed of a mutant's scenario whose run violates the mutant's
@@ -30,6 +32,8 @@ from rich.table import Table
 
 from model import mutants
 from model.unknown_name import UnknownName
+from scenarios.entry import first_line
+from scenarios.exits import BadInput, verdict_exit
 from scenarios.terminal import make_console, print_table
 
 if TYPE_CHECKING:
@@ -42,17 +46,16 @@ console = make_console()
 
 
 def require_known(option: str, name: str | None, lookup: Callable[[str], object]) -> None:
-    """Exit 2 with the known names if ``lookup`` does not know ``name`` (None is: nothing named)."""
+    """``BadInput`` (exit 2) with the known names if ``lookup`` does not know ``name`` (None is: nothing named)."""
     if name is not None:
         try:
             lookup(name)
         except UnknownName as exc:
-            click.echo(f"error: {option}: {exc}", err=True)
-            sys.exit(2)
+            raise BadInput(f"{option}: {exc}") from None
 
 
 def require_mutant(name: str | None) -> None:
-    """Exit 2 with the known names if ``name`` is not a mutant or a variant (None is: no mutant)."""
+    """``BadInput`` with the known names if ``name`` is not a mutant or a variant (None is: no mutant)."""
     require_known("--mutant", name, mutants.injectable)
 
 
@@ -158,44 +161,38 @@ def mutants_command(as_json: bool) -> None:
 @click.command("check")
 @click.option("--scenarios", "scenario_list", default=None, metavar="A,B,...",
               help="Comma-separated library scenarios or .toml files (default: every named scenario).")
-@click.option("--seeds", type=int, default=3, show_default=True, help="Run seeds 0..N-1 of each scenario.")
+@click.option("--seeds", type=click.IntRange(1, None), default=3, show_default=True,
+              help="Run seeds 0..N-1 of each scenario.")
 @click.option("--mutant", default=None, metavar="NAME",
               help="Inject the named bug (or candidate fix, a variant) into every run.")
 @click.option("--json", "as_json", is_flag=True,
               help="Print every run's verdict and the totals as one JSON document on stdout; "
                    "everything else goes to stderr.")
 def check_command(scenario_list: str | None, seeds: int, mutant: str | None, as_json: bool) -> None:
-    """Run scenarios x seeds in this process (for CI): print a reproducer per violating run;
-    exit 0 if every invariant held, 1 if one was violated, 2 on bad input."""
+    """Run scenarios x seeds in this process (for CI): print a reproducer per violating run and per run
+    that raised; exit 0 if every invariant held, 1 if one was violated, 3 if a run raised, 2 on bad input."""
     from scenarios import library
-    from scenarios.spec import ScenarioError
+    from scenarios.commands import load_or_exit
 
     require_mutant(mutant)
-    if seeds < 1:
-        click.echo(f"error: --seeds {seeds}: must be an integer >= 1", err=True)
-        sys.exit(2)
     chosen = library.names() if scenario_list is None else [s.strip() for s in scenario_list.split(",") if s.strip()]
     if not chosen:
-        click.echo(f"error: --scenarios {scenario_list!r}: name at least one of {', '.join(library.names())}",
-                   err=True)
-        sys.exit(2)
-    specs = []
-    for name in chosen:
-        try:
-            specs.append((name, library.load(name)))
-        except (library.UnknownScenario, ScenarioError) as exc:
-            click.echo(f"error: --scenarios: {exc}", err=True)
-            sys.exit(2)
+        raise BadInput(f"--scenarios {scenario_list!r}: name at least one of {', '.join(library.names())}")
+    try:
+        specs = [(name, load_or_exit(name)) for name in chosen]
+    except BadInput as exc:
+        raise BadInput(f"--scenarios: {exc.message}") from None
     checked = _check(specs, seeds, mutant)
     failures = [run for run in checked if run.verdict != "ok"]
     for failure in failures:  # human output: on stderr when stdout is the JSON document
         click.echo(f"{failure.reproducer}  # {failure.what}", err=as_json)
-    runs = len(specs) * seeds
-    summary = f"{runs} run(s), {len(failures)} violated" + (f" (mutant {mutant})" if mutant else "")
+    violated = sum(run.verdict == "violated" for run in checked)
+    errors = sum(run.verdict == "error" for run in checked)
+    summary = f"{len(checked)} run(s), {violated} violated, {errors} raised" + (f" (mutant {mutant})" if mutant else "")
     click.echo(summary, err=True)
     if as_json:
         click.echo(json.dumps(check_json(checked, seeds, mutant), indent=2))
-    sys.exit(1 if failures else 0)
+    sys.exit(verdict_exit(violated=violated, errors=errors))
 
 
 @dataclass(frozen=True)
@@ -249,7 +246,8 @@ def _check(specs: Sequence[tuple[str, Scenario]], seeds: int, mutant: str | None
                 try:
                     result = run(spec, seed, mutant=mutant)
                 except Exception as exc:  # a bug of the model: reported with its reproducer, the check goes on
-                    checked.append(CheckedRun(name, seed, mutant, "error", error=f"{type(exc).__name__}: {exc}"))
+                    checked.append(CheckedRun(name, seed, mutant, "error",
+                                              error=f"{type(exc).__name__}: {first_line(str(exc))}"))
                 else:
                     invariants = _distinct(v.invariant for v in result.violations)
                     checked.append(CheckedRun(name, seed, mutant, "ok" if result.ok else "violated", invariants))

@@ -1,12 +1,17 @@
 """The `sharesim` command line.
 
-Exit codes: 0 ok, 1 an invariant was violated (or a check failed), 2 bad input.
+Every command's exit code means one thing: the table is ``scenarios/exits.py``'s docstring, printed by
+``sharesim --help``. The process runs through ``scenarios.entry.guarded``: a failure is one
+``error: ...`` line on stderr, with the traceback only under ``--debug``.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
+import traceback
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -14,16 +19,33 @@ import click
 from rich.markup import escape
 from rich.table import Table
 
+from scenarios.entry import DEBUG_ENV, debugging, error, first_line, guarded, set_debug
+from scenarios.exits import BadInput, Exit, exit_code_table, exit_codes_in_short, verdict_exit
+from scenarios.spec import MAX_SEED
 from scenarios.terminal import make_console, print_table
 
 console = make_console()
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Sharesim(click.Group):
+    """The group whose ``main`` (what the console script and CliRunner call) goes through ``guarded``."""
+
+    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
+             complete_var: str | None = None, standalone_mode: bool = True, **extra: Any) -> Any:
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+        sys.exit(guarded(lambda: super(_Sharesim, self).main(args, prog_name, complete_var, False, **extra)))
+
+
+@click.group(name="sharesim", cls=_Sharesim, context_settings={"help_option_names": ["-h", "--help"]},
+             epilog=exit_code_table())
 @click.version_option(package_name="sharesim")
-def main() -> None:
+@click.option("--debug", is_flag=True, envvar=DEBUG_ENV,
+              help=f"Print the traceback of a failure before its error line (or set {DEBUG_ENV}=1).")
+def main(debug: bool) -> None:
     """sharesim: a simulation and formal-model testbed for Kafka share groups (KIP-932)
     and the KIP-848 consumer rebalance protocol."""
+    set_debug(debug)
 
 
 @main.command()
@@ -39,7 +61,8 @@ def demo(seed: int, runs: int, out: Path) -> None:
     share-partition leader and prints the table. Part 2 runs --runs runs of
     the `swarm` scenario (each seed draws its own dense mix of faults) as a
     Spark campaign in local mode, aggregates them, and ends with the path of
-    the campaign report. Exit 1 if a run violated an invariant or raised.
+    the campaign report. Exit codes as `sharesim campaign`'s: 1 if a run violated
+    an invariant, 3 if a run raised, 130 on Ctrl-C (with the command that continues).
     """
     from model.core.kip932_example import replay_kip932_example
     from scenarios.campaign.cli import demo_campaign
@@ -63,9 +86,10 @@ def demo(seed: int, runs: int, out: Path) -> None:
 
 @main.command("run")
 @click.argument("scenario")
-@click.option("--seed", type=int, default=None, help="The run seed (default: the scenario's own).")
+@click.option("--seed", type=click.IntRange(0, MAX_SEED), default=None,
+              help="The run seed (default: the scenario's own).")
 @click.option("--json", "as_json", is_flag=True, help="Print the RunResult as JSON.")
-@click.option("--trace", "trace_file", type=click.Path(dir_okay=False), default=None,
+@click.option("--trace", "trace_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Keep every event the trace records and write them to FILE as NDJSON, one a line "
                    "(metric trace_events; the events row counts simulator steps, which record none or several).")
 @click.option("--all-violations", is_flag=True, help="Keep running after the first violation and report them all.")
@@ -73,35 +97,56 @@ def demo(seed: int, runs: int, out: Path) -> None:
               help="Inject the named bug or variant (see `sharesim mutants`).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Write DIR/result.json, timeline.parquet, report.html (and trace.ndjson on a violation).")
-def run_command(scenario: str, seed: int | None, as_json: bool, trace_file: str | None, all_violations: bool,
+def run_command(scenario: str, seed: int | None, as_json: bool, trace_file: Path | None, all_violations: bool,
                 mutant: str | None, out: Path | None) -> None:
-    """Run SCENARIO (a library name or a .toml file) once with --seed N: exit 0 ok, 1 a violation, 2 bad input."""
+    """Run SCENARIO (a library name or a .toml file) once with --seed N: exit 0 ok, 1 a violation, 2 bad input,
+    3 the run raised (one error line with the exception and the command that reproduces it)."""
     from model.sim.runner import run
+    from scenarios.check import reproducer, require_mutant
     from scenarios.commands import load_or_exit
 
-    if seed is not None and seed < 0:
-        click.echo(f"error: --seed {seed}: must be an integer >= 0", err=True)
-        sys.exit(2)
     spec = load_or_exit(scenario)
-    from scenarios.check import require_mutant
-
     require_mutant(mutant)
-    if out is not None:
-        from reports.run_dir import run_to_dir
+    if trace_file is not None:
+        require_writable_file("--trace", trace_file)
+    try:
+        if out is not None:
+            from reports.run_dir import run_to_dir
 
-        with make_console(stderr=True).status(f"running {scenario} and writing {out}"):
-            result = run_to_dir(spec, seed, out, scenario_ref=scenario, mutant=mutant,
-                                stop_on_first_violation=not all_violations,
-                                trace_path=Path(trace_file) if trace_file else None)
-    else:
-        result = run(spec, seed, trace_path=trace_file, stop_on_first_violation=not all_violations, mutant=mutant)
+            with make_console(stderr=True).status(f"running {scenario} and writing {out}"):
+                result = run_to_dir(spec, seed, out, scenario_ref=scenario, mutant=mutant,
+                                    stop_on_first_violation=not all_violations, trace_path=trace_file)
+        else:
+            result = run(spec, seed, trace_path=trace_file, stop_on_first_violation=not all_violations,
+                         mutant=mutant)
+    except OSError:
+        raise  # an unwritable path or a full disk: bad environment (scenarios/entry.py), not a defect of the run
+    except Exception as exc:  # a defect of the simulator: one line with the command that shows it again
+        if debugging():
+            traceback.print_exception(exc, file=sys.stderr)
+        run_seed = spec.seed if seed is None else seed
+        error(f"the run raised {type(exc).__name__}: {first_line(str(exc))}; reproduce with: "
+              f"{reproducer(scenario, run_seed, mutant)} (`sharesim --debug run ...` prints the traceback)")
+        sys.exit(Exit.RUN_ERRORS)
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=2, sort_keys=False))
     else:
         _print_run(result, scenario)
     if out is not None:
         click.echo(f"report: {out / 'report.html'}", err=as_json)
-    sys.exit(0 if result.ok else 1)
+    sys.exit(verdict_exit(violated=not result.ok, errors=0))
+
+
+def require_writable_file(option: str, path: Path) -> None:
+    """``BadInput`` unless ``path`` can be written: checked before the work whose result it keeps."""
+    if path.is_dir():
+        raise BadInput(f"{option} {path}: is a directory; give a file name")
+    target = path if path.exists() else path.parent
+    if not path.exists() and not target.is_dir():
+        what = "does not exist" if not target.exists() else "is not a directory"
+        raise BadInput(f"{option} {path}: cannot be created: {target} {what}")
+    if not os.access(target, os.W_OK):
+        raise BadInput(f"{option} {path}: not writable ({target}: permission denied or a read-only file system)")
 
 
 def _print_run(result: Any, scenario_ref: str) -> None:
@@ -162,6 +207,8 @@ def _register() -> None:
     from invariants.cli import invariants_command
 
     main.add_command(invariants_command)
+    for command in main.commands.values():
+        command.epilog = exit_codes_in_short()
 
 
 _register()

@@ -15,6 +15,7 @@ import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
+from scenarios.exits import BadInput, verdict_exit
 from scenarios.spec import Scenario, ScenarioError
 from scenarios.terminal import make_console, print_table
 
@@ -22,14 +23,13 @@ console = make_console()
 
 
 def load_or_exit(ref: str) -> Scenario:
-    """The scenario SCENARIO names, or exit 2 with why not."""
+    """The scenario SCENARIO names, or ``BadInput`` (exit 2) saying why not."""
     from scenarios import library
 
     try:
         return library.load(ref)
     except (library.UnknownScenario, ScenarioError) as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(2)
+        raise BadInput(str(exc)) from None
 
 
 @click.command("list")
@@ -97,9 +97,10 @@ def sweep_command(scenario: str, params: tuple[str, ...], seeds: int, out_dir: P
                   on_spark: bool, master: str | None) -> None:
     """Run SCENARIO over the grid of --param values × --seeds, here, and write DIR/runs.parquet + summary.json.
 
-    Exit 0 when every run held every invariant, 1 when a run violated one or
-    raised (the sweep still finishes), 2 on bad input. `sharesim report DIR`
-    draws the sweep's report.
+    Exit 0 when every run held every invariant, 1 when a run violated one,
+    3 when a run raised (each distinct error is printed with its reproducer;
+    the sweep still finishes), 2 on bad input. `sharesim report DIR` draws
+    the sweep's report.
     """
     from scenarios import sweep
     from scenarios.exits import BadInput
@@ -111,8 +112,13 @@ def sweep_command(scenario: str, params: tuple[str, ...], seeds: int, out_dir: P
         parsed = [sweep.parse_param(text) for text in params]
         tasks = sweep.plan_sweep(spec, parsed, seeds)
     except sweep.SweepError as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(2)
+        raise BadInput(str(exc)) from None
+    if master is not None and not on_spark:
+        raise BadInput(f"--master {master}: a sweep runs here unless --spark is given; add --spark")
+    if on_spark:
+        from scenarios.campaign.session import check_master
+
+        check_master(master)
     existing = [name for name in (sweep.RUNS_FILE, sweep.SUMMARY_FILE) if (out_dir / name).exists()]
     if existing and not force:
         click.echo(f"error: --out {out_dir} already holds {', '.join(existing)}; give --force to replace them",
@@ -130,16 +136,24 @@ def sweep_command(scenario: str, params: tuple[str, ...], seeds: int, out_dir: P
             progress.update(bar, advance=1, bad=f"[red]{bad} not ok[/red]" if bad else "")
 
         if on_spark:  # the same tasks through a campaign's Spark path (scenarios/campaign/sweep_spark.py)
+            from scenarios.campaign.interrupt import exit_on_interrupt
+            from scenarios.campaign.session import spark_session
             from scenarios.campaign.sweep_spark import run_sweep_on_spark
 
-            rows = run_sweep_on_spark(tasks, sweep.campaign_id(spec), out_dir, master=master,
-                                      on_progress=lambda done, total, rate: progress.update(bar, completed=done))
+            with exit_on_interrupt("interrupted") as rearm:  # not Spark's hundreds of lines
+                spark_session(master, app_name=f"sharesim {sweep.campaign_id(spec)}")  # the one the sweep gets
+                rearm()
+                rows = run_sweep_on_spark(tasks, sweep.campaign_id(spec), out_dir, master=master,
+                                          on_progress=lambda done, total, rate: progress.update(bar, completed=done))
         else:
             rows = sweep.run_sweep(tasks, sweep.campaign_id(spec), on_run=on_run)
     summary = sweep.write_sweep(out_dir, spec.name, parsed, seeds, rows)
     _print_summary(summary)
     click.echo(f"wrote {out_dir / sweep.RUNS_FILE} and {out_dir / sweep.SUMMARY_FILE}")
-    sys.exit(0 if summary["ok"] == summary["runs"] else 1)
+    from scenarios.campaign.repro import print_errors
+
+    print_errors(scenario, rows)
+    sys.exit(verdict_exit(violated=summary["violated"], errors=summary["errors"]))
 
 
 def _print_summary(summary: dict[str, Any]) -> None:

@@ -4,17 +4,27 @@
 | --- | --- |
 | 0 | every run held every invariant |
 | 1 | an invariant was violated (and no run raised) |
-| 2 | bad input or environment: a bad scenario, option or path, an unwritable ``--out``, an unreachable Spark master, a directory in use or of another kind; detected before work starts wherever it can be |
-| 3 | a run raised: a defect of the simulator; the error rows exist and each distinct error is printed with its reproducer |
+| 2 | bad input or environment: a bad scenario, option or path, an unreadable or non-UTF-8 file, an unwritable ``--out`` or ``--trace``, an unknown or unreachable Spark master, Java missing, a directory in use or of another kind; detected before work starts wherever it can be |
+| 3 | a run raised: a defect of the simulator; the error rows exist and each distinct error is printed with its reproducer (also: an internal error of sharesim itself) |
 | 4 | a campaign's output is inconsistent: a run id found twice, or a planned run id missing, after the campaign (never expected: a defect of sharesim's campaign machinery) |
 | 130 | interrupted (Ctrl-C): the command to continue is printed first |
 
 Where several apply, the highest of 1, 3 and 4 wins: an error row or an inconsistent output means
 the verdict cannot be trusted, which matters more than any violation found beside it.
+
+Commands that judge runs (``run``, ``check``, ``sweep``, ``campaign``, ``demo``, and ``report``, which
+exits with the verdict of the runs it reports) use every code; commands that judge none (``list``,
+``describe``, ``mutants``, ``invariants``, ``shrink``) exit 0 when they did what was asked, 2 on bad
+input (``shrink`` of a run that violates nothing included), 3 on an internal error.
+
+Every failure prints one line ``error: ...`` on stderr and no traceback; ``sharesim --debug CMD``
+(or ``SHARESIM_DEBUG=1``) prints the traceback before it (``scenarios/entry.py``).
 """
 
 from __future__ import annotations
 
+import re
+import textwrap
 from enum import IntEnum
 
 import click
@@ -50,3 +60,18 @@ def verdict_exit(*, violated: int, errors: int, inconsistent: int = 0) -> Exit:
     if violated:
         return Exit.VIOLATED
     return Exit.OK
+
+
+def exit_code_table() -> str:
+    """The table above as plain text for ``sharesim --help`` (click keeps a paragraph that starts with
+    \\b as it is), wrapped to 80 columns."""
+    rows = re.findall(r"^\| (\d+) \| (.+) \|$", __doc__ or "", re.MULTILINE)
+    lines = [textwrap.fill(meaning.replace("``", ""), 76, initial_indent=f"{code:>3}  ", subsequent_indent=" " * 5)
+             for code, meaning in rows]
+    return "\b\nExit codes:\n" + "\n".join(lines)
+
+
+def exit_codes_in_short() -> str:
+    """The line every command's ``--help`` ends with: the codes, and where their table is."""
+    return ("Exit codes: 0 every invariant held, 1 one was violated, 2 bad input or environment, 3 a run raised, "
+            "4 inconsistent campaign output, 130 interrupted (`sharesim --help` has the table).")

@@ -33,7 +33,6 @@ the same input shrinks to the same file.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -44,6 +43,7 @@ import click
 from invariants import catalogue
 from model.sim.faults import FaultPlan, shrink
 from scenarios.check import reproducer, require_known, require_mutant, run_until
+from scenarios.exits import BadInput
 from scenarios.spec import FaultsSpec, Scenario
 
 if TYPE_CHECKING:
@@ -306,8 +306,7 @@ def shrink_command(scenario: str, seed: int | None, mutant: str | None, invarian
         with make_console(stderr=True).status(f"shrinking {spec.name} --seed {run_seed}{_with(mutant)}"):
             shrunk = shrink_run(spec, run_seed, mutant=mutant, invariant=invariant, max_runs=max_runs)
     except NothingToShrink as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(2)
+        raise BadInput(str(exc)) from None
     path.write_text(shrunk.to_toml(str(path)))
     click.echo(f"{shrunk.invariant}: {', '.join(shrunk.changes())} ({shrunk.runs} runs"
                + (f", {shrunk.raised} candidates raised" if shrunk.raised else "") + ")")

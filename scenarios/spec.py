@@ -43,8 +43,10 @@ class ScenarioError(ValueError):
 
     def __init__(self, problems: list[str], source: str = "") -> None:
         head = f"{source}: " if source else ""
-        count = f"{len(problems)} problems" if len(problems) != 1 else "1 problem"
-        super().__init__(f"{head}invalid scenario ({count}):\n  " + "\n  ".join(problems))
+        if len(problems) == 1:  # one line, as every other error (scenarios/entry.py)
+            super().__init__(f"{head}invalid scenario: {problems[0]}")
+        else:
+            super().__init__(f"{head}invalid scenario ({len(problems)} problems):\n  " + "\n  ".join(problems))
         self.problems = problems
         self.source = source
 

@@ -52,6 +52,9 @@ def load_file(path: str | Path) -> Scenario:
         text = path.read_text(encoding="utf-8")
     except OSError as err:
         raise ScenarioError([f"cannot read the scenario file: {err.strerror or err}"], str(path)) from None
+    except UnicodeDecodeError as err:  # a binary file, or text in another encoding
+        raise ScenarioError([f"not UTF-8 text (byte 0x{err.object[err.start]:02x} at offset {err.start}); "
+                             "a scenario file is a UTF-8 TOML file"], str(path)) from None
     return loads(text, source=str(path), default_name=path.stem)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
 import sys
 import time
@@ -17,38 +18,16 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from reports.aggregate import run_files
 from scenarios.campaign.driver import CampaignMismatch, Options, run_campaign
 from scenarios.campaign.execute import CampaignExists
+from scenarios.campaign.interrupt import resume_on_interrupt
 from scenarios.campaign.plan import MAX_RUNS, Campaign
+from scenarios.campaign.session import check_master
+from scenarios.exits import BadInput, verdict_exit
 from scenarios.shrink import DEFAULT_MAX_RUNS
 from scenarios.terminal import human_output_on_stderr, make_console, print_table
 
 console = make_console()
 
 DEMO_SCENARIO: Final = "swarm"
-
-
-class BadInput(click.ClickException):
-    exit_code = 2
-
-
-def load_scenario(ref: str) -> Any:
-    """A library name or a scenario file, validated; bad input is a ``BadInput`` naming it."""
-    from scenarios import library
-    from scenarios.spec import ScenarioError
-
-    try:
-        return library.load(ref)
-    except (library.UnknownScenario, ScenarioError) as exc:
-        raise BadInput(str(exc)) from exc
-
-
-def check_mutant(name: str | None) -> None:
-    from model import mutants
-
-    if name is not None:
-        try:
-            mutants.injectable(name)
-        except mutants.UnknownMutant as exc:
-            raise BadInput(f"--mutant: {exc}") from exc
 
 
 @contextmanager
@@ -72,8 +51,9 @@ def print_summary(data: dict[str, Any], out: Path) -> None:
     head.add_column("what")
     head.add_column("value", overflow="fold")
     rate = f"{data['runs_per_second']:.1f} ({data.get('build', '-')} build)"
+    errors = f"[red]{data['errors']} (runs that raised: see below)[/red]" if data["errors"] else 0
     for label, value in (("runs", data["runs"]), ("ok", data["ok"]), ("violated", data["violated"]),
-                         ("errors", data["errors"]), ("runs per second", rate),
+                         ("errors", errors), ("runs per second", rate),
                          ("faults fired (runs)", ", ".join(f"{k}x{v['runs']}" for k, v in data["faults_fired"].items())
                           or "none")):
         head.add_row(label, str(value))
@@ -86,8 +66,18 @@ def print_summary(data: dict[str, Any], out: Path) -> None:
         for name, v in hits.items():
             table.add_row(name, str(v["runs_violated"]), f"{v['rate']:.4f}", f"[{v['ci_low']:.4f}, {v['ci_high']:.4f}]")
         print_table(console, table)
-    for r in data.get("reproducers", []):  # commands: one line each, never markup
-        console.print(f"reproducer {r['invariant']}: {r['command']}", markup=False, highlight=False)
+    reproducers = data.get("reproducers", [])
+    for group in data["tables"]["failure_groups"]:  # runs that raised first: the verdict cannot be trusted
+        if group["invariant"] == "error":
+            console.print(f"error in {group['runs']} run(s): {group['example']}", style="red", soft_wrap=True,
+                          markup=False, highlight=False)
+            for r in reproducers:
+                if r["invariant"] == "error" and r["signature"] == group["signature"]:
+                    console.print(f"  reproducer: {r['command']}", soft_wrap=True, markup=False, highlight=False)
+    for r in reproducers:
+        if r["invariant"] == "error":
+            continue
+        console.print(f"reproducer {r['invariant']}: {r['command']}", soft_wrap=True, markup=False, highlight=False)
         shrunk = r.get("shrunk")
         if shrunk:
             console.print(f"  shrunk ({', '.join(shrunk['changes'])}): {shrunk['command']}" if "command" in shrunk
@@ -101,30 +91,47 @@ def campaign_once(scenario_ref: str, runs: int, out: Path, *, master: str | None
                   shrink: bool = False) -> dict[str, Any]:
     """Validate, start Spark, run the campaign with a progress bar; bad input raises ``BadInput``."""
     from scenarios.campaign.session import spark_session
+    from scenarios.check import require_mutant
+    from scenarios.commands import load_or_exit
 
-    scenario = load_scenario(scenario_ref)
-    check_mutant(mutant)
+    scenario = load_or_exit(scenario_ref)
+    require_mutant(mutant)
     try:
         workload = Campaign(scenario, runs, campaign_seed, mutant)
     except ValueError as exc:
         raise BadInput(str(exc)) from exc
     if run_files(out / "runs") and not resume:
         raise BadInput(f"{out} already holds a campaign: pass --resume to continue it, or choose a new --out")
-    console.print(f"starting Spark ({master or 'default master'}) ...")
-    spark = spark_session(master)
-    options = Options(partitions=partitions, batch_runs=batch_runs, resume=resume,
-                      shrink_runs=DEFAULT_MAX_RUNS if shrink else 0)
-    try:
-        with progress_bar(runs) as on_progress:
-            data = run_campaign(spark, workload, out, scenario_ref=scenario_ref, options=options,
-                                on_progress=on_progress)
-    except (CampaignExists, CampaignMismatch) as exc:
-        raise BadInput(str(exc)) from exc
-    except KeyboardInterrupt:
-        spark.sparkContext.cancelAllJobs()
-        console.print(f"interrupted: continue with the same command and --resume (output in {out})")
-        raise SystemExit(130) from None
+    check_master(master)
+    again = resume_command(scenario_ref, runs, out, master=master, partitions=partitions, batch_runs=batch_runs,
+                           campaign_seed=campaign_seed, mutant=mutant, shrink=shrink)
+    with resume_on_interrupt(again) as rearm:
+        console.print(f"starting Spark ({master or 'default master'}) ...")
+        spark = spark_session(master)
+        rearm()
+        options = Options(partitions=partitions, batch_runs=batch_runs, resume=resume,
+                          shrink_runs=DEFAULT_MAX_RUNS if shrink else 0)
+        try:
+            with progress_bar(runs) as on_progress:
+                data = run_campaign(spark, workload, out, scenario_ref=scenario_ref, options=options,
+                                    on_progress=on_progress)
+        except (CampaignExists, CampaignMismatch) as exc:
+            raise BadInput(str(exc)) from exc
     return data
+
+
+def resume_command(scenario_ref: str, runs: int, out: Path, *, master: str | None, partitions: int | None,
+                   batch_runs: int | None, campaign_seed: int, mutant: str | None, shrink: bool) -> str:
+    """The command line that continues this campaign, shell-quoted (what Ctrl-C prints)."""
+    context = click.get_current_context(silent=True)
+    standalone = context is not None and context.find_root().command is campaign_command
+    words = ["python", "-m", "scenarios.campaign_main"] if standalone else ["sharesim", "campaign"]
+    words += [scenario_ref, "--runs", str(runs), "--out", str(out)]
+    for option, value in (("--master", master), ("--partitions", partitions), ("--batch-runs", batch_runs),
+                          ("--mutant", mutant)):
+        words += [option, str(value)] if value is not None else []
+    words += ["--campaign-seed", str(campaign_seed), *(["--shrink"] if shrink else []), "--resume"]
+    return shlex.join(words)
 
 
 @click.command("campaign")
@@ -150,7 +157,9 @@ def campaign_command(scenario: str, runs: int, out: Path, master: str | None, pa
                      shrink: bool, as_json: bool) -> None:
     """Run SCENARIO (a library name or a .toml file) --runs N times on Spark and aggregate the results.
 
-    Exit 0 when no run violated an invariant or raised, 1 otherwise, 2 on bad input.
+    Exit 0 when every run held every invariant, 1 when a run violated one, 3 when a run raised (each
+    distinct error is printed with its reproducer), 2 on bad input (an unknown or unreachable --master
+    included, before Spark starts), 130 on Ctrl-C after printing the command that continues the campaign.
     """
     with human_output_on_stderr(console, when=as_json):
         data = campaign_once(scenario, runs, out, master=master, partitions=partitions, batch_runs=batch_runs,
@@ -158,7 +167,13 @@ def campaign_command(scenario: str, runs: int, out: Path, master: str | None, pa
         print_summary(data, out)
     if as_json:
         click.echo(json.dumps(data, indent=2))
-    sys.exit(0 if not data["violated"] and not data["errors"] else 1)
+    sys.exit(campaign_exit(data))
+
+
+def campaign_exit(data: dict[str, Any]) -> int:
+    """The exit code of a campaign from its summary (scenarios/exits.py)."""
+    return verdict_exit(violated=data["violated"], errors=data["errors"],
+                        inconsistent=data.get("duplicate_run_ids", 0))
 
 
 def demo_campaign(runs: int, out: Path, seed: int) -> int:
@@ -170,4 +185,4 @@ def demo_campaign(runs: int, out: Path, seed: int) -> int:
                          campaign_seed=seed, mutant=None, resume=False)
     print_summary(data, out)
     console.print(f"(campaign of {runs} runs in {time.perf_counter() - started:.0f} s, Spark start included)")
-    return 0 if not data["violated"] and not data["errors"] else 1
+    return campaign_exit(data)

@@ -105,7 +105,7 @@ def run_campaign(
     if runs is None:
         raise RuntimeError(f"{out / 'runs'}: no run was written")
     summary = summarise(spark, runs)
-    groups = [g for g in summary.tables["failure_groups"] if g["verdict"] == "violated"]
+    groups = summary.tables["failure_groups"]  # violations and errors alike get reproducers
     reproducers = reproduce(groups, workload, ref, out, seeds_per_group=options.seeds_per_group,
                             max_groups=options.max_groups, shrink_runs=options.shrink_runs)
     data = write_summary(summary, out, {**campaign_meta(meta),

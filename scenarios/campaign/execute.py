@@ -137,6 +137,9 @@ def batch_frame(spark: SparkSession, workload: Workload, lo: int, hi: int, parti
         ids = ids.join(F.broadcast(done), "id", "left_anti")
 
     def run_partition(batches: Iterator[Any]) -> Iterator[Any]:
+        from scenarios.campaign.interrupt import ignore_sigint_in_worker
+
+        ignore_sigint_in_worker()  # in an executor's Python worker: Ctrl-C is the driver's to handle
         yield from rows_of(workload, run_ids(batches), simulate_fn, on_rows)
 
     return ids.mapInArrow(run_partition, from_arrow_schema(ARROW_SCHEMA))

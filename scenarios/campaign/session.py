@@ -9,8 +9,12 @@ depends on it (DESIGN.md principle 2), but any library code that iterates a
 from __future__ import annotations
 
 import os
+import re
+import socket
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Final
+from urllib.parse import urlsplit
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -35,6 +39,68 @@ def submitted_master() -> str | None:
 
     SparkContext._ensure_initialized()  # joins spark-submit's JVM; starts nothing
     return SparkConf().get("spark.master")
+
+
+# The master URLs Spark takes (spark.apache.org/docs/latest/submitting-applications.html#master-urls).
+MASTER_FORMS: Final = ("local", "local[N]", "local[*]", "local[N,F]", "local-cluster[N,C,M]", "spark://HOST:PORT[,HOST:PORT...]",
+                       "yarn", "k8s://[https://]HOST[:PORT]")
+_MASTER_PATTERNS: Final = (r"local", r"local\[(\d+|\*)(,\d+)?\]", r"local-cluster\[\d+, *\d+, *\d+\]",
+                           r"spark://[^,/:]+:\d+(,[^,/:]+:\d+)*", r"yarn", r"k8s://.+")
+CONNECT_TIMEOUT_S: Final = 3.0
+
+
+def check_master(master: str | None) -> None:
+    """``BadInput`` (exit 2) for a ``--master`` Spark does not take, a master that does not answer within
+    a few seconds, or no Java: said in one line before Spark starts (Spark itself would print a JVM stack,
+    or wait minutes for an unreachable master)."""
+    import shutil
+
+    from scenarios.exits import BadInput
+
+    if master is not None:
+        if not any(re.fullmatch(pattern, master) for pattern in _MASTER_PATTERNS):
+            raise BadInput(f"--master {master}: not a Spark master URL; one of {', '.join(MASTER_FORMS)}")
+        endpoints = _endpoints(master)
+        unreachable = [why for why in map(_unreachable, endpoints) if why]
+        if endpoints and len(unreachable) == len(endpoints):  # a standby master of several may be down
+            raise BadInput(f"--master {master}: not reachable: {'; '.join(unreachable)}")
+    if not os.environ.get("JAVA_HOME") and shutil.which("java") is None:
+        raise BadInput("Spark needs Java 17 or later: none on PATH and JAVA_HOME is not set")
+
+
+def _endpoints(master: str) -> list[tuple[str, int]]:
+    """The (host, port) pairs a master URL names (none for local, yarn: nothing to reach here)."""
+    if master.startswith("spark://"):
+        return [(host, int(port)) for host, port in (hp.rsplit(":", 1) for hp in master.removeprefix("spark://")
+                                                                                .split(","))]
+    if master.startswith("k8s://"):
+        url = urlsplit(master.removeprefix("k8s://") if "://" in master[6:] else "https://" + master[6:])
+        return [(url.hostname or "", url.port or (443 if url.scheme == "https" else 80))]
+    return []
+
+
+def _unreachable(endpoint: tuple[str, int]) -> str | None:
+    """Why ``endpoint`` cannot be connected to within ``CONNECT_TIMEOUT_S`` (the name resolved too), or None."""
+    host, port = endpoint
+    resolving = ThreadPoolExecutor(1)  # getaddrinfo takes no timeout; a stuck resolver must not hang the command
+    try:
+        address = resolving.submit(socket.getaddrinfo, host, port, type=socket.SOCK_STREAM).result(CONNECT_TIMEOUT_S)
+    except socket.gaierror as exc:
+        return f"unknown host {host} ({exc.strerror})"
+    except TimeoutError:
+        return f"the name {host} did not resolve within {CONNECT_TIMEOUT_S:.0f} s"
+    finally:
+        resolving.shutdown(wait=False)
+    family, kind, proto, _, sockaddr = address[0]
+    try:
+        with socket.socket(family, kind, proto) as sock:
+            sock.settimeout(CONNECT_TIMEOUT_S)
+            sock.connect(sockaddr)
+    except TimeoutError:
+        return f"no answer from {host}:{port} within {CONNECT_TIMEOUT_S:.0f} s"
+    except OSError as exc:
+        return f"{host}:{port}: {exc.strerror or exc}"
+    return None
 
 
 def spark_session(master: str | None = None, app_name: str = "sharesim campaign") -> SparkSession:

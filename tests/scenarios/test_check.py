@@ -42,7 +42,7 @@ def test_check_and_run_take_a_variant_which_holds_where_its_mutant_does_not() ->
     assert caught.exit_code == 1, caught.output
     fixed = CliRunner().invoke(main, [*args, "start-offset-every-write-max"])
     assert fixed.exit_code == 0, fixed.output
-    assert "5 run(s), 0 violated (mutant start-offset-every-write-max)" in fixed.output
+    assert "5 run(s), 0 violated, 0 raised (mutant start-offset-every-write-max)" in fixed.output
     ran = CliRunner().invoke(main, ["run", "late_start_offset_write", "--seed", "4", "--json",
                                     "--mutant", "start-offset-every-write-max"])
     assert ran.exit_code == 0 and json.loads(ran.output)["mutant"] == "start-offset-every-write-max"
@@ -52,7 +52,7 @@ def test_check_of_the_correct_model_exits_0_and_prints_no_reproducer() -> None:
     result = CliRunner().invoke(main, ["check", "--scenarios", "small,poison", "--seeds", "2"])
     assert result.exit_code == 0, result.output
     assert "sharesim run" not in result.output
-    assert "4 run(s), 0 violated" in result.output
+    assert "4 run(s), 0 violated, 0 raised" in result.output
 
 
 def test_check_with_a_mutant_exits_1_with_one_reproducer_per_violating_run() -> None:
@@ -89,7 +89,7 @@ def test_bad_input_exits_2_with_the_known_names() -> None:
         (["check", "--mutant", "no-such-bug"], "unknown mutant 'no-such-bug'"),
         (["check", "--scenarios", "nope"], "unknown scenario 'nope'"),
         (["check", "--scenarios", ","], "name at least one"),
-        (["check", "--seeds", "0"], "--seeds 0"),
+        (["check", "--seeds", "0"], "'--seeds': 0"),
     ):
         result = runner.invoke(main, args)
         assert result.exit_code == 2, (args, result.output)
@@ -102,14 +102,30 @@ def test_every_command_has_help() -> None:
         assert result.exit_code == 0 and "Usage" in result.output
 
 
-def test_check_reports_a_run_that_raises_as_a_failure_with_its_reproducer(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_check_counts_a_run_that_raises_apart_from_violations_and_exits_3(monkeypatch: pytest.MonkeyPatch) -> None:
     def boom(*_args: object, **_kwargs: object) -> None:
         raise RuntimeError("the model broke")
 
     monkeypatch.setattr(runner, "run", boom)
     result = CliRunner().invoke(main, ["check", "--scenarios", "small", "--seeds", "1"])
-    assert result.exit_code == 1, result.output
+    assert result.exit_code == 3, result.output
     assert "sharesim run small --seed 0  # raised RuntimeError: the model broke" in result.output
+    assert "1 run(s), 0 violated, 1 raised" in result.output
+
+
+def test_a_run_that_raises_beside_a_violation_exits_3(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = runner.run
+
+    def boom_on_seed_1(spec: object, seed: int, **kwargs: object) -> object:
+        if seed == 1:
+            raise RuntimeError("the model broke")
+        return real(spec, seed, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(runner, "run", boom_on_seed_1)
+    result = CliRunner().invoke(main, ["check", "--scenarios", "stuck_head", "--seeds", "2",
+                                       "--mutant", "inflight-limit-per-fetch"])
+    assert result.exit_code == 3, result.output
+    assert "2 run(s), 1 violated, 1 raised (mutant inflight-limit-per-fetch)" in result.output
 
 
 def test_check_takes_scenario_files_and_replays_them_by_path(tmp_path: Path) -> None:
