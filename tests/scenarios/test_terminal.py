@@ -226,4 +226,5 @@ def summary(command: str) -> dict[str, Any]:
                                                    "ci_high": 0.0312},
                        "spso-monotonic": {"runs_violated": 0, "rate": 0.0, "ci_low": 0.0, "ci_high": 0.0037}},
         "reproducers": [{"invariant": "no-redelivery-after-ack", "command": command}],
+        "tables": {"failure_groups": [{"invariant": "no-redelivery-after-ack", "runs": 15, "signature": "#"}]},
     }
