@@ -51,6 +51,26 @@ DIVERGENCES: Final[dict[str, str]] = {
     "ack-across-log-start-rejected":
         "an acknowledgement that spans a moved log start offset is rejected whole; trunk skips the offsets "
         "below the start and applies the rest",
+    "compacted-archived-at-acquire":
+        "offsets with no record (compacted away) are archived by the leader at acquisition; trunk delivers "
+        "the fetched batch and the client acknowledges the missing offsets with GAP",
+    "ack-beyond-window-code":
+        "acknowledging offsets beyond the in-flight window answers INVALID_RECORD_STATE; trunk answers "
+        "INVALID_REQUEST (and INVALID_RECORD_STATE when nothing is in flight, as the model does)",
+    "overlapping-ack-batches":
+        "a request whose acknowledgement batches overlap is malformed (INVALID_REQUEST, nothing applied); "
+        "trunk applies the batches in order and fails the repeated one with INVALID_RECORD_STATE, rolling "
+        "back the rest",
+    "unknown-topic-write-drops-state":
+        "a write answered UNKNOWN_TOPIC_OR_PARTITION means the state was deleted (the model's coordinator "
+        "answers it for deleted keys, SC-9): the leader drops its state; trunk treats it as a failed write",
+    "log-start-drops-window":
+        "when the log start offset moves past in-flight records the model drops them from the window, "
+        "whatever their state; trunk archives the AVAILABLE ones and keeps ACQUIRED ones with their member "
+        "until they are acknowledged or their lock expires",
+    "lock-timeout-waits-for-write":
+        "records whose lock expired stay in transition until the state write is accepted (SP-9); trunk makes "
+        "them AVAILABLE at once and only logs a failed write (the mutant lock-timeout-before-write)",
     "group-epoch-starts-at-zero":
         "a new share group starts at group epoch 0 and its first member's heartbeat bumps it to 1 (then 2 "
         "once its partitions are initialized); trunk creates the group at epoch 1 (KAFKA-20268)",
