@@ -20,13 +20,16 @@ from typing import cast
 
 from model.core.config import BrokerConfig, GroupConfig
 from model.core.errors import ApiError, Errors
+from model.core.group.result import CoordinatorResult
 from model.core.group.share_group import ShareGroupManager, ShareGroupMember, _Batch
+from model.core.group.share_messages import ShareGroupHeartbeatRequest, ShareGroupHeartbeatResponse
 from model.core.group.share_records import (
     ShareGroupCurrentMemberAssignment,
     ShareGroupMemberMetadata,
     ShareGroupMetadata,
     ShareGroupTargetAssignmentMember,
     ShareGroupTargetAssignmentMetadata,
+    Tombstone,
 )
 from model.core.log import PartitionLog
 from model.core.metadata import MetadataImage, TopicPartition
@@ -34,6 +37,8 @@ from model.core.share_coordinator import ShareCoordinatorShard
 from model.core.share_partition import AcknowledgementBatch, PartitionStatus, SharePartition
 from model.core.share_records import ShareSnapshot
 from model.core.share_state import (
+    InitializeShareGroupStateRequest,
+    InitializeShareGroupStateResponse,
     ReadShareGroupStateRequest,
     ReadShareGroupStateResponse,
     RecordState,
@@ -241,3 +246,68 @@ def reconciled_member(member_epoch: int, subscription: Sequence[str], assigned: 
     assert group is not None
     manager._reconcile(group, mid, _Batch())  # the model's assignment builder
     return group.members[mid]
+
+
+class GroupCoordinator:
+    """GroupMetadataManagerTestContext for share groups: a ShareGroupManager, its clock and its records.
+
+    ``create_group`` makes a share group as trunk does, at group epoch 1 (the model makes a group at
+    epoch 0 on its first member's heartbeat: ``divergence("group-epoch-starts-at-zero")``, tested on
+    its own), so the epochs Kafka's tests expect line up."""
+
+    def __init__(self, topics: dict[str, int] | None = None, config: BrokerConfig | None = None) -> None:
+        metadata = MetadataImage()
+        for name, count in (topics or {}).items():
+            metadata = metadata.with_topic(name, count)
+        self.config = config or BrokerConfig()
+        self.manager = ShareGroupManager(self.config, metadata, lambda: "generated-member-id")
+        self.now = 0
+        self.records: list[object] = []
+        self.state_requests: list[object] = []
+
+    def take(self, result: CoordinatorResult) -> CoordinatorResult:
+        self.records.extend(result.records)
+        self.state_requests.extend(result.outputs)
+        return result
+
+    def create_group(self, group_id: str, epoch: int = 1) -> None:
+        self.manager.replay(ShareGroupMetadata(group_id, epoch))
+
+    def replay(self, *records: object) -> None:
+        for record in records:
+            self.manager.replay(record)
+
+    def heartbeat(self, group_id: str, member_id: str, member_epoch: int,
+                  topics: Sequence[str] | None = None) -> ShareGroupHeartbeatResponse:
+        request = ShareGroupHeartbeatRequest(group_id, member_id, member_epoch,
+                                             subscribed_topic_names=None if topics is None else tuple(topics))
+        response = self.take(self.manager.heartbeat(request, self.now)).response
+        assert isinstance(response, ShareGroupHeartbeatResponse)
+        return response
+
+    def initialize_all(self) -> None:
+        """Answer every InitializeShareGroupState sent so far with success."""
+        sent, self.state_requests = self.state_requests, []
+        for request in sent:
+            if isinstance(request, InitializeShareGroupStateRequest):
+                self.take(self.manager.on_initialize_response(InitializeShareGroupStateResponse(request.key),
+                                                              self.now))
+
+    def initialize_requests(self) -> dict[str, tuple[int, set[int]]]:
+        """topic id → (state epoch, partitions) of the InitializeShareGroupState requests sent so far."""
+        out: dict[str, tuple[int, set[int]]] = {}
+        for request in self.state_requests:
+            if isinstance(request, InitializeShareGroupStateRequest):
+                _, partitions = out.get(request.key.topic_id, (request.state_epoch, set()))
+                partitions.add(request.key.partition)
+                out[request.key.topic_id] = (request.state_epoch, partitions)
+        return out
+
+    def sleep(self, ms: int) -> CoordinatorResult:
+        self.now += ms
+        return self.take(self.manager.expire(self.now))
+
+
+def record_kind(record: object) -> str:
+    """A record's kind, a tombstone as "-Kind" (the form Kafka's expected record lists compare by)."""
+    return f"-{record.key.kind}" if isinstance(record, Tombstone) else type(record).__name__

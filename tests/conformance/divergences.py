@@ -74,6 +74,9 @@ DIVERGENCES: Final[dict[str, str]] = {
     "group-epoch-starts-at-zero":
         "a new share group starts at group epoch 0 and its first member's heartbeat bumps it to 1 (then 2 "
         "once its partitions are initialized); trunk creates the group at epoch 1 (KAFKA-20268)",
+    "target-assignment-on-next-heartbeat":
+        "a member's session timing out bumps the group epoch; the model computes the new target assignment "
+        "on the next heartbeat that needs it (GC-3), trunk at once with the expiry's records",
     "simple-assignor-placement":
         "the SimpleAssignor follows the worked table of 003 (members hashed to partitions, then keep, fill, "
         "balance); trunk's balances first and keeps what it can, without hashing: every partition is "
