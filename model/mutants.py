@@ -76,7 +76,8 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
            "model/core/share_partition.py: _release, _acquire_available"),
     Mutant("release-decrements-count",
            "releasing a member's acquired records when its share session ends decrements their delivery count, "
-           "as if the delivery had not happened (SP-15: count unchanged)",
+           "as if the delivery had not happened (SP-15: count unchanged; Kafka 4.2 and earlier did this, fixed "
+           "by KAFKA-19972, apache/kafka 71299c229a)",
            "delivery-count-limit", "paused_session_evicted", "model/core/share_partition.py: _release"),
     Mutant("ack-from-non-owner",
            "an acknowledgement is accepted without checking that the acknowledging member owns the acquisition "
@@ -111,8 +112,8 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
            "every WriteShareGroupState carries the leader's current SPSO, however many writes are in flight, "
            "and the share coordinator stores the start offset it is sent, so a write retried after a newer one "
            "landed moves the stored start offset back below records acknowledged since (SP-6, SP-9: the SPSO "
-           "only if it moved; Kafka 4.3.0 and earlier; trunk's coordinator keeps the higher since apache/kafka "
-           "b77567478f, 2026-08-04, and still sends this payload: the variant start-offset-every-write-max)",
+           "only if it moved; Kafka 4.3 and earlier; trunk's coordinator keeps the higher since apache/kafka "
+           "b77567478f, 2026-08-04 (4.4), and still sends this payload: the variant start-offset-every-write-max)",
            "no-redelivery-after-accept", "late_start_offset_write",
            "model/core/share_partition.py: _payload; model/core/share_coordinator.py: write"),
     Mutant("orphan-on-group-empty",

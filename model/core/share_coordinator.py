@@ -41,14 +41,14 @@ reference unless noted):
   state epoch, answers INVALID_REQUEST and changes nothing, whether the key
   is initialized or not (Kafka trunk since KAFKA-20743, apache/kafka
   cde0d5687d: ``ShareCoordinatorShard.maybeGetWriteStateError`` and
-  ``maybeGetReadStateError``; 4.3.0 and earlier accepted them). A read-summary
+  ``maybeGetReadStateError``; the 4.3 branch and earlier accepted them; 4.4 has the check). A read-summary
   carries no epoch check (Kafka's has none); the group coordinator sends it
   with leader epoch -1, which fences nothing.
 - A write never moves the stored start offset back: the stored one becomes
   the higher of the two, and the write's batches are clipped at it (Kafka
   trunk since apache/kafka b77567478f, ``ShareCoordinatorShard
   .generateShareStateRecord``: ``Math.max(partitionData.startOffset(),
-  currentState.startOffset())``; 4.3.0 and earlier took the written one: the
+  currentState.startOffset())``; the 4.3 branch and earlier took the written one: the
   mutant ``start-offset-every-write``).
 - Write with a state epoch *higher* than stored is accepted and does not raise
   the stored one (Kafka; SC-5 "writes never raise stored epochs"). Only
@@ -327,7 +327,7 @@ class ShareCoordinatorShard:
             return WriteShareGroupStateResponse(req.key, *(error or _NO_STATE)), []
         start_offset = req.start_offset
         # Never back (trunk's generateShareStateRecord): a write that lands after a later one cannot
-        # uncover offsets the later one moved past. Not for the mutant, Kafka 4.3.0 and earlier; the
+        # uncover offsets the later one moved past. Not for the mutant, Kafka 4.3 and earlier; the
         # variant "start-offset-every-write-max" (trunk's payload) keeps this rule.
         if start_offset != UNKNOWN_OFFSET and _mutants.ACTIVE != "start-offset-every-write":
             start_offset = max(start_offset, stored.start_offset)

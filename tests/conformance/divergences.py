@@ -29,25 +29,6 @@ DIVERGENCES: Final[dict[str, str]] = {
     "spso-advances-at-recovery":
         "recovery moves the SPSO past leading ACKNOWLEDGED/ARCHIVED batches of the state read (SP-10 as the "
         "model writes it); trunk keeps the stored start offset and the terminal batches in its cache",
-    "acquire-available-before-new":
-        "acquire takes AVAILABLE records of the window before new ones, whatever was fetched; trunk acquires "
-        "only within the fetched batches, from the fetch offset",
-    "ack-all-or-nothing":
-        "an acknowledgement with any unacknowledgeable offset fails whole and changes nothing; trunk applies "
-        "the batches before the bad one and rolls back only those it tried (not every batch of the request)",
-    "write-failure-rolls-back-to-acquired":
-        "a failed acknowledgement write puts the records back to ACQUIRED under their lock (SP-9); trunk "
-        "rolls the in-memory state back the same way but answers the error (the same) after applying "
-        "nothing durable; differences show in what the cache holds meanwhile (records in transition)",
-    "release-keeps-delivery-count":
-        "releasing a member's records keeps their delivery count (SP-15); trunk decrements it "
-        "(DeliveryCountOps.DECREASE, the mutant release-decrements-count)",
-    "delivery-limit-at-acquire":
-        "acquire archives AVAILABLE records already at the delivery-count limit instead of delivering them "
-        "(a defensive guard trunk does not have; issue 24 removes it)",
-    "terminal-batches-stay-in-window":
-        "trunk keeps ACKNOWLEDGED/ARCHIVED batches at the start of its cache until the next state change "
-        "moves the start offset; the model drops them from the window as soon as their write is answered",
     "ack-across-log-start-rejected":
         "an acknowledgement that spans a moved log start offset is rejected whole; trunk skips the offsets "
         "below the start and applies the rest",
@@ -88,8 +69,6 @@ DIVERGENCES: Final[dict[str, str]] = {
     "assignor-ignores-unknown-topic":
         "assign() takes the topics that exist; a subscription to a missing topic gets nothing instead of "
         "trunk's PartitionAssignorException",
-    "heartbeat-validation-order":
-        "ShareGroupHeartbeat validation answers the same code with sharesim's own messages and field order",
 }
 
 # Mechanisms of the Kafka that ships that the model lacks (issue 24's list).
@@ -106,11 +85,6 @@ MISSING: Final[dict[str, str]] = {
     "leader-not-available": "no LEADER_NOT_AVAILABLE while loading or fenced (the model answers others)",
     "coordinator-metadata-image": "the share coordinator has no metadata image: no UNKNOWN_TOPIC_OR_PARTITION "
                                   "for topics it does not know, no onTopicsDeleted",
-    "persister-response-shape": "the persister's answers are typed per partition: no null, empty or "
-                                "wrong-topic response to check",
-    "wall-clock-lock-timers": "acquisition locks are deadlines checked by the caller, not timer tasks",
-    "assignment-builder": "no ShareGroupAssignmentBuilder: reconciliation is inside the group manager",
-    "allowed-partitions-map": "the assignor gets the assignable partitions per topic, no separate allowed map",
 }
 
 

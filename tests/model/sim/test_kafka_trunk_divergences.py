@@ -2,7 +2,7 @@
 (README "Where Kafka's trunk differs from SPEC.md"), each against the correct model on the same seed.
 
 * ``start-offset-every-write``: trunk's WriteShareGroupState always carries the share-partition's
-  current start offset, and the share coordinator of Kafka 4.3.0 and earlier took it as it came
+  current start offset, and the share coordinator of Kafka 4.3 and earlier took it as it came
   (trunk keeps the higher since apache/kafka b77567478f: the variant below). A write its coordinator
   did not commit before moving is answered NOT_COORDINATOR and retried after a backoff; writes
   sent meanwhile to the new coordinator land first, so the retried one moves the stored start
