@@ -26,9 +26,6 @@ DIVERGENCES: Final[dict[str, str]] = {
     "cold-snapshot-by-redundancy":
         "the coordinator re-snapshots a key when its old snapshot holds redundant records back from pruning "
         "(resnapshot_idle); trunk snapshots keys whose last snapshot is older than a time interval",
-    "spso-advances-at-recovery":
-        "recovery moves the SPSO past leading ACKNOWLEDGED/ARCHIVED batches of the state read (SP-10 as the "
-        "model writes it); trunk keeps the stored start offset and the terminal batches in its cache",
     "ack-across-log-start-rejected":
         "an acknowledgement that spans a moved log start offset is rejected whole; trunk skips the offsets "
         "below the start and applies the rest",
@@ -58,6 +55,13 @@ DIVERGENCES: Final[dict[str, str]] = {
     "target-assignment-on-next-heartbeat":
         "a member's session timing out bumps the group epoch; the model computes the new target assignment "
         "on the next heartbeat that needs it (GC-3), trunk at once with the expiry's records",
+    "initialize-bumps-group-epoch":
+        "when a topic's share-partitions are initialized the model records them and bumps the group epoch, "
+        "so the next heartbeat assigns them (GC-7); trunk's initializeShareGroupState writes only the state "
+        "metadata record",
+    "load-bumps-group-epoch":
+        "a coordinator that loads a group bumps its epoch (on_loaded, so the target is computed afresh); "
+        "trunk's onLoaded only restarts the timers",
     "simple-assignor-placement":
         "the SimpleAssignor follows the worked table of 003 (members hashed to partitions, then keep, fill, "
         "balance); trunk's balances first and keeps what it can, without hashing: every partition is "

@@ -163,7 +163,8 @@ def test_share_group_states() -> None:
 
 def test_share_group_heartbeat_initialize_on_partition_update() -> None:
     """GroupMetadataManagerTest.testShareGroupHeartbeatInitializeOnPartitionUpdate: partitions added to a
-    subscribed topic are initialized, and only they."""
+    subscribed topic are initialized, and only they (trunk sends them with the next heartbeat, the model
+    as soon as it sees the new metadata)."""
     gc = GroupCoordinator({"foo": 2})
     gc.create_group(GROUP)
     gc.heartbeat(GROUP, M1, 0, ["foo"])
@@ -172,9 +173,25 @@ def test_share_group_heartbeat_initialize_on_partition_update() -> None:
     assert {t: ps for t, (_, ps) in gc.initialize_requests().items()} == {"foo-id": {2, 3}}
 
 
+@divergence("initialize-bumps-group-epoch")
 def test_share_group_initialize_success() -> None:
-    """GroupMetadataManagerTest.testShareGroupInitializeSuccess: once the state of every partition is
-    initialized they are recorded initialized (and assigned on the next heartbeat)."""
+    """GroupMetadataManagerTest.testShareGroupInitializeSuccess: the share coordinator initialized both
+    initializing partitions: one record, the state metadata with them initialized."""
+    gc = GroupCoordinator({"topic": 2})
+    gc.create_group(GROUP, 0)
+    gc.replay(ShareGroupStatePartitionMetadata(
+        GROUP, initializing_topics=(TopicPartitionsInfo("topic-id", "topic", (0, 1), (-1, -1)),)))
+    gc.take(gc.manager.on_loaded(gc.now))  # a replayed group: the model sends the initializations in progress
+    gc.records.clear()
+    gc.initialize_all()
+    assert [record_kind(r) for r in gc.records] == ["ShareGroupStatePartitionMetadata"]
+    group = gc.manager.group(GROUP)
+    assert group is not None and group.initialized == {TopicPartition("topic", 0), TopicPartition("topic", 1)}
+
+
+def test_share_group_initialize_success_assigns() -> None:
+    """GroupMetadataManagerTest.testShareGroupInitializeSuccess: once initialized, the partitions are
+    recorded initialized (the model then assigns them on the next heartbeat)."""
     gc = GroupCoordinator({"foo": 2})
     gc.create_group(GROUP)
     response = gc.heartbeat(GROUP, M1, 0, ["foo"])
@@ -229,16 +246,22 @@ def test_session_timeout_expiration_for_share_member_target_assignment() -> None
     assert _kinds(gc.records)[-1] == "ShareGroupTargetAssignmentMetadata"
 
 
+@divergence("load-bumps-group-epoch")
 def test_on_loaded_session_timeout_expiration_for_share_member() -> None:
-    """GroupMetadataManagerTest.testOnLoadedSessionTimeoutExpirationForShareMember: a coordinator that
-    loaded the group starts its members' session timers, which expire."""
-    gc = GroupCoordinator({"foo": 3})
-    _stable_group(gc, 10, {M1: (("foo",), {"foo": [0, 1, 2]})}, {"foo": 3})
+    """GroupMetadataManagerTest.testOnLoadedSessionTimeoutExpirationForShareMember: a coordinator that loaded
+    the group (epoch 10) starts its members' session timers; the expiry writes the member's tombstones and
+    epoch 11."""
+    gc = GroupCoordinator({"foo": 6})
+    _stable_group(gc, 10, {M1: (("foo",), {"foo": [0, 1, 2, 3, 4, 5]})}, {"foo": 6})
     gc.take(gc.manager.on_loaded(gc.now))
     group = gc.manager.group(GROUP)
     assert group is not None and group.session_deadline_ms[M1] == gc.now + 45_000
-    gc.sleep(45_000)
+    gc.records.clear()
+    gc.sleep(45_000 + 1)
     assert M1 not in group.members
+    assert _kinds(gc.records)[:4] == ["-ShareGroupCurrentMemberAssignment", "-ShareGroupTargetAssignmentMember",
+                                      "-ShareGroupMemberMetadata", "ShareGroupMetadata"]
+    assert ShareGroupMetadata(GROUP, 11) in gc.records
 
 
 # -- describe, delete, admin ---------------------------------------------------------------------
@@ -253,13 +276,20 @@ def test_share_group_describe_request() -> None:
 
 
 def test_share_group_describe_no_errors() -> None:
-    """GroupMetadataManagerTest.testShareGroupDescribeNoErrors: a known group is described with its epoch,
-    state and members."""
-    gc = GroupCoordinator({"foo": 3})
-    _stable_group(gc, 10, {M1: (("foo",), {"foo": [0, 1, 2]})}, {"foo": 3})
-    (described,) = gc.manager.describe(ShareGroupDescribeRequest((GROUP,))).groups
-    assert (described.error_code, described.group_epoch, described.group_state) == (Errors.NONE, 10, "Stable")
-    assert [m.member_id for m in described.members] == [M1] and described.assignor_name == "simple"
+    """GroupMetadataManagerTest.testShareGroupDescribeNoErrors: group-id-1 at epoch 100 (no members) and
+    group-id-2 at 15, joined by one member (epoch 16, its state initialized at 16), described together.
+    (Kafka also expects assignment epoch 1 for group-id-1, created by its epoch record alone; the
+    model's is 0, not compared.)"""
+    gc = GroupCoordinator({"topic": 1})
+    gc.create_group("group-id-1", 100)
+    gc.create_group("group-id-2", 15)
+    response = gc.heartbeat("group-id-2", "", 0, ["topic"])
+    assert gc.initialize_requests() == {"topic-id": (16, {0})}
+    first, second = gc.manager.describe(ShareGroupDescribeRequest(("group-id-1", "group-id-2"))).groups
+    assert (first.error_code, first.group_epoch, first.group_state, first.members) == (Errors.NONE, 100, "Empty", ())
+    assert (second.group_epoch, second.assignment_epoch, second.group_state) == (16, 16, "Stable")
+    assert [(m.member_id, m.member_epoch, m.subscribed_topic_names) for m in second.members] == \
+        [(response.member_id, 16, ("topic",))]
 
 
 def test_share_group_delete_tombstones() -> None:
