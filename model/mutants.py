@@ -76,7 +76,8 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
            "model/core/share_partition.py: _release, _acquire_available"),
     Mutant("release-decrements-count",
            "releasing a member's acquired records when its share session ends decrements their delivery count, "
-           "as if the delivery had not happened (SP-15: count unchanged)",
+           "as if the delivery had not happened (SP-15: count unchanged; Kafka 4.2 and earlier did this, fixed "
+           "by KAFKA-19972, apache/kafka 71299c229a)",
            "delivery-count-limit", "paused_session_evicted", "model/core/share_partition.py: _release"),
     Mutant("ack-from-non-owner",
            "an acknowledgement is accepted without checking that the acknowledging member owns the acquisition "
@@ -109,9 +110,12 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
            "share-session-epoch", "paused_session_evicted", "model/core/share_session.py: ShareSessionCache._continue"),
     Mutant("start-offset-every-write",
            "every WriteShareGroupState carries the leader's current SPSO, however many writes are in flight, "
-           "so a write retried after a newer one landed moves the stored start offset back below records "
-           "acknowledged since (SP-6, SP-9: the SPSO only if it moved; Kafka trunk does this)",
-           "no-redelivery-after-accept", "late_start_offset_write", "model/core/share_partition.py: _payload"),
+           "and the share coordinator stores the start offset it is sent, so a write retried after a newer one "
+           "landed moves the stored start offset back below records acknowledged since (SP-6, SP-9: the SPSO "
+           "only if it moved; Kafka 4.3 and earlier; trunk's coordinator keeps the higher since apache/kafka "
+           "b77567478f, 2026-08-04 (4.4), and still sends this payload: the variant start-offset-every-write-max)",
+           "no-redelivery-after-accept", "late_start_offset_write",
+           "model/core/share_partition.py: _payload; model/core/share_coordinator.py: write"),
     Mutant("orphan-on-group-empty",
            "when a share group's last share session on a broker ends with its connection, the broker drops the "
            "group's share-partitions and builds new ones on the next fetch, which read the state again at the "
@@ -218,8 +222,9 @@ VARIANTS: Final[tuple[Variant, ...]] = (
     Variant("start-offset-every-write-max", "start-offset-every-write",
             "trunk's payload (every WriteShareGroupState carries the SPSO), and a share coordinator that never "
             "lowers the stored start offset within a state epoch: a write retried behind newer ones cannot move "
-            "it back (TLA+: start_every_write_max)",
-            "model/core/share_coordinator.py: write"),
+            "it back (TLA+: start_every_write_max). Kafka trunk since apache/kafka b77567478f; the coordinator "
+            "is sharesim's own since then, so the variant differs from its mutant only there",
+            "model/core/share_partition.py: _payload"),
 )
 
 _BY_NAME: Final = {m.name: m for m in MUTANTS}

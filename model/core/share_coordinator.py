@@ -37,13 +37,26 @@ records may be pruned: pass the committed end to ``prune_offset``.
 Decisions where SPEC.md is silent (Kafka's ShareCoordinatorShard is the
 reference unless noted):
 
-- A leader epoch or state epoch of -1 in a read/write request means "not
-  given": that epoch is neither checked nor raised (Kafka).
+- A read or write with a negative leader epoch, or a write with a negative
+  state epoch, answers INVALID_REQUEST and changes nothing, whether the key
+  is initialized or not (Kafka trunk since KAFKA-20743, apache/kafka
+  cde0d5687d: ``ShareCoordinatorShard.maybeGetWriteStateError`` and
+  ``maybeGetReadStateError``; the 4.3 branch and earlier accepted them; 4.4 has the check). A read-summary
+  carries no epoch check (Kafka's has none); the group coordinator sends it
+  with leader epoch -1, which fences nothing.
+- A write never moves the stored start offset back: the stored one becomes
+  the higher of the two, and the write's batches are clipped at it (Kafka
+  trunk since apache/kafka b77567478f, ``ShareCoordinatorShard
+  .generateShareStateRecord``: ``Math.max(partitionData.startOffset(),
+  currentState.startOffset())``; the 4.3 branch and earlier took the written one: the
+  mutant ``start-offset-every-write``).
 - Write with a state epoch *higher* than stored is accepted and does not raise
   the stored one (Kafka; SC-5 "writes never raise stored epochs"). Only
   initialize sets the state epoch. The same holds for a higher leader epoch.
 - Initialize with a state epoch equal to the stored one is accepted and writes
-  a fresh snapshot (no batches, the request's start offset), like Kafka. A
+  a fresh snapshot (no batches, the request's start offset). Kafka trunk's
+  ``initializeState`` answers a duplicate (same state epoch and start offset)
+  without writing anything: a listed divergence (tests/conformance). A
   retried initialize therefore leaves the same state as the first one; the
   group coordinator only retries before the partition is assignable (GC-5), so
   no leader has written in between. A lower state epoch is FENCED_STATE_EPOCH.
@@ -99,7 +112,7 @@ from model.core.state_batches import combine_state_batches, overlay_state_batche
 
 DEFAULT_NUM_PARTITIONS = 50  # share.coordinator.state.topic.num.partitions
 DEFAULT_UPDATES_PER_SNAPSHOT = 500  # share.coordinator.snapshot.update.records.per.snapshot
-NO_EPOCH = -1  # a request epoch of -1 is "not given"; also the leader epoch before any read
+NO_EPOCH = -1  # the stored leader epoch before any read; a read-summary's "no leader epoch"
 
 
 def java_string_hash(text: str) -> int:
@@ -276,7 +289,12 @@ class ShareCoordinatorShard:
     def read(self, req: ReadShareGroupStateRequest) -> tuple[ReadShareGroupStateResponse, list[ShareStateRecord]]:
         """Return the state; a higher leader epoch is stored durably first (SC-5 zombie fence, *impl*)."""
         stored = self._states.get(req.key)
-        error = self._load_error() or _invalid_key(req.key) or _unknown_or_fenced(req.key, stored, req.leader_epoch)
+        error = (
+            self._load_error()
+            or _invalid_key(req.key)
+            or _negative_epoch(req.leader_epoch)
+            or _unknown_or_fenced(req.key, stored, req.leader_epoch)
+        )
         if error is not None or stored is None:
             return ReadShareGroupStateResponse(req.key, *(error or _NO_STATE)), []
         response = ReadShareGroupStateResponse(
@@ -285,7 +303,7 @@ class ShareCoordinatorShard:
             start_offset=stored.start_offset,
             state_batches=stored.state_batches,
         )
-        if req.leader_epoch == NO_EPOCH or req.leader_epoch == stored.leader_epoch:
+        if req.leader_epoch == stored.leader_epoch:
             return response, []
         if _mutants.ACTIVE == "read-keeps-leader-epoch":
             return response, []  # mutant: the new leader epoch is not stored
@@ -300,6 +318,7 @@ class ShareCoordinatorShard:
         error = (
             self._load_error()
             or _invalid_key(req.key)
+            or _negative_epoch(req.leader_epoch, req.state_epoch)
             or _invalid_write(req)
             or _unknown_or_fenced(req.key, stored, req.leader_epoch)
             or _stale_state_epoch(stored, req.state_epoch)
@@ -307,8 +326,11 @@ class ShareCoordinatorShard:
         if error is not None or stored is None:
             return WriteShareGroupStateResponse(req.key, *(error or _NO_STATE)), []
         start_offset = req.start_offset
-        if _mutants.ACTIVE == "start-offset-every-write-max" and start_offset != UNKNOWN_OFFSET:
-            start_offset = max(start_offset, stored.start_offset)  # variant: only up (older state epochs are fenced)
+        # Never back (trunk's generateShareStateRecord): a write that lands after a later one cannot
+        # uncover offsets the later one moved past. Not for the mutant, Kafka 4.3 and earlier; the
+        # variant "start-offset-every-write-max" (trunk's payload) keeps this rule.
+        if start_offset != UNKNOWN_OFFSET and _mutants.ACTIVE != "start-offset-every-write":
+            start_offset = max(start_offset, stored.start_offset)
         # Writes never raise stored epochs: the record carries the stored leader epoch.
         record = self._state_record(req.key, stored, start_offset, req.state_batches, stored.leader_epoch)
         self.apply(record)
@@ -487,6 +509,15 @@ def _invalid_key(key: SharePartitionKey) -> tuple[Errors, str] | None:
     return (Errors.INVALID_REQUEST, "negative partition") if key.partition < 0 else None
 
 
+def _negative_epoch(leader_epoch: int, state_epoch: int = 0) -> tuple[Errors, str] | None:
+    """KAFKA-20743: a negative epoch is no epoch a leader or a group coordinator ever sends."""
+    if leader_epoch < 0:
+        return Errors.INVALID_REQUEST, f"negative leader epoch {leader_epoch}"
+    if state_epoch < 0:
+        return Errors.INVALID_REQUEST, f"negative state epoch {state_epoch}"
+    return None
+
+
 def _invalid_initialize(req: InitializeShareGroupStateRequest) -> tuple[Errors, str] | None:
     if req.state_epoch < 0 or req.start_offset < UNKNOWN_OFFSET:
         return Errors.INVALID_REQUEST, "negative state epoch or start offset below -1"
@@ -509,14 +540,15 @@ def _unknown_or_fenced(
 ) -> tuple[Errors, str] | None:
     if stored is None:
         return Errors.UNKNOWN_TOPIC_OR_PARTITION, f"no share-group state for {key}"  # SC-9
+    # NO_EPOCH only reaches here from a read-summary (the group coordinator has no leader epoch).
     if leader_epoch != NO_EPOCH and stored.leader_epoch > leader_epoch:
         return Errors.FENCED_LEADER_EPOCH, f"stored leader epoch {stored.leader_epoch} > {leader_epoch}"
     return None
 
 
 def _stale_state_epoch(stored: ShareGroupState | None, state_epoch: int) -> tuple[Errors, str] | None:
-    """SC-5: a request whose state epoch is older than the stored one (-1: not given)."""
-    if stored is not None and state_epoch != NO_EPOCH and stored.state_epoch > state_epoch:
+    """SC-5: a request whose state epoch is older than the stored one (negative ones are refused before)."""
+    if stored is not None and stored.state_epoch > state_epoch:
         return Errors.FENCED_STATE_EPOCH, f"stored state epoch {stored.state_epoch} > {state_epoch}"
     return None
 

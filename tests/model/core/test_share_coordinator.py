@@ -291,11 +291,17 @@ FENCE_CASES = [
     FenceCase("write equal epochs", _write(SE, LE), Errors.NONE, 1),
     FenceCase("write higher leader epoch does not raise it", _write(SE, LE + 1), Errors.NONE, 1),
     FenceCase("write higher state epoch does not raise it", _write(SE + 1, LE), Errors.NONE, 1),
-    FenceCase("write without epochs (-1) is not fenced", _write(-1, -1), Errors.NONE, 1),
+    # KAFKA-20743: a negative epoch is refused, whatever is stored (it was taken for "not given").
+    FenceCase("write without epochs (-1) is invalid", _write(-1, -1), Errors.INVALID_REQUEST, 0),
+    FenceCase("write with leader epoch -1 is invalid", _write(SE, -1), Errors.INVALID_REQUEST, 0),
+    FenceCase("write with state epoch -1 is invalid", _write(-1, LE), Errors.INVALID_REQUEST, 0),
+    FenceCase("write with a negative epoch to an uninitialized key", _write(-1, -1, OTHER), Errors.INVALID_REQUEST, 0),
     FenceCase("read stale leader epoch", _read(LE - 1), Errors.FENCED_LEADER_EPOCH, 0),
     FenceCase("read equal leader epoch writes nothing", _read(LE), Errors.NONE, 0),
     FenceCase("read raises the leader epoch durably", _read(LE + 2), Errors.NONE, 1, (SE, LE + 2)),
-    FenceCase("read without leader epoch (-1)", _read(-1), Errors.NONE, 0),
+    FenceCase("read with leader epoch -1 is invalid", _read(-1), Errors.INVALID_REQUEST, 0),
+    FenceCase("read with a negative leader epoch to an uninitialized key", _read(-1, OTHER), Errors.INVALID_REQUEST, 0),
+    FenceCase("read summary with leader epoch -1 (the group coordinator's) is served", _summary(-1), Errors.NONE, 0),
     FenceCase("read summary stale leader epoch", _summary(LE - 1), Errors.FENCED_LEADER_EPOCH, 0),
     FenceCase("read summary never raises the leader epoch", _summary(LE + 1), Errors.NONE, 0),
     FenceCase("initialize stale state epoch", _initialize(SE - 1), Errors.FENCED_STATE_EPOCH, 0),
@@ -337,6 +343,44 @@ def test_fencing_truth_table(case: FenceCase) -> None:
     state = shard.state(KEY)
     assert (None if state is None else (state.state_epoch, state.leader_epoch)) == case.epochs
     assert_replay_matches(shard)
+
+
+def test_a_write_with_a_lower_start_offset_keeps_the_stored_one() -> None:
+    """SP-6 at the coordinator, as Kafka trunk's ShareCoordinatorShard.generateShareStateRecord
+    (testWriteStateDiscardsStartOffsetRegression): a write that lands after one with a higher start
+    offset keeps the higher, and its batches are clipped there, so the offsets between stay acknowledged.
+    The old code moved it back to 2 and left 2-4 with no state (AVAILABLE to a recovering leader)."""
+    for limit in (500, 0):  # as an update, and as a snapshot
+        shard = _stored_shard() if limit else ShareCoordinatorShard(0)
+        if not limit:
+            init(shard, state_epoch=SE, start=10)
+        assert write(shard, 15, (b(15, 20, ACKED, 1),), state_epoch=SE, leader_epoch=LE)[0] == Errors.NONE
+        error, records = write(shard, 12, (b(12, 22, AVAILABLE, 1),), state_epoch=SE, leader_epoch=LE)
+        assert error == Errors.NONE and len(records) == 1
+        state = shard.state(KEY)
+        assert state is not None and state.start_offset == 15
+        assert state.state_batches == (b(15, 20, ACKED, 1), b(21, 22, AVAILABLE, 1))
+        assert_replay_matches(shard)
+    # A start offset of -1 still means "unchanged", and a higher one still moves it on.
+    shard = _stored_shard()
+    assert write(shard, -1, (), state_epoch=SE, leader_epoch=LE)[0] == Errors.NONE
+    assert write(shard, 11, (), state_epoch=SE, leader_epoch=LE)[0] == Errors.NONE
+    state = shard.state(KEY)
+    assert state is not None and state.start_offset == 11
+
+
+def test_the_mutant_start_offset_every_write_keeps_the_coordinator_of_kafka_4_3() -> None:
+    """start-offset-every-write is the leader's payload with the coordinator before apache/kafka
+    b77567478f, which took the written start offset; its variant has trunk's coordinator."""
+    from model import mutants
+
+    for name, expected in (("start-offset-every-write", 12), ("start-offset-every-write-max", 15)):
+        with mutants.injected(name):
+            shard = _stored_shard()
+            write(shard, 15, (), state_epoch=SE, leader_epoch=LE)
+            write(shard, 12, (), state_epoch=SE, leader_epoch=LE)
+            state = shard.state(KEY)
+            assert state is not None and state.start_offset == expected, name
 
 
 def test_reinitialize_keeps_the_leader_epoch_and_drops_the_batches() -> None:
@@ -537,7 +581,7 @@ class ShareCoordinatorMachine(RuleBasedStateMachine):
     @rule(key=st.sampled_from(KEYS), leader_epoch=epochs)
     def read(self, key: SharePartitionKey, leader_epoch: int) -> None:
         response, records = self.shard.read(ReadShareGroupStateRequest(key, leader_epoch))
-        expected = self._fenced_leader(key, leader_epoch)
+        expected = Errors.INVALID_REQUEST if leader_epoch < 0 else self._fenced_leader(key, leader_epoch)
         if expected is not None:
             assert (response.error_code, records) == (expected, [])
             return
@@ -545,7 +589,7 @@ class ShareCoordinatorMachine(RuleBasedStateMachine):
         assert response.error_code == Errors.NONE
         assert (response.state_epoch, response.start_offset) == (stored.state_epoch, stored.start_offset)
         assert expand(response.state_batches) == stored.offsets
-        raises = leader_epoch != -1 and leader_epoch > stored.leader_epoch
+        raises = leader_epoch > stored.leader_epoch
         assert len(records) == (1 if raises else 0)  # the raise is durable (SC-5)
         if raises:
             stored.leader_epoch = leader_epoch
@@ -562,9 +606,11 @@ class ShareCoordinatorMachine(RuleBasedStateMachine):
     ) -> None:
         request = WriteShareGroupStateRequest(key, state_epoch, leader_epoch, start, tuple(batches))
         response, records = self.shard.write(request)
-        expected = self._fenced_leader(key, leader_epoch)
+        # KAFKA-20743: a negative epoch is refused before anything else is looked at.
+        negative = leader_epoch < 0 or state_epoch < 0
+        expected = Errors.INVALID_REQUEST if negative else self._fenced_leader(key, leader_epoch)
         stored = self.model.get(key)
-        if expected is None and stored is not None and state_epoch != -1 and stored.state_epoch > state_epoch:
+        if expected is None and stored is not None and stored.state_epoch > state_epoch:
             expected = Errors.FENCED_STATE_EPOCH
         if expected is not None or stored is None:
             assert (response.error_code, records) == (expected, [])
@@ -574,7 +620,7 @@ class ShareCoordinatorMachine(RuleBasedStateMachine):
         for offset, value in expand(tuple(batches)).items():
             stored.offsets[offset] = max(stored.offsets.get(offset, value), value)
         if start != -1:
-            stored.start_offset = start
+            stored.start_offset = max(stored.start_offset, start)  # never back (SP-6; Kafka trunk)
         if stored.start_offset != -1:
             stored.offsets = {o: v for o, v in stored.offsets.items() if o >= stored.start_offset}
 

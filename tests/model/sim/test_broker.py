@@ -321,7 +321,7 @@ def test_a_share_state_write_is_answered_only_after_commit() -> None:
     host = c.brokers[coordinator].share_coordinators[0]
     log = c.ctl.log(SHARE_STATE_TOPIC, 0)
     committed_before = log.committed_count
-    cid = client.send(coordinator, "WriteShareGroupState", write(key, -1, 0, 4))
+    cid = client.send(coordinator, "WriteShareGroupState", write(key, 0, 0, 4))
     c.run(LATENCY + 1)  # the write reached the coordinator: applied in memory, not yet committed
     assert len(host.shard.records) == committed_before + 1
     assert log.committed_count == committed_before and log.pending_count == 1
@@ -330,16 +330,18 @@ def test_a_share_state_write_is_answered_only_after_commit() -> None:
     answer = client.wait(cid)
     assert isinstance(answer, WriteShareGroupStateResponse) and answer.error_code == Errors.NONE
     assert log.committed_count == committed_before + 1 and log.pending_count == 0
-    assert [e[1] for e in c.observer.of("write")] == [write(key, -1, 0, 4)]
+    assert [e[1] for e in c.observer.of("write")] == [write(key, 0, 0, 4)]
 
 
 def _a_read_behind_a_write() -> tuple[Cluster, Client, int, int]:
-    """A write of offsets 0-4 and a read (leader epoch -1: it raises nothing, so it writes nothing),
-    both just handled by the share coordinator; the write's record is replicating."""
+    """A write of offsets 0-4 and a read (at the stored leader epoch, raised by a read before: it
+    writes nothing), both just handled by the share coordinator; the write's record is replicating."""
     c, client, key = initialized()
     coordinator = c.share_coordinator()
-    written = client.send(coordinator, "WriteShareGroupState", write(key, -1, 0, 4))
-    read = client.send(coordinator, "ReadShareGroupState", ReadShareGroupStateRequest(key, -1))
+    raised = client.ask(coordinator, "ReadShareGroupState", ReadShareGroupStateRequest(key, 0))
+    assert isinstance(raised, ReadShareGroupStateResponse) and raised.error_code == Errors.NONE
+    written = client.send(coordinator, "WriteShareGroupState", write(key, 0, 0, 4))
+    read = client.send(coordinator, "ReadShareGroupState", ReadShareGroupStateRequest(key, 0))
     c.run(LATENCY + 1)
     return c, client, written, read
 
@@ -376,17 +378,17 @@ def test_a_read_behind_writes_that_are_lost_is_refused() -> None:
 def test_a_crash_loses_uncommitted_state_and_the_new_coordinator_replays_the_same_state() -> None:
     c, client, key = initialized()
     old = c.share_coordinator()
-    answered = client.ask(old, "WriteShareGroupState", write(key, -1, 0, 4))
+    answered = client.ask(old, "WriteShareGroupState", write(key, 0, 0, 4))
     assert answered.error_code == Errors.NONE
     state_answered = c.brokers[old].share_coordinators[0].shard.state(key)
-    lost = client.send(old, "WriteShareGroupState", write(key, -1, 5, 9))
+    lost = client.send(old, "WriteShareGroupState", write(key, 0, 5, 9))
     c.run(LATENCY + 1)
     assert c.brokers[old].share_coordinators[0].shard.state(key) != state_answered  # applied in memory only
     c.ctl.crash_broker(old)
     new = c.share_coordinator()
     assert new not in (old, -1)
     # The new coordinator is loading (SC-6).
-    loading = client.ask(new, "ReadShareGroupState", ReadShareGroupStateRequest(key, -1), within_ms=2 * LATENCY)
+    loading = client.ask(new, "ReadShareGroupState", ReadShareGroupStateRequest(key, 0), within_ms=2 * LATENCY)
     assert isinstance(loading, ReadShareGroupStateResponse)
     assert loading.error_code == Errors.COORDINATOR_LOAD_IN_PROGRESS
     loaded(c)
@@ -395,7 +397,7 @@ def test_a_crash_loses_uncommitted_state_and_the_new_coordinator_replays_the_sam
     assert shard.state(key) == state_answered
     committed: Any = c.ctl.log(SHARE_STATE_TOPIC, 0).committed
     assert shard.state(key) == ShareCoordinatorShard.replay(committed).state(key)
-    read = client.ask(new, "ReadShareGroupState", ReadShareGroupStateRequest(key, -1))
+    read = client.ask(new, "ReadShareGroupState", ReadShareGroupStateRequest(key, 0))
     assert isinstance(read, ReadShareGroupStateResponse)
     assert read.state_batches == (StateBatch(0, 4, RecordState.ACKNOWLEDGED, 1),)
 
@@ -415,7 +417,7 @@ def test_a_coordinator_without_enough_replicas_fails_the_write_and_keeps_its_sta
     before = c.brokers[coordinator].share_coordinators[0].shard.state(key)
     for b in [b for b in c.brokers if b != coordinator]:
         c.ctl.crash_broker(b)
-    resp = client.ask(coordinator, "WriteShareGroupState", write(key, -1, 0, 4))
+    resp = client.ask(coordinator, "WriteShareGroupState", write(key, 0, 0, 4))
     assert isinstance(resp, WriteShareGroupStateResponse) and resp.error_code == Errors.COORDINATOR_NOT_AVAILABLE
     loaded(c)
     assert c.brokers[coordinator].share_coordinators[0].shard.state(key) == before  # rebuilt from the log
@@ -543,7 +545,7 @@ def test_a_request_that_times_out_closes_the_connection_yet_may_still_land() -> 
     answers: list[tuple[str, int, object]] = []
     sent_at = c.sched.now_ms
     for name, first in (("held", 0), ("behind it", 5)):
-        sender.request(coordinator, "WriteShareGroupState", write(key, -1, first, first + 4),
+        sender.request(coordinator, "WriteShareGroupState", write(key, 0, first, first + 4),
                        lambda answer, name=name: answers.append((name, c.sched.now_ms, answer)))
         c.run(1)
     c.net.remove_delay(held)
@@ -553,7 +555,7 @@ def test_a_request_that_times_out_closes_the_connection_yet_may_still_land() -> 
     assert [(name, at) for name, at, answer in answers if answer is None] == [
         ("held", sent_at + timeout_ms), ("behind it", sent_at + timeout_ms)]
     assert c.net.connection(sender.node, coordinator) == 1
-    sender.request(coordinator, "WriteShareGroupState", write(key, -1, 10, 14),
+    sender.request(coordinator, "WriteShareGroupState", write(key, 0, 10, 14),
                    lambda answer: answers.append(("retry", c.sched.now_ms, answer)))
     c.run(100)
     retry = answers[-1]

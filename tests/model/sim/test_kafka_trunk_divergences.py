@@ -2,7 +2,8 @@
 (README "Where Kafka's trunk differs from SPEC.md"), each against the correct model on the same seed.
 
 * ``start-offset-every-write``: trunk's WriteShareGroupState always carries the share-partition's
-  current start offset, and the share coordinator takes it as it comes. A write its coordinator
+  current start offset, and the share coordinator of Kafka 4.3 and earlier took it as it came
+  (trunk keeps the higher since apache/kafka b77567478f: the variant below). A write its coordinator
   did not commit before moving is answered NOT_COORDINATOR and retried after a backoff; writes
   sent meanwhile to the new coordinator land first, so the retried one moves the stored start
   offset back below records acknowledged since. The next leader reads it and delivers them again
@@ -27,9 +28,9 @@
   created since, and its share-partitions are never served again (E-1). The model's delete carries
   the group epoch, and the share coordinator skips one below the stored state epoch.
 
-And one candidate fix, a variant (``model/mutants.py``): ``start-offset-every-write-max`` keeps
-trunk's payload but its share coordinator never lowers the stored start offset, so the late write
-of the first divergence lands without moving it back.
+And one fix, a variant (``model/mutants.py``): ``start-offset-every-write-max`` keeps trunk's
+payload but its share coordinator never lowers the stored start offset (Kafka trunk's since
+b77567478f, and the model's), so the late write of the first divergence lands without moving it back.
 """
 
 from __future__ import annotations
