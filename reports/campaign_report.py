@@ -99,6 +99,8 @@ def render(data: dict[str, Any]) -> str:
         verdict = f'<p class="bad">{data["violated"]} of {data["runs"]} run(s) violated an invariant</p>'
     else:
         verdict = f'<p class="ok">no invariant was violated in {data["runs"]} run(s)</p>'
+    if data.get("inconsistent"):  # first: the counts below cannot be trusted
+        verdict = paragraph(data["inconsistent_message"], "bad") + verdict
     totals = {"scenario": data["scenario"], "mutant": data.get("mutant") or "-", "runs": data["runs"],
               "ok": data["ok"], "violated": data["violated"], "errors": data["errors"],
               "runs per second": data["runs_per_second"], "build": data.get("build", "-"),

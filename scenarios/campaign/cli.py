@@ -14,19 +14,16 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from reports.aggregate import run_files
-from scenarios.campaign.driver import CampaignMismatch, Options, run_campaign
-from scenarios.campaign.execute import CampaignExists
+from scenarios.campaign.driver import Options, open_campaign, run_campaign
+from scenarios.campaign.execute import CampaignExists, StaleWorkers
+from scenarios.campaign.identity import CampaignMismatch
 from scenarios.campaign.plan import MAX_RUNS, Campaign
+from scenarios.exits import BadInput, verdict_exit
 from scenarios.shrink import DEFAULT_MAX_RUNS
 
 console = Console()
 
 DEMO_SCENARIO: Final = "swarm"
-
-
-class BadInput(click.ClickException):
-    exit_code = 2
 
 
 def load_scenario(ref: str) -> Any:
@@ -50,9 +47,40 @@ def check_mutant(name: str | None) -> None:
             raise BadInput(f"--mutant: {exc}") from exc
 
 
+PLAIN_PROGRESS_EVERY_S: Final = 10.0
+
+
+@contextmanager
+def progress_lines(total: int) -> Iterator[Callable[[int, int, float], None]]:
+    """Without a terminal (a CI log): a plain line on stderr every ``PLAIN_PROGRESS_EVERY_S``, and at the end."""
+    started = time.monotonic()
+    shown = [started, -1]  # when the last line was printed, and its count
+
+    def line(done: int, total_runs: int, rate: float) -> None:
+        shown[:] = [time.monotonic(), done]
+        click.echo(f"runs {done}/{total_runs} ({100 * done // max(total_runs, 1)}%), {rate:.1f} runs/s, "
+                   f"elapsed {shown[0] - started:.0f} s", err=True)
+
+    last = [0, total, 0.0]
+
+    def update(done: int, total_runs: int, rate: float) -> None:
+        last[:] = [done, total_runs, rate]
+        if time.monotonic() - shown[0] >= PLAIN_PROGRESS_EVERY_S:
+            line(done, total_runs, rate)
+
+    yield update
+    if last[0] != shown[1]:
+        line(int(last[0]), int(last[1]), float(last[2]))
+
+
 @contextmanager
 def progress_bar(total: int) -> Iterator[Callable[[int, int, float], None]]:
-    """A rich progress bar of runs done / total and runs per second; yields the progress callback."""
+    """A rich progress bar of runs done / total and runs per second (plain lines when stderr is not a
+    terminal); yields the progress callback."""
+    if not sys.stderr.isatty():
+        with progress_lines(total) as update:
+            yield update
+        return
     with Progress(TextColumn("[bold]runs"), BarColumn(), MofNCompleteColumn(),
                   TextColumn("{task.fields[rate]:.1f} runs/s"), TimeElapsedColumn(), console=console,
                   transient=False) as bar:
@@ -107,8 +135,12 @@ def campaign_once(scenario_ref: str, runs: int, out: Path, *, master: str | None
         workload = Campaign(scenario, runs, campaign_seed, mutant)
     except ValueError as exc:
         raise BadInput(str(exc)) from exc
-    if run_files(out / "runs") and not resume:
-        raise BadInput(f"{out} already holds a campaign: pass --resume to continue it, or choose a new --out")
+    try:
+        open_campaign(out, workload, scenario_ref, resume)  # refused here, before Spark starts
+    except CampaignMismatch as exc:
+        raise BadInput("\nerror: ".join(exc.lines)) from exc
+    except CampaignExists as exc:
+        raise BadInput(str(exc)) from exc
     console.print(f"starting Spark ({master or 'default master'}) ...")
     spark = spark_session(master)
     options = Options(partitions=partitions, batch_runs=batch_runs, resume=resume,
@@ -117,7 +149,9 @@ def campaign_once(scenario_ref: str, runs: int, out: Path, *, master: str | None
         with progress_bar(runs) as on_progress:
             data = run_campaign(spark, workload, out, scenario_ref=scenario_ref, options=options,
                                 on_progress=on_progress)
-    except (CampaignExists, CampaignMismatch) as exc:
+    except CampaignMismatch as exc:
+        raise BadInput("\nerror: ".join(exc.lines)) from exc
+    except (CampaignExists, StaleWorkers) as exc:
         raise BadInput(str(exc)) from exc
     except KeyboardInterrupt:
         spark.sparkContext.cancelAllJobs()
@@ -152,7 +186,9 @@ def campaign_command(scenario: str, runs: int, out: Path, master: str | None, pa
     data = campaign_once(scenario, runs, out, master=master, partitions=partitions, batch_runs=batch_runs,
                          campaign_seed=campaign_seed, mutant=mutant, resume=resume, shrink=shrink)
     print_summary(data, out)
-    sys.exit(0 if not data["violated"] and not data["errors"] else 1)
+    if data.get("inconsistent"):
+        click.secho(f"error: {out}: {data['inconsistent_message']}", fg="red", bold=True, err=True)
+    sys.exit(verdict_exit(violated=data["violated"], errors=data["errors"], inconsistent=data.get("inconsistent", 0)))
 
 
 def demo_campaign(runs: int, out: Path, seed: int) -> int:
