@@ -50,27 +50,28 @@ def check_mutant(name: str | None) -> None:
 PLAIN_PROGRESS_EVERY_S: Final = 10.0
 
 
-@contextmanager
-def progress_lines(total: int) -> Iterator[Callable[[int, int, float], None]]:
+class PlainProgress:
     """Without a terminal (a CI log): a plain line on stderr every ``PLAIN_PROGRESS_EVERY_S``, and at the end."""
-    started = time.monotonic()
-    shown = [started, -1]  # when the last line was printed, and its count
 
-    def line(done: int, total_runs: int, rate: float) -> None:
-        shown[:] = [time.monotonic(), done]
-        click.echo(f"runs {done}/{total_runs} ({100 * done // max(total_runs, 1)}%), {rate:.1f} runs/s, "
-                   f"elapsed {shown[0] - started:.0f} s", err=True)
+    def __init__(self, total: int) -> None:
+        self.started = self.shown_at = time.monotonic()
+        self.last: tuple[int, int, float] = (0, total, 0.0)
+        self.shown: tuple[int, int, float] | None = None
 
-    last = [0, total, 0.0]
+    def update(self, done: int, total: int, rate: float) -> None:
+        self.last = (done, total, rate)
+        if time.monotonic() - self.shown_at >= PLAIN_PROGRESS_EVERY_S:
+            self.show()
 
-    def update(done: int, total_runs: int, rate: float) -> None:
-        last[:] = [done, total_runs, rate]
-        if time.monotonic() - shown[0] >= PLAIN_PROGRESS_EVERY_S:
-            line(done, total_runs, rate)
+    def show(self) -> None:
+        self.shown_at, self.shown = time.monotonic(), self.last
+        done, total, rate = self.last
+        click.echo(f"runs {done}/{total} ({100 * done // max(total, 1)}%), {rate:.1f} runs/s, "
+                   f"elapsed {self.shown_at - self.started:.0f} s", err=True)
 
-    yield update
-    if last[0] != shown[1]:
-        line(int(last[0]), int(last[1]), float(last[2]))
+    def end(self) -> None:
+        if self.shown != self.last:
+            self.show()
 
 
 @contextmanager
@@ -78,8 +79,9 @@ def progress_bar(total: int) -> Iterator[Callable[[int, int, float], None]]:
     """A rich progress bar of runs done / total and runs per second (plain lines when stderr is not a
     terminal); yields the progress callback."""
     if not sys.stderr.isatty():
-        with progress_lines(total) as update:
-            yield update
+        plain = PlainProgress(total)
+        yield plain.update
+        plain.end()
         return
     with Progress(TextColumn("[bold]runs"), BarColumn(), MofNCompleteColumn(),
                   TextColumn("{task.fields[rate]:.1f} runs/s"), TimeElapsedColumn(), console=console,
