@@ -197,3 +197,31 @@ def test_a_campaign_directory_is_refused_without_resume(campaign_dir: tuple[Path
     scenario, out = campaign_dir
     (line,) = refused(campaign(scenario, out))
     assert "already holds a campaign: pass --resume" in line and spark_reached == []
+
+
+def test_executors_running_other_code_are_refused(campaign_dir: tuple[Path, Path],
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    from types import SimpleNamespace
+
+    import scenarios.campaign.cli as campaign_cli
+    import scenarios.campaign.session as session
+    from scenarios.campaign import execute
+
+    spark = SimpleNamespace(sparkContext=SimpleNamespace(master="spark://elsewhere:7077"))
+    monkeypatch.setattr(execute, "worker_code", lambda _: ("compiled", identity.code_fingerprint()))
+    assert execute.check_workers(spark) == "compiled"  # type: ignore[arg-type]
+    monkeypatch.setattr(execute, "worker_code", lambda _: ("compiled", "0" * 64))
+    with pytest.raises(execute.StaleWorkers, match="the executors run other sharesim code than this driver"):
+        execute.check_workers(spark)  # type: ignore[arg-type]
+
+    # In the command (after "starting Spark"): one error line, exit 2.
+    def stale(*_: object, **__: object) -> None:
+        execute.check_workers(spark)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(session, "spark_session", lambda master: spark)
+    monkeypatch.setattr(campaign_cli, "run_campaign", stale)
+    scenario, out = campaign_dir
+    result = resume(scenario, out)
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    (line,) = [line for line in result.output.splitlines() if line.startswith("error:")]
+    assert line.startswith("error: --master spark://elsewhere:7077: the executors run other sharesim code")
