@@ -5,7 +5,7 @@ Every table is a Spark SQL query over the view ``runs`` (one row per run,
 fault kind, metric or failure group) and are collected to the driver, written
 as Parquet under ``DIR/summary/<table>/`` and folded into ``DIR/summary.json``.
 
-* ``totals``: runs, ok, violated, errors, and duplicate run ids (always 0).
+* ``totals``: runs, ok, violated, errors (over the rows after ``integrity``'s dedupe).
 * ``violations``: per invariant, the runs that violated it among the runs that
   finished (errors excluded), the rate and its 95% Wilson score interval.
 * ``fault_mixes`` / ``violations_by_fault_mix``: the set of fault kinds that
@@ -23,6 +23,12 @@ as Parquet under ``DIR/summary/<table>/`` and folded into ``DIR/summary.json``.
   (the message of the first violation with each number, list of numbers or range blanked to one ``#``, so that
   "epochs 1, 2" and "epochs 1, 2, 3" are one failure; for an error
   the last line of the traceback), with the first run ids and seeds of each.
+
+Before any table, ``check_integrity`` asks whether every planned run id is there exactly once (one
+aggregation over the run ids). It never should be otherwise (``scenarios/campaign/execute.py``
+publishes whole committed batches only); if it is, the summary says so loudly (``inconsistent``,
+``duplicate_run_ids``, ``missing_run_ids``, ...), and the tables are computed over one row per run
+id, kept deterministically: the dedupe (a shuffle of whole rows) is only paid for then.
 """
 
 from __future__ import annotations
@@ -63,7 +69,8 @@ TABLES: Final = ("totals", "violations", "fault_mixes", "violations_by_fault_mix
 
 
 def run_files(runs_dir: Path) -> list[Path]:
-    """The committed Parquet files of ``runs_dir`` (Spark's ``_temporary`` and hidden files excluded)."""
+    """The published Parquet files of ``runs_dir``: a campaign's ``batch=*/`` directories (an older
+    campaign's ``scenario=*/``); ``_staging``, ``_progress``, Spark's ``_temporary`` and hidden files excluded."""
     if not runs_dir.is_dir():
         return []
     return sorted(p for p in runs_dir.rglob("*.parquet")
@@ -76,8 +83,99 @@ def read_runs(spark: SparkSession, runs_dir: Path) -> DataFrame | None:
 
     if not run_files(runs_dir):
         return None
-    # The documented schema, so the partition column stays a string whatever the scenario is called.
+    # The documented schema, so an older campaign's partition column (scenario=NAME) stays a string whatever
+    # the scenario is called; a campaign's batch=LO-HI-TOKEN directory name becomes a column, dropped here.
     return spark.read.schema(from_arrow_schema(ARROW_SCHEMA)).parquet(str(runs_dir)).select(*COLUMNS)
+
+
+def read_run_table(runs_dir: Path) -> Any:
+    """The rows of ``runs_dir`` as one pyarrow table (no Spark: a sweep's few rows, tests), in file order."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    tables = [pq.read_table(path) for path in run_files(runs_dir)]
+    return pa.concat_tables(tables).select(list(COLUMNS)) if tables else pa.table({})
+
+
+EXAMPLES: Final = 10  # run ids named in summary.json per kind of inconsistency
+
+
+@dataclass(frozen=True)
+class Integrity:
+    """Whether the rows hold every planned run id ``0 .. planned - 1`` exactly once."""
+
+    planned: int
+    rows: int
+    duplicate_run_ids: int = 0  # run ids found in more than one row
+    duplicate_rows: int = 0  # rows beyond the first of each run id (left out of every table)
+    disagreeing_run_ids: int = 0  # duplicated run ids whose rows differ in trace hash or verdict
+    missing_run_ids: int = 0  # planned run ids without a row
+    unplanned_run_ids: int = 0  # run ids outside 0 .. planned - 1
+    examples: dict[str, list[int]] | None = None  # a few run ids of each kind
+
+    @property
+    def inconsistent(self) -> bool:
+        return bool(self.duplicate_run_ids or self.missing_run_ids or self.unplanned_run_ids)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"inconsistent": self.inconsistent, "duplicate_run_ids": self.duplicate_run_ids,
+                "duplicate_rows": self.duplicate_rows, "duplicate_rows_disagree": self.disagreeing_run_ids,
+                "missing_run_ids": self.missing_run_ids, "unplanned_run_ids": self.unplanned_run_ids,
+                "inconsistent_examples": self.examples or {}, "inconsistent_message": self.message()}
+
+    def message(self) -> str:
+        """One line saying what is wrong (empty when nothing is)."""
+        parts = []
+        if self.duplicate_run_ids:
+            agree = (f", {self.disagreeing_run_ids} of them with rows that DISAGREE (trace hash or verdict)"
+                     if self.disagreeing_run_ids else ", their rows agree")
+            parts.append(f"{self.duplicate_run_ids} run id(s) found more than once ({self.duplicate_rows} extra "
+                         f"row(s), one row per run id kept{agree})")
+        if self.missing_run_ids:
+            parts.append(f"{self.missing_run_ids} planned run id(s) missing")
+        if self.unplanned_run_ids:
+            parts.append(f"{self.unplanned_run_ids} run id(s) outside 0..{self.planned - 1}")
+        return ("INCONSISTENT CAMPAIGN OUTPUT: " + "; ".join(parts) + " (a defect of sharesim's campaign "
+                "machinery: please report it)") if parts else ""
+
+
+def check_integrity(spark: SparkSession, runs: DataFrame, planned: int) -> Integrity:
+    """One aggregation over the run ids; the details (a second pass) only when something is wrong."""
+    from pyspark.sql import functions as F
+
+    in_plan = F.col("run_id").between(0, planned - 1)
+    total = runs.agg(F.count(F.lit(1)).alias("rows"), F.countDistinct("run_id").alias("ids"),
+                     F.countDistinct(F.when(in_plan, F.col("run_id"))).alias("planned_ids")).collect()[0]
+    rows, ids, planned_ids = int(total["rows"]), int(total["ids"]), int(total["planned_ids"])
+    if rows == ids == planned_ids == planned:
+        return Integrity(planned, rows)
+    per_id = (runs.groupBy("run_id")
+              .agg(F.count(F.lit(1)).alias("n"),
+                   F.countDistinct(F.coalesce(F.col("trace_hash"), F.lit("")), F.col("verdict")).alias("variants"))
+              .where(F.col("n") > 1).cache())
+    duplicated = per_id.agg(F.count(F.lit(1)).alias("ids"), F.count_if(F.col("variants") > 1).alias("differ")
+                            ).collect()[0]
+    first_duplicated = [int(r["run_id"]) for r in per_id.orderBy("run_id").limit(EXAMPLES).collect()]
+    per_id.unpersist()
+    missing = spark.range(0, planned).join(runs.select(F.col("run_id").alias("id")), "id", "left_anti")
+    first_missing = ([int(r["id"]) for r in missing.orderBy("id").limit(EXAMPLES).collect()]
+                     if planned_ids < planned else [])
+    unplanned = runs.where(~in_plan).select("run_id").distinct().orderBy("run_id").limit(EXAMPLES).collect()
+    return Integrity(planned, rows, duplicate_run_ids=int(duplicated["ids"]), duplicate_rows=rows - ids,
+                     disagreeing_run_ids=int(duplicated["differ"] or 0), missing_run_ids=planned - planned_ids,
+                     unplanned_run_ids=ids - planned_ids,
+                     examples={"duplicated": first_duplicated, "missing": first_missing,
+                               "unplanned": [int(r["run_id"]) for r in unplanned]})
+
+
+def one_row_per_run_id(runs: DataFrame) -> DataFrame:
+    """The first row of each run id in a fixed order of its content: the same rows kept in any run."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    order = Window.partitionBy("run_id").orderBy(F.col("trace_hash").asc_nulls_last(), "verdict", "seed",
+                                                 F.col("error").asc_nulls_first(), "wall_time_s")
+    return runs.withColumn("_nth", F.row_number().over(order)).where(F.col("_nth") == 1).drop("_nth")
 
 
 def wilson_sql(k: str, n: str, z: float = Z_95) -> tuple[str, str]:
@@ -105,7 +203,6 @@ QUERIES: Final[dict[str, str]] = {
                count_if(verdict = 'ok') AS ok,
                count_if(verdict = 'violated') AS violated,
                count_if(verdict = 'error') AS errors,
-               count(*) - count(DISTINCT run_id) AS duplicate_run_ids,
                coalesce(sum(wall_time_s), 0D) AS run_seconds,
                coalesce(sum(sim_time_ms), 0L) AS simulated_ms
         FROM runs""",
@@ -203,6 +300,7 @@ class Summary:
 
     tables: dict[str, list[dict[str, Any]]]
     schemas: dict[str, Any]  # table → its Spark schema (for the Parquet copy)
+    integrity: Integrity | None = None
 
     def to_json(self, campaign: dict[str, Any]) -> dict[str, Any]:
         """``summary.json``: ``campaign`` (id, scenario, attempts, runs_per_second, ...) and the tables."""
@@ -213,7 +311,7 @@ class Summary:
             "ok": totals["ok"],
             "violated": totals["violated"],
             "errors": totals["errors"],
-            "duplicate_run_ids": totals["duplicate_run_ids"],
+            **(self.integrity or Integrity(totals["runs"], totals["runs"])).to_json(),
             "violations": {row["invariant"]: {k: row[k] for k in ("runs_violated", "runs_judged", "rate",
                                                                       "ci_low", "ci_high")}
                            for row in self.tables["violations"]},
@@ -223,8 +321,12 @@ class Summary:
         }
 
 
-def summarise(spark: SparkSession, runs: DataFrame) -> Summary:
-    """Run every query of ``QUERIES`` over ``runs``."""
+def summarise(spark: SparkSession, runs: DataFrame, planned: int | None = None) -> Summary:
+    """Run every query of ``QUERIES`` over ``runs``, after ``check_integrity`` when ``planned`` is given
+    (over one row per run id if it found duplicates)."""
+    integrity = check_integrity(spark, runs, planned) if planned is not None else None
+    if integrity is not None and integrity.duplicate_rows:
+        runs = one_row_per_run_id(runs)
     runs = runs.cache()  # every query reads the same rows
     runs.createOrReplaceTempView("runs")
     # The tables are small: a few shuffle partitions per core, not Spark's 200 (half the time on 2 cores).
@@ -241,7 +343,7 @@ def summarise(spark: SparkSession, runs: DataFrame) -> Summary:
         tables[name] = [row.asDict(recursive=True) for row in result.collect()]
     runs.unpersist()
     spark.conf.set("spark.sql.shuffle.partitions", shuffle)
-    return Summary(tables, schemas)
+    return Summary(tables, schemas, integrity)
 
 
 def write_summary(summary: Summary, out: Path, campaign: dict[str, Any]) -> dict[str, Any]:

@@ -124,6 +124,8 @@ def render(data: dict[str, Any]) -> str:
     """The report's HTML from summary.json's content."""
     tables = data["tables"]
     verdict = _verdict(data)
+    if data.get("inconsistent"):  # first: the counts below cannot be trusted
+        verdict = paragraph(data["inconsistent_message"], "bad") + verdict
     totals = {"scenario": data["scenario"], "mutant": data.get("mutant") or "-", "runs": data["runs"],
               "ok": data["ok"], "violated": data["violated"], "errors": data["errors"],
               "runs per second": data["runs_per_second"], "build": data.get("build", "-"),

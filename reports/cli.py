@@ -39,4 +39,4 @@ def _verdict(kind: str, data: dict[str, Any]) -> int:
     if kind == "run":
         return verdict_exit(violated=data.get("verdict") == "violated", errors=data.get("verdict") == "error")
     return verdict_exit(violated=data.get("violated", 0), errors=data.get("errors", 0),
-                        inconsistent=data.get("duplicate_run_ids", 0))
+                        inconsistent=data.get("inconsistent", 0))

@@ -15,9 +15,9 @@ from typing import Any, Final
 import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from reports.aggregate import run_files
-from scenarios.campaign.driver import CampaignMismatch, Options, run_campaign
-from scenarios.campaign.execute import CampaignExists
+from scenarios.campaign.driver import Options, open_campaign, run_campaign
+from scenarios.campaign.execute import CampaignExists, StaleWorkers
+from scenarios.campaign.identity import CampaignMismatch
 from scenarios.campaign.interrupt import resume_on_interrupt
 from scenarios.campaign.plan import MAX_RUNS, Campaign
 from scenarios.campaign.session import check_master
@@ -30,9 +30,42 @@ console = make_console()
 DEMO_SCENARIO: Final = "swarm"
 
 
+PLAIN_PROGRESS_EVERY_S: Final = 10.0
+
+
+class PlainProgress:
+    """Without a terminal (a CI log): a plain line on stderr every ``PLAIN_PROGRESS_EVERY_S``, and at the end."""
+
+    def __init__(self, total: int) -> None:
+        self.started = self.shown_at = time.monotonic()
+        self.last: tuple[int, int, float] = (0, total, 0.0)
+        self.shown: tuple[int, int, float] | None = None
+
+    def update(self, done: int, total: int, rate: float) -> None:
+        self.last = (done, total, rate)
+        if time.monotonic() - self.shown_at >= PLAIN_PROGRESS_EVERY_S:
+            self.show()
+
+    def show(self) -> None:
+        self.shown_at, self.shown = time.monotonic(), self.last
+        done, total, rate = self.last
+        click.echo(f"runs {done}/{total} ({100 * done // max(total, 1)}%), {rate:.1f} runs/s, "
+                   f"elapsed {self.shown_at - self.started:.0f} s", err=True)
+
+    def end(self) -> None:
+        if self.shown != self.last:
+            self.show()
+
+
 @contextmanager
 def progress_bar(total: int) -> Iterator[Callable[[int, int, float], None]]:
-    """A rich progress bar of runs done / total and runs per second; yields the progress callback."""
+    """A rich progress bar of runs done / total and runs per second (plain lines when stderr is not a
+    terminal); yields the progress callback."""
+    if not sys.stderr.isatty():
+        plain = PlainProgress(total)
+        yield plain.update
+        plain.end()
+        return
     with Progress(TextColumn("[bold]runs"), BarColumn(), MofNCompleteColumn(),
                   TextColumn("{task.fields[rate]:.1f} runs/s"), TimeElapsedColumn(), console=console,
                   transient=False) as bar:
@@ -100,8 +133,12 @@ def campaign_once(scenario_ref: str, runs: int, out: Path, *, master: str | None
         workload = Campaign(scenario, runs, campaign_seed, mutant)
     except ValueError as exc:
         raise BadInput(str(exc)) from exc
-    if run_files(out / "runs") and not resume:
-        raise BadInput(f"{out} already holds a campaign: pass --resume to continue it, or choose a new --out")
+    try:
+        open_campaign(out, workload, scenario_ref, resume)  # refused here, before Spark starts
+    except CampaignMismatch as exc:
+        raise BadInput("\nerror: ".join(exc.lines)) from exc
+    except CampaignExists as exc:
+        raise BadInput(str(exc)) from exc
     check_master(master)
     again = resume_command(scenario_ref, runs, out, master=master, partitions=partitions, batch_runs=batch_runs,
                            campaign_seed=campaign_seed, mutant=mutant, shrink=shrink)
@@ -115,7 +152,9 @@ def campaign_once(scenario_ref: str, runs: int, out: Path, *, master: str | None
             with progress_bar(runs) as on_progress:
                 data = run_campaign(spark, workload, out, scenario_ref=scenario_ref, options=options,
                                     on_progress=on_progress)
-        except (CampaignExists, CampaignMismatch) as exc:
+        except CampaignMismatch as exc:
+            raise BadInput("\nerror: ".join(exc.lines)) from exc
+        except (CampaignExists, StaleWorkers) as exc:
             raise BadInput(str(exc)) from exc
     return data
 
@@ -167,13 +206,15 @@ def campaign_command(scenario: str, runs: int, out: Path, master: str | None, pa
         print_summary(data, out)
     if as_json:
         click.echo(json.dumps(data, indent=2))
-    sys.exit(campaign_exit(data))
+    sys.exit(campaign_exit(data, out))
 
 
-def campaign_exit(data: dict[str, Any]) -> int:
-    """The exit code of a campaign from its summary (scenarios/exits.py)."""
-    return verdict_exit(violated=data["violated"], errors=data["errors"],
-                        inconsistent=data.get("duplicate_run_ids", 0))
+def campaign_exit(data: dict[str, Any], out: Path) -> int:
+    """The exit code of a campaign from its summary (scenarios/exits.py), after the loud line of an
+    inconsistent output (a run id twice or missing: never expected)."""
+    if data.get("inconsistent"):
+        click.secho(f"error: {out}: {data['inconsistent_message']}", fg="red", bold=True, err=True)
+    return verdict_exit(violated=data["violated"], errors=data["errors"], inconsistent=data.get("inconsistent", 0))
 
 
 def demo_campaign(runs: int, out: Path, seed: int) -> int:
@@ -185,4 +226,4 @@ def demo_campaign(runs: int, out: Path, seed: int) -> int:
                          campaign_seed=seed, mutant=None, resume=False)
     print_summary(data, out)
     console.print(f"(campaign of {runs} runs in {time.perf_counter() - started:.0f} s, Spark start included)")
-    return campaign_exit(data)
+    return campaign_exit(data, out)

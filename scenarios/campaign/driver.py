@@ -2,10 +2,11 @@
 
 Layout of DIR:
 
-* ``DIR/campaign.json``: what the campaign is (scenario, runs, campaign seed,
-  mutant, id) and every attempt (runs run, seconds, master); ``--resume``
-  refuses a DIR whose campaign differs.
-* ``DIR/runs/scenario=NAME/*.parquet``: one row per run (``reports/rows.py``).
+* ``DIR/campaign.json``: what the campaign is (``identity.py``: the scenario's content hash, mutant,
+  campaign seed, code fingerprint, planned runs), written before the first run, and every attempt
+  (runs run, seconds, master), added as each ends; ``--resume`` refuses a DIR whose campaign differs.
+* ``DIR/runs/batch=LO-HI-TOKEN/*.parquet``: one row per run (``reports/rows.py``), whole batches only
+  (``execute.py``); ``DIR/runs/_staging/`` and ``_progress/``: a batch under way.
 * ``DIR/summary/<table>.parquet`` and ``DIR/summary.json``: the aggregates (``reports/aggregate.py``).
 * ``DIR/repro/<group>/seed-S/``: a traced re-run of the first seeds of each failure group (with
   ``shrink_runs``, the first seed's ``shrunk.toml`` too).
@@ -14,26 +15,19 @@ Layout of DIR:
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
-from reports.aggregate import read_runs, summarise, write_summary
-from scenarios.campaign.execute import Attempt, OnProgress, run_batches
+from reports.aggregate import read_runs, run_files, summarise, write_summary
+from scenarios.campaign.execute import Attempt, CampaignExists, OnProgress, run_batches
+from scenarios.campaign.identity import check_resume, identity_of, read_meta, write_meta
 from scenarios.campaign.plan import Campaign, Workload
 from scenarios.campaign.repro import MAX_GROUPS, SEEDS_PER_GROUP, reproduce
 from scenarios.campaign.worker import Simulate, simulate
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
-
-META: Final = "campaign.json"
-
-
-class CampaignMismatch(Exception):
-    """``--resume`` of a DIR that holds a different campaign."""
-
 
 @dataclass(frozen=True)
 class Options:
@@ -46,23 +40,19 @@ class Options:
     report: bool = True
 
 
-def _identity(workload: Workload, scenario_ref: str) -> dict[str, Any]:
-    identity: dict[str, Any] = {"campaign_id": workload.campaign_id, "scenario": scenario_ref}
-    if isinstance(workload, Campaign):
-        identity.update(campaign_seed=workload.campaign_seed, mutant=workload.mutant)
-    return identity
-
-
-def _load_meta(out: Path, identity: dict[str, Any], runs: int, resume: bool) -> dict[str, Any]:
-    path = out / META
-    if not path.exists():
-        return {**identity, "runs": runs, "attempts": []}
-    meta: dict[str, Any] = json.loads(path.read_text())
-    differs = sorted(k for k in identity if meta.get(k) != identity[k])
-    if resume and differs:
-        raise CampaignMismatch(f"{out} holds another campaign ({', '.join(f'{k} = {meta.get(k)!r}' for k in differs)}"
-                               f"); resume it with the same arguments or choose a new --out")
-    return {**meta, **identity, "runs": max(runs, int(meta.get("runs", 0)))}
+def open_campaign(out: Path, workload: Workload, scenario_ref: str, resume: bool) -> dict[str, Any]:
+    """campaign.json's content for this attempt: a new campaign's identity, or the resumed one's (checked
+    by ``identity.check_resume``). Reads only the files: the CLI calls it before Spark starts."""
+    first = workload.task(0)
+    campaign = workload if isinstance(workload, Campaign) else None
+    identity = identity_of(first.scenario, scenario_ref, campaign.campaign_seed if campaign else None,
+                           first.mutant, workload.campaign_id)
+    has_runs = bool(run_files(out / "runs"))
+    if resume:
+        return check_resume(out, identity, workload.runs, has_runs=has_runs)
+    if has_runs or read_meta(out) is not None:
+        raise CampaignExists(f"{out} already holds a campaign: pass --resume to continue it, or choose a new --out")
+    return {**identity, "runs": workload.runs, "attempts": []}
 
 
 def campaign_meta(meta: dict[str, Any]) -> dict[str, Any]:
@@ -84,27 +74,27 @@ def run_campaign(
     scenario_ref: str | None = None,
     options: Options = Options(),
     simulate_fn: Simulate = simulate,
-    stop_after_batches: int | None = None,
     on_progress: OnProgress | None = None,
 ) -> dict[str, Any]:
     """Run ``workload`` into ``out`` and return summary.json's content.
 
     ``scenario_ref`` is how ``sharesim run`` names the scenario in reproducer
     commands (a library name or a file); it defaults to the scenario's name.
+    campaign.json is written before the first run.
     """
+    ref = scenario_ref or workload.task(0).scenario.name
+    meta = open_campaign(out, workload, ref, options.resume)
     out.mkdir(parents=True, exist_ok=True)
-    first = workload.task(0)
-    ref = scenario_ref or first.scenario.name
-    meta = _load_meta(out, _identity(workload, ref), workload.runs, options.resume)
+    write_meta(out, meta)
     attempt: Attempt = run_batches(spark, workload, out / "runs", partitions=options.partitions,
                                    batch_runs=options.batch_runs, resume=options.resume, simulate_fn=simulate_fn,
-                                   stop_after_batches=stop_after_batches, on_progress=on_progress)
+                                   on_progress=on_progress)
     meta["attempts"].append({**asdict(attempt), "runs_per_second": attempt.runs_per_second})
-    (out / META).write_text(json.dumps(meta, indent=2) + "\n")
+    write_meta(out, meta)
     runs = read_runs(spark, out / "runs")
     if runs is None:
         raise RuntimeError(f"{out / 'runs'}: no run was written")
-    summary = summarise(spark, runs)
+    summary = summarise(spark, runs, planned=meta["runs"])
     groups = summary.tables["failure_groups"]  # violations and errors alike get reproducers
     reproducers = reproduce(groups, workload, ref, out, seeds_per_group=options.seeds_per_group,
                             max_groups=options.max_groups, shrink_runs=options.shrink_runs)

@@ -1,31 +1,42 @@
-"""Run a workload's run ids on Spark and append their rows to ``DIR/runs/`` as Parquet.
+"""Run a workload's run ids on Spark and publish their rows under ``DIR/runs/``, one whole batch at a time.
 
 The run ids are cut into batches of ``batch_runs`` consecutive ids; each batch
 is one Spark job: ``spark.range`` → ``mapInArrow`` (many runs per task in the
-Python workers) → ``write.partitionBy("scenario").parquet`` in append mode.
-Nothing is shuffled before the write (a partitioned write only sorts within a
-task). A job's files appear only when the job commits, so after an
-interruption ``DIR/runs/`` holds whole batches, or for a commit cut short whole
-task files: each file holds complete rows of distinct run ids.
+Python workers) → ``write.parquet`` into the batch's own fresh staging
+directory ``DIR/runs/_staging/<token>-<batch>/`` (``token``: this attempt's, random).
+Nothing is shuffled before the write.
 
-``resume`` reads the run ids already written and, batch by batch, skips full
-batches and runs the rest of a partial one through a broadcast left-anti join
-(still no shuffle): a run id is run again only if its row is not there, so
-none is lost or written twice.
+Exactly once, whatever kills what (README "Spark campaigns"): the session pins
+FileOutputCommitter algorithm 1 with speculation off (``session.py``), so a task's
+file reaches the staging directory itself only when the job commits, after every
+task committed. When the write returns, the driver publishes the batch with one
+directory rename, ``_staging/<token>-<batch>`` → ``batch=<lo>-<hi>-<token>``, atomic
+on a POSIX file system: ``DIR/runs/`` holds whole committed batches and nothing
+else outside directories whose names start with ``_``, which the readers skip.
+An attempt starts by removing ``_staging/`` (uncommitted or unpublished output of
+a killed attempt: its runs are run again); a lingering writer of a killed attempt
+can only write into its own token's staging directory, which nobody publishes.
+
+``resume`` reads the run ids already published and, batch by batch, skips full
+batches and runs the rest of a partial one (a batch of another ``batch_runs``)
+through a broadcast left-anti join (still no shuffle).
 """
 
 from __future__ import annotations
 
+import shutil
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from reports.aggregate import read_runs, run_files
+from scenarios.campaign.identity import code_fingerprint
 from scenarios.campaign.plan import Workload
-from scenarios.campaign.worker import Simulate, rows_of, run_ids, run_row, simulate
+from scenarios.campaign.worker import Simulate, TaskProgress, rows_of, run_ids, run_row, simulate
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -33,10 +44,16 @@ if TYPE_CHECKING:
 # Progress: (runs done, runs in total, runs per second of this attempt).
 OnProgress = Callable[[int, int, float], None]
 PROGRESS_EVERY_S = 1.0
+STAGING: Final = "_staging"  # DIR/runs/_staging/<token>-<batch>/: a batch's job writes here
+PROGRESS: Final = "_progress"  # DIR/runs/_progress/<token>-<batch>/<partition>-<attempt>: runs a task finished
 
 
 class CampaignExists(Exception):
     """The output already holds runs and ``--resume`` was not given."""
+
+
+class StaleWorkers(Exception):
+    """The executors' Python workers run other code than the driver (their ``code_fingerprint`` differs)."""
 
 
 @dataclass(frozen=True)
@@ -56,18 +73,31 @@ class Attempt:
         return self.runs_run / self.seconds if self.seconds > 0 else 0.0
 
 
-def worker_build(spark: SparkSession) -> str:
-    """``model.build()`` as an executor's Python worker sees it: a rate means little without it."""
+def worker_code(spark: SparkSession) -> tuple[str, str]:
+    """(``model.build()``, ``identity.code_fingerprint()``) as an executor's Python worker sees them: a rate
+    means little without the build, and rows of other code must not join the campaign's."""
     import pyarrow as pa
 
     def probe(batches: Iterator[Any]) -> Iterator[Any]:
         import model
+        from scenarios.campaign.identity import code_fingerprint
 
         for _ in batches:
             pass
-        yield pa.RecordBatch.from_pydict({"build": [model.build()]})
+        yield pa.RecordBatch.from_pydict({"build": [model.build()], "code": [code_fingerprint()]})
 
-    return str(spark.range(0, 1, 1, 1).mapInArrow(probe, "build string").collect()[0]["build"])
+    row = spark.range(0, 1, 1, 1).mapInArrow(probe, "build string, code string").collect()[0]
+    return str(row["build"]), str(row["code"])
+
+
+def check_workers(spark: SparkSession) -> str:
+    """The workers' build; ``StaleWorkers`` if their code fingerprint is not the driver's."""
+    build, code = worker_code(spark)
+    if code != code_fingerprint():
+        raise StaleWorkers(f"--master {spark.sparkContext.master}: the executors run other sharesim code than this "
+                           f"driver (code fingerprint {code[:12]}, here {code_fingerprint()[:12]}): install this "
+                           "sharesim on every worker")
+    return build
 
 
 def default_partitions(spark: SparkSession) -> int:
@@ -124,8 +154,9 @@ def _done_ids(spark: SparkSession, runs_dir: Path, lo: int, hi: int) -> list[int
 
 
 def batch_frame(spark: SparkSession, workload: Workload, lo: int, hi: int, partitions: int,
-                skip: list[int], simulate_fn: Simulate, on_rows: Callable[[int], None] | None) -> DataFrame:
-    """The rows of run ids [lo, hi) minus ``skip``, computed in ``partitions`` tasks."""
+                skip: list[int], simulate_fn: Simulate, progress_dir: Path | None = None) -> DataFrame:
+    """The rows of run ids [lo, hi) minus ``skip``, computed in ``partitions`` tasks, each writing its
+    finished runs under ``progress_dir`` (``worker.TaskProgress``)."""
     from pyspark.sql import functions as F
     from pyspark.sql.pandas.types import from_arrow_schema
 
@@ -136,32 +167,56 @@ def batch_frame(spark: SparkSession, workload: Workload, lo: int, hi: int, parti
         done = spark.createDataFrame([(i,) for i in skip], "id bigint")
         ids = ids.join(F.broadcast(done), "id", "left_anti")
 
+    where = str(progress_dir) if progress_dir is not None else None
+
     def run_partition(batches: Iterator[Any]) -> Iterator[Any]:
         from scenarios.campaign.interrupt import ignore_sigint_in_worker
 
         ignore_sigint_in_worker()  # in an executor's Python worker: Ctrl-C is the driver's to handle
-        yield from rows_of(workload, run_ids(batches), simulate_fn, on_rows)
+        progress = TaskProgress(where) if where is not None else None
+        yield from rows_of(workload, run_ids(batches), simulate_fn, progress.add if progress else None)
+        if progress is not None:
+            progress.write()
 
     return ids.mapInArrow(run_partition, from_arrow_schema(ARROW_SCHEMA))
 
 
-class _Progress:
-    """Runs done so far, from an accumulator the tasks add to, reported by a polling thread."""
+def _task_runs(progress_dir: Path) -> int:
+    """Runs finished by the tasks of a batch under way: per partition, its furthest attempt's count."""
+    furthest: dict[str, int] = {}
+    try:
+        files = [p for p in progress_dir.iterdir() if not p.name.startswith(".")]
+    except OSError:
+        return 0
+    for path in files:
+        partition = path.name.split("-")[0]
+        try:
+            furthest[partition] = max(furthest.get(partition, 0), int(path.read_text()))
+        except (OSError, ValueError):
+            continue
+    return sum(furthest.values())
 
-    def __init__(self, spark: SparkSession, before: int, total: int, on_progress: OnProgress | None) -> None:
+
+class _Progress:
+    """Runs done so far: those of the batches published by this attempt, plus what the tasks of the batch
+    under way wrote in its progress directory; reported by a polling thread."""
+
+    def __init__(self, before: int, total: int, on_progress: OnProgress | None) -> None:
         self.before, self.total, self.on_progress = before, total, on_progress
-        self.committed = 0  # runs in committed batches of this attempt
+        self.committed = 0  # runs in batches this attempt published
+        self.current: Path | None = None  # the progress directory of the batch under way
         self.started = time.perf_counter()
-        self.accumulator = spark.sparkContext.accumulator(0)
+        self.lock = threading.Lock()  # committed and current change together
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._poll, name="campaign-progress", daemon=True)
 
     def report(self) -> None:
         if self.on_progress is None:
             return
-        run = max(self.committed, int(self.accumulator.value))
+        with self.lock:
+            run = self.committed + (_task_runs(self.current) if self.current is not None else 0)
         elapsed = time.perf_counter() - self.started
-        self.on_progress(self.before + run, self.total, run / elapsed if elapsed > 0 else 0.0)
+        self.on_progress(min(self.total, self.before + run), self.total, run / elapsed if elapsed > 0 else 0.0)
 
     def _poll(self) -> None:
         while not self._stop.wait(PROGRESS_EVERY_S):
@@ -174,7 +229,25 @@ class _Progress:
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
         self._thread.join()
+        with self.lock:
+            self.current = None
         self.report()
+
+
+def clear_unpublished(runs_dir: Path) -> None:
+    """Remove what a killed attempt left: its staging directories (committed or not, never published) and
+    its progress files. Safe because one process writes DIR at a time (the out directory's lock)."""
+    for name in (STAGING, PROGRESS):
+        shutil.rmtree(runs_dir / name, ignore_errors=True)
+
+
+def publish(staging: Path, runs_dir: Path, lo: int, hi: int, token: str) -> Path:
+    """One rename: the committed batch appears in ``runs_dir`` whole, or not at all."""
+    if not (staging / "_SUCCESS").exists():  # the job's commit writes it last
+        raise RuntimeError(f"{staging}: the batch's job returned without committing")
+    published = runs_dir / f"batch={lo}-{hi}-{token}"
+    staging.rename(published)
+    return published
 
 
 def run_batches(
@@ -193,12 +266,15 @@ def run_batches(
     """Run every run id of ``workload`` not yet in ``runs_dir``; ``stop_after_batches`` interrupts
     the campaign after that many batches (what a Ctrl-C between two batches does)."""
     partitions = partitions or default_partitions(spark)
-    batch_runs = batch_runs or default_batch_runs(spark, workload, simulate_fn)
-    if partitions < 1 or batch_runs < 1:
-        raise ValueError(f"partitions = {partitions}, batch runs = {batch_runs}: must be integers >= 1")
     if run_files(runs_dir) and not resume:
         raise CampaignExists(f"{runs_dir} already holds runs: pass --resume to continue that campaign, "
                              "or choose a new --out")
+    build = check_workers(spark)
+    batch_runs = batch_runs or default_batch_runs(spark, workload, simulate_fn)
+    if partitions < 1 or batch_runs < 1:
+        raise ValueError(f"partitions = {partitions}, batch runs = {batch_runs}: must be integers >= 1")
+    clear_unpublished(runs_dir)
+    token = uuid.uuid4().hex[:12]
     done = _done_per_batch(spark, runs_dir, batch_runs) if resume else {}
     before = sum(done.values())
     total = workload.runs
@@ -206,7 +282,7 @@ def run_batches(
     spark.sparkContext.setJobGroup(job_group, f"sharesim {workload.campaign_id}", interruptOnCancel=True)
     started = time.perf_counter()
     ran = 0
-    with _Progress(spark, before, total, on_progress) as progress:
+    with _Progress(before, total, on_progress) as progress:
         for index in range(batches):
             if stop_after_batches is not None and index >= stop_after_batches:
                 break
@@ -215,10 +291,17 @@ def run_batches(
             if already >= hi - lo:
                 continue
             skip = _done_ids(spark, runs_dir, lo, hi) if already else []
-            frame = batch_frame(spark, workload, lo, hi, min(partitions, hi - lo), skip, simulate_fn,
-                                progress.accumulator.add)
-            frame.write.mode("append").partitionBy("scenario").parquet(str(runs_dir))
-            ran += hi - lo - len(skip)
-            progress.committed = ran
+            staging = runs_dir / STAGING / f"{token}-{index}"
+            progress_dir = runs_dir / PROGRESS / f"{token}-{index}"
+            with progress.lock:
+                progress.current = progress_dir
+            frame = batch_frame(spark, workload, lo, hi, min(partitions, hi - lo), skip, simulate_fn, progress_dir)
+            frame.write.mode("errorifexists").parquet(str(staging))
+            with progress.lock:
+                publish(staging, runs_dir, lo, hi, token)
+                ran += hi - lo - len(skip)
+                progress.committed, progress.current = ran, None
+            shutil.rmtree(progress_dir, ignore_errors=True)
+    clear_unpublished(runs_dir)
     seconds = time.perf_counter() - started
-    return Attempt(before, ran, seconds, partitions, batch_runs, spark.sparkContext.master or "", worker_build(spark))
+    return Attempt(before, ran, seconds, partitions, batch_runs, spark.sparkContext.master or "", build)

@@ -4,6 +4,13 @@ Python workers get a fixed ``PYTHONHASHSEED`` (``spark.executorEnv.*`` is
 applied to the workers of every master, local mode included). A run never
 depends on it (DESIGN.md principle 2), but any library code that iterates a
 ``set`` of strings would, and a campaign must not differ between executors.
+
+Output is committed by Hadoop's FileOutputCommitter, algorithm version 1, pinned
+here: a task's file moves into the output directory only when the job commits
+(version 2 moves it at the task's commit, so a killed job leaves part of its
+output in place), and speculation stays off (one attempt of each task at a
+time). ``execute.py`` relies on both: a batch's staging directory holds its
+rows only once the whole job committed.
 """
 
 from __future__ import annotations
@@ -111,7 +118,9 @@ def spark_session(master: str | None = None, app_name: str = "sharesim campaign"
     chosen = master or configured or DEFAULT_MASTER
     builder = (SparkSession.builder.appName(app_name)
                .config("spark.executorEnv.PYTHONHASHSEED", PYTHONHASHSEED)
-               .config("spark.ui.showConsoleProgress", "false"))
+               .config("spark.ui.showConsoleProgress", "false")
+               .config("spark.hadoop.mapreduce.fileoutputcommitter.algorithm.version", "1")
+               .config("spark.speculation", "false"))
     if _is_local(chosen):
         # Workers on this machine run this interpreter, so they import this very sharesim.
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)

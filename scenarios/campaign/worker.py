@@ -3,12 +3,14 @@
 ``mapInArrow`` hands each task its slice of ``spark.range`` as Arrow batches;
 every id becomes one simulation and one row of ``reports.rows.ARROW_SCHEMA``.
 A run that raises becomes an error row with its traceback: one bad seed must
-not cost the other million runs.
+not cost the other million runs. A task reports its finished runs through a small
+file (``TaskProgress``): Spark's accumulators reach the driver only when a task ends.
 """
 
 from __future__ import annotations
 
 import gc
+import os
 import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -79,6 +81,40 @@ def run_row(workload: Workload, run_id: int, simulate_fn: Simulate = simulate) -
                          wall_time_s=time.perf_counter() - started)
 
 
+PROGRESS_WRITE_EVERY_S: Final = 0.5
+
+
+class TaskProgress:
+    """The runs this Spark task has finished, in ``DIR/<partition>-<attempt>`` (``DIR`` is the batch's
+    progress directory, on storage the driver reads): written whole (a temporary file renamed) at most
+    every ``PROGRESS_WRITE_EVERY_S`` and at the task's end. Best effort: progress never fails a run."""
+
+    def __init__(self, directory: str) -> None:
+        from pyspark import TaskContext
+
+        context = TaskContext.get()
+        name = f"{context.partitionId()}-{context.attemptNumber()}" if context else f"pid{os.getpid()}-0"
+        self.directory, self.path = directory, os.path.join(directory, name)
+        self.done = 0
+        self.written_at = time.monotonic()
+
+    def add(self, runs: int) -> None:
+        self.done += runs
+        if time.monotonic() - self.written_at >= PROGRESS_WRITE_EVERY_S:
+            self.write()
+
+    def write(self) -> None:
+        self.written_at = time.monotonic()
+        temporary = os.path.join(self.directory, f".{os.path.basename(self.path)}.tmp")
+        try:
+            os.makedirs(self.directory, exist_ok=True)
+            with open(temporary, "w") as file:
+                file.write(str(self.done))
+            os.replace(temporary, self.path)
+        except OSError:
+            pass
+
+
 def run_ids(batches: Iterable[pa.RecordBatch]) -> Iterator[int]:
     for batch in batches:
         yield from batch.column(0).to_pylist()
@@ -86,16 +122,14 @@ def run_ids(batches: Iterable[pa.RecordBatch]) -> Iterator[int]:
 
 def rows_of(workload: Workload, ids: Iterable[int], simulate_fn: Simulate = simulate,
             on_rows: Callable[[int], None] | None = None) -> Iterator[pa.RecordBatch]:
-    """Arrow batches of the rows of ``ids``; ``on_rows(n)`` after each batch (progress)."""
+    """Arrow batches of the rows of ``ids``; ``on_rows(1)`` after each run (progress)."""
     rows: list[dict[str, Any]] = []
     for run_id in ids:
         rows.append(run_row(workload, run_id, simulate_fn))
+        if on_rows is not None:
+            on_rows(1)
         if len(rows) == ROWS_PER_BATCH:
             yield from to_table(rows).to_batches()
-            if on_rows is not None:
-                on_rows(len(rows))
             rows = []
     if rows:
         yield from to_table(rows).to_batches()
-        if on_rows is not None:
-            on_rows(len(rows))

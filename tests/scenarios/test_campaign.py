@@ -8,18 +8,20 @@ of ``small_short``, the small cluster with 100 records in 2 s, about 10 ms a run
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
 from invariants.monitors import INVARIANTS
 from model import mutants
-from reports.aggregate import read_runs, run_files, wilson_sql
+from reports.aggregate import one_row_per_run_id, read_run_table, read_runs, run_files, summarise, wilson_sql
 from reports.rows import ARROW_SCHEMA
 from scenarios import library
 from scenarios.campaign import Campaign, Options, RunTask, run_campaign, run_seed, spark_session
@@ -74,13 +76,12 @@ def rows(spark: SparkSession, runs_dir: Path) -> list[dict[str, Any]]:
 
 def test_the_parquet_has_one_row_per_run_id_with_the_documented_schema(baseline: Path) -> None:
     files = run_files(baseline / "runs")
-    assert files and all(f.parent.name == "scenario=small_short" for f in files)
-    table = pq.read_table(baseline / "runs")
+    # Two whole batches, published under their run ids; nothing left of the staging or the progress files.
+    assert sorted({f.parent.name.rsplit("-", 1)[0] for f in files}) == ["batch=0-200", "batch=200-400"]
+    assert sorted(p.name for p in (baseline / "runs").iterdir()) == sorted({f.parent.name for f in files})
+    table = read_run_table(baseline / "runs")
     assert sorted(table.column("run_id").to_pylist()) == list(range(RUNS))
-    written = {f.name: f.type for f in table.schema}
-    for field in ARROW_SCHEMA:
-        if field.name != "scenario":  # the partition column: a directory name, read back as a string
-            assert written[field.name] == field.type, field.name
+    assert pq.read_schema(files[0]) == ARROW_SCHEMA.remove_metadata()
     first = table.filter(table.column("run_id").to_numpy() == 3).to_pylist()[0]
     assert first["seed"] == run_seed(7, "small_short", 3) and first["campaign_id"] == "small_short/seed=7"
     assert first["verdict"] == "ok" and first["trace_hash"] and first["metrics"]
@@ -93,7 +94,7 @@ def test_progress_reports_runs_done_of_the_total_and_a_rate(baseline: Path) -> N
 
 
 def test_a_campaign_run_is_the_same_run_as_sharesim_run(baseline: Path, campaign: Campaign) -> None:
-    table = pq.read_table(baseline / "runs").to_pylist()
+    table = read_run_table(baseline / "runs").to_pylist()
     row = next(r for r in table if r["run_id"] == 11)
     assert row["trace_hash"] == simulate(campaign.task(11)).trace_hash
 
@@ -101,6 +102,7 @@ def test_a_campaign_run_is_the_same_run_as_sharesim_run(baseline: Path, campaign
 def test_summary_json_has_runs_errors_violations_faults_and_rate(baseline: Path) -> None:
     data = json.loads((baseline / "summary.json").read_text())
     assert data["runs"] == RUNS and data["errors"] == 0 and data["duplicate_run_ids"] == 0
+    assert data["missing_run_ids"] == 0 and data["inconsistent"] is False
     assert data["runs_per_second"] > 0 and data["faults_fired"] == {}
     # The workers' build, asked of a worker: the interpreted modules of this checkout here.
     assert data["build"] == "interpreted" and [a["build"] for a in data["attempts"]] == ["interpreted"]
@@ -126,18 +128,57 @@ def test_resume_after_an_interruption_yields_the_uninterrupted_rows(spark: Spark
                                                                     baseline: Path, tmp_path: Path) -> None:
     runs_dir = tmp_path / "runs"
     first = run_batches(spark, campaign, runs_dir, partitions=3, batch_runs=100, stop_after_batches=2)
-    assert first.runs_run == 200
-    # A commit cut short: a task's file of the second batch never made it.
-    lost = pq.read_table(run_files(runs_dir)[-1]).column("run_id").to_pylist()
-    run_files(runs_dir)[-1].unlink()
-    assert lost and len(pq.read_table(runs_dir)) == 200 - len(lost)
+    assert first.runs_run == 200 and len(read_run_table(runs_dir)) == 200
+    # What a killed attempt leaves: a batch's job committed but never published, a task's committed file
+    # in Spark's _temporary, a stale runs/_temporary of an older sharesim. None of it is a run.
+    published = run_files(runs_dir)
+    dead = runs_dir / "_staging" / "deadbeef-2"
+    (dead / "_temporary" / "0" / "task_0").mkdir(parents=True)
+    shutil.copy(published[0], dead / "part-00000-dead.parquet")
+    shutil.copy(published[-1], dead / "_temporary" / "0" / "task_0" / "part-00001-dead.parquet")
+    (dead / "_SUCCESS").touch()
+    (runs_dir / "_temporary" / "0" / "task_1").mkdir(parents=True)
+    shutil.copy(published[1], runs_dir / "_temporary" / "0" / "task_1" / "part-00002-old.parquet")
+    assert len(read_run_table(runs_dir)) == 200 and read_runs(spark, runs_dir).count() == 200  # type: ignore[union-attr]
     with pytest.raises(CampaignExists):
         run_batches(spark, campaign, runs_dir, partitions=3, batch_runs=100)
-    again = run_batches(spark, campaign, runs_dir, partitions=5, batch_runs=100, resume=True)
-    assert again.runs_before == 200 - len(lost) and again.runs_run == 200 + len(lost)
+    # Another batch size: the batch of ids 150..299 is half done, its other half runs through the anti join.
+    again = run_batches(spark, campaign, runs_dir, partitions=5, batch_runs=150, resume=True)
+    assert again.runs_before == 200 and again.runs_run == 200 and not (runs_dir / "_staging").exists()
     assert rows(spark, runs_dir) == rows(spark, baseline / "runs")
     done = run_batches(spark, campaign, runs_dir, partitions=5, batch_runs=100, resume=True)
-    assert done.runs_run == 0 and len(pq.read_table(runs_dir)) == RUNS
+    assert done.runs_run == 0 and len(read_run_table(runs_dir)) == RUNS
+
+
+def test_the_aggregation_counts_a_run_id_once_and_says_loudly_when_one_is_twice_or_missing(
+        spark: SparkSession, baseline: Path, tmp_path: Path) -> None:
+    runs_dir = tmp_path / "runs"
+    shutil.copytree(baseline / "runs", runs_dir)
+    first, second = sorted(p for p in runs_dir.iterdir())
+    # A copy of the first batch (ids 0..199) with one row changed: 200 ids twice, one of them disagreeing.
+    copy = runs_dir / "batch=0-200-copy"
+    copy.mkdir()
+    table = read_run_table(first)
+    hashes = table.column("trace_hash").to_pylist()
+    hashes[table.column("run_id").to_pylist().index(7)] = "not-the-same"
+    pq.write_table(table.set_column(table.schema.get_field_index("trace_hash"), "trace_hash",
+                                    pa.array(hashes)), copy / "part-0.parquet")
+    shutil.rmtree(second)  # ids 200..399 missing
+    frame = read_runs(spark, runs_dir)
+    assert frame is not None
+    summary = summarise(spark, frame, planned=RUNS)
+    data = summary.to_json({})
+    assert data["inconsistent"] is True and data["runs"] == 200  # counted once each
+    assert (data["duplicate_run_ids"], data["duplicate_rows"], data["duplicate_rows_disagree"]) == (200, 200, 1)
+    assert data["missing_run_ids"] == 200 and data["inconsistent_examples"]["missing"][:2] == [200, 201]
+    assert "INCONSISTENT" in data["inconsistent_message"] and "DISAGREE" in data["inconsistent_message"]
+    # The row kept of a run id is chosen by its content (the least trace hash), not by the order files are read.
+    original = {r["run_id"]: r["trace_hash"] for r in read_run_table(first).to_pylist()}[7]
+    kept = one_row_per_run_id(frame).where("run_id = 7").collect()
+    assert [r["trace_hash"] for r in kept] == [min(original, "not-the-same")]
+    # Nothing wrong: one aggregation, no dedupe, all zeros.
+    whole = summarise(spark, read_runs(spark, baseline / "runs"), planned=RUNS).to_json({})  # type: ignore[arg-type]
+    assert (whole["inconsistent"], whole["duplicate_run_ids"], whole["missing_run_ids"]) == (False, 0, 0)
 
 
 def test_a_run_that_raises_becomes_an_error_row_and_the_campaign_goes_on(spark: SparkSession, tmp_path: Path) -> None:
@@ -151,7 +192,7 @@ def test_a_run_that_raises_becomes_an_error_row_and_the_campaign_goes_on(spark: 
     data = run_campaign(spark, Campaign(small_short(), 20, campaign_seed=1), tmp_path, simulate_fn=flaky,
                         options=Options(partitions=2, report=False))
     assert data["runs"] == 20 and data["errors"] == 2 and data["ok"] == 18
-    table = {r["run_id"]: r for r in pq.read_table(tmp_path / "runs").to_pylist()}
+    table = {r["run_id"]: r for r in read_run_table(tmp_path / "runs").to_pylist()}
     for run_id in bad:
         row = table[run_id]
         assert row["verdict"] == "error" and row["seed"] == run_seed(1, "small_short", run_id)
