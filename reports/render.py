@@ -56,6 +56,9 @@ def render(directory: str | Path, metrics: Sequence[str] = ()) -> Path:
     """
     path = Path(directory)
     kind, data = directory_kind(path)
+    from scenarios.outdir import record
+
+    record(path, "report.html")  # the directory's own file (scenarios/outdir.py), listed before it is written
     if kind == "run":
         from reports.run_report import render_run
 

@@ -14,6 +14,8 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from scenarios import outdir
+
 console = Console()
 
 
@@ -24,13 +26,15 @@ def main() -> None:
     and the KIP-848 consumer rebalance protocol."""
 
 
-@main.command()
+@main.command(epilog=outdir.DEMO_RULE)
 @click.option("--seed", type=click.IntRange(0, None), default=1, show_default=True, help="The campaign seed.")
 @click.option("--runs", type=click.IntRange(1, 1_000_000), default=1000, show_default=True,
               help="Runs of the campaign.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("out/demo-campaign"),
-              show_default=True, help="The campaign's output directory (replaced if it holds an earlier demo).")
-def demo(seed: int, runs: int, out: Path) -> None:
+              show_default=True, help="The campaign's output directory (an earlier demo's output in it is replaced).")
+@click.option("--force", is_flag=True, help="Write --out even if it holds another command's output or other files "
+                                            "(they are kept).")
+def demo(seed: int, runs: int, out: Path, force: bool) -> None:
     """The main job: replay the KIP-932 worked example, then a small fault campaign on local Spark.
 
     Part 1 replays the SPSO/SPEO example of seed 002 through the real
@@ -56,22 +60,25 @@ def demo(seed: int, runs: int, out: Path) -> None:
         table.add_row(row.operation, str(row.spso), str(row.speo), write)
     console.print(table)
     console.print("(every value is asserted against the seed by tests/model/core/test_share_partition_golden.py)\n")
-    sys.exit(demo_campaign(runs, out, seed))
+    sys.exit(demo_campaign(runs, out, seed, force=force))
 
 
-@main.command("run")
+@main.command("run", epilog=f"{outdir.RULE} --trace: {outdir.FILE_RULE}")
 @click.argument("scenario")
 @click.option("--seed", type=int, default=None, help="The run seed (default: the scenario's own).")
 @click.option("--json", "as_json", is_flag=True, help="Print the RunResult as JSON.")
 @click.option("--trace", "trace_file", type=click.Path(dir_okay=False), default=None,
-              help="Keep every event and write them to FILE as NDJSON.")
+              help="Keep every event and write them to FILE as NDJSON (an earlier trace is replaced only with "
+                   "--force).")
 @click.option("--all-violations", is_flag=True, help="Keep running after the first violation and report them all.")
 @click.option("--mutant", default=None, metavar="NAME",
               help="Inject the named bug or variant (see `sharesim mutants`).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Write DIR/result.json, timeline.parquet, report.html (and trace.ndjson on a violation).")
+@click.option("--force", is_flag=True, help="Replace an earlier run's output in --out (or an earlier --trace FILE); "
+                                            "write beside other files, keeping them.")
 def run_command(scenario: str, seed: int | None, as_json: bool, trace_file: str | None, all_violations: bool,
-                mutant: str | None, out: Path | None) -> None:
+                mutant: str | None, out: Path | None, force: bool) -> None:
     """Run SCENARIO (a library name or a .toml file) once with --seed N: exit 0 ok, 1 a violation, 2 bad input."""
     from model.sim.runner import run
     from scenarios.commands import load_or_exit
@@ -83,10 +90,13 @@ def run_command(scenario: str, seed: int | None, as_json: bool, trace_file: str 
     from scenarios.check import require_mutant
 
     require_mutant(mutant)
+    if trace_file is not None:
+        outdir.check_file(Path(trace_file), "--trace", "run", outdir.written_by_trace, force=force)
     if out is not None:
         from reports.run_dir import run_to_dir
 
-        with Console(stderr=True).status(f"running {scenario} and writing {out}"):
+        status = Console(stderr=True).status(f"running {scenario} and writing {out}")
+        with outdir.claim(out, "run", force=force), status:
             result = run_to_dir(spec, seed, out, scenario_ref=scenario, mutant=mutant,
                                 stop_on_first_violation=not all_violations,
                                 trace_path=Path(trace_file) if trace_file else None)

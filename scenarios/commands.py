@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
+from scenarios import outdir
 from scenarios.spec import Scenario, ScenarioError
 
 console = Console()
@@ -71,7 +72,7 @@ def describe_command(scenario: str) -> None:
     click.echo(dumps(spec), nl=False)
 
 
-@click.command("sweep")
+@click.command("sweep", epilog=outdir.RULE)
 @click.argument("scenario")
 @click.option("--param", "params", multiple=True, required=True, metavar="KEY=V1,V2,...",
               help="A key path of the scenario's TOML form and its values, e.g. "
@@ -81,7 +82,8 @@ def describe_command(scenario: str) -> None:
               help="Runs per grid point, each with its own derived seed.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="Output directory: runs.parquet and summary.json.")
-@click.option("--force", is_flag=True, help="Replace the runs.parquet / summary.json already in --out.")
+@click.option("--force", is_flag=True, help="Replace an earlier sweep's output in --out; write beside other files, "
+                                            "keeping them.")
 @click.option("--spark", "on_spark", is_flag=True, help="Run the tasks as a Spark job (local[*], or --master).")
 @click.option("--master", default=None, help="With --spark: the Spark master URL.")
 def sweep_command(scenario: str, params: tuple[str, ...], seeds: int, out_dir: Path, force: bool,
@@ -101,30 +103,26 @@ def sweep_command(scenario: str, params: tuple[str, ...], seeds: int, out_dir: P
     except sweep.SweepError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)
-    existing = [name for name in (sweep.RUNS_FILE, sweep.SUMMARY_FILE) if (out_dir / name).exists()]
-    if existing and not force:
-        click.echo(f"error: --out {out_dir} already holds {', '.join(existing)}; give --force to replace them",
-                   err=True)
-        sys.exit(2)
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[bad]}"),
-               TimeElapsedColumn(), TimeRemainingColumn())
-    with Progress(*columns, console=console, transient=False) as progress:
-        bar = progress.add_task(f"sweep {spec.name}", total=len(tasks), bad="")
-        bad = 0
+    with outdir.claim(out_dir, "sweep", force=force):
+        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                   TextColumn("{task.fields[bad]}"), TimeElapsedColumn(), TimeRemainingColumn())
+        with Progress(*columns, console=console, transient=False) as progress:
+            bar = progress.add_task(f"sweep {spec.name}", total=len(tasks), bad="")
+            bad = 0
 
-        def on_run(row: dict[str, Any]) -> None:
-            nonlocal bad
-            bad += row["verdict"] != "ok"
-            progress.update(bar, advance=1, bad=f"[red]{bad} not ok[/red]" if bad else "")
+            def on_run(row: dict[str, Any]) -> None:
+                nonlocal bad
+                bad += row["verdict"] != "ok"
+                progress.update(bar, advance=1, bad=f"[red]{bad} not ok[/red]" if bad else "")
 
-        if on_spark:  # the same tasks through a campaign's Spark path (scenarios/campaign/sweep_spark.py)
-            from scenarios.campaign.sweep_spark import run_sweep_on_spark
+            if on_spark:  # the same tasks through a campaign's Spark path (scenarios/campaign/sweep_spark.py)
+                from scenarios.campaign.sweep_spark import run_sweep_on_spark
 
-            rows = run_sweep_on_spark(tasks, sweep.campaign_id(spec), out_dir, master=master,
-                                      on_progress=lambda done, total, rate: progress.update(bar, completed=done))
-        else:
-            rows = sweep.run_sweep(tasks, sweep.campaign_id(spec), on_run=on_run)
-    summary = sweep.write_sweep(out_dir, spec.name, parsed, seeds, rows)
+                rows = run_sweep_on_spark(tasks, sweep.campaign_id(spec), out_dir, master=master,
+                                          on_progress=lambda done, total, rate: progress.update(bar, completed=done))
+            else:
+                rows = sweep.run_sweep(tasks, sweep.campaign_id(spec), on_run=on_run)
+        summary = sweep.write_sweep(out_dir, spec.name, parsed, seeds, rows)
     _print_summary(summary)
     click.echo(f"wrote {out_dir / sweep.RUNS_FILE} and {out_dir / sweep.SUMMARY_FILE}")
     sys.exit(0 if summary["ok"] == summary["runs"] else 1)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -14,7 +13,7 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from reports.aggregate import run_files
+from scenarios import outdir
 from scenarios.campaign.driver import CampaignMismatch, Options, run_campaign
 from scenarios.campaign.execute import CampaignExists
 from scenarios.campaign.plan import MAX_RUNS, Campaign
@@ -97,8 +96,9 @@ def print_summary(data: dict[str, Any], out: Path) -> None:
 
 def campaign_once(scenario_ref: str, runs: int, out: Path, *, master: str | None, partitions: int | None,
                   batch_runs: int | None, campaign_seed: int, mutant: str | None, resume: bool,
-                  shrink: bool = False) -> dict[str, Any]:
-    """Validate, start Spark, run the campaign with a progress bar; bad input raises ``BadInput``."""
+                  shrink: bool = False, force: bool = False, kind: str = "campaign") -> dict[str, Any]:
+    """Validate, hold --out (``scenarios/outdir.py``), start Spark, run the campaign with a progress bar;
+    bad input raises ``BadInput`` before Spark starts."""
     from scenarios.campaign.session import spark_session
 
     scenario = load_scenario(scenario_ref)
@@ -107,26 +107,27 @@ def campaign_once(scenario_ref: str, runs: int, out: Path, *, master: str | None
         workload = Campaign(scenario, runs, campaign_seed, mutant)
     except ValueError as exc:
         raise BadInput(str(exc)) from exc
-    if run_files(out / "runs") and not resume:
-        raise BadInput(f"{out} already holds a campaign: pass --resume to continue it, or choose a new --out")
-    console.print(f"starting Spark ({master or 'default master'}) ...")
-    spark = spark_session(master)
-    options = Options(partitions=partitions, batch_runs=batch_runs, resume=resume,
-                      shrink_runs=DEFAULT_MAX_RUNS if shrink else 0)
-    try:
-        with progress_bar(runs) as on_progress:
-            data = run_campaign(spark, workload, out, scenario_ref=scenario_ref, options=options,
-                                on_progress=on_progress)
-    except (CampaignExists, CampaignMismatch) as exc:
-        raise BadInput(str(exc)) from exc
-    except KeyboardInterrupt:
-        spark.sparkContext.cancelAllJobs()
-        console.print(f"interrupted: continue with the same command and --resume (output in {out})")
-        raise SystemExit(130) from None
+    if resume and force:
+        raise BadInput("--resume and --force: give one (--resume continues the campaign in --out, --force replaces it)")
+    with outdir.claim(out, kind, force=force, resume=resume):
+        console.print(f"starting Spark ({master or 'default master'}) ...")
+        spark = spark_session(master)
+        options = Options(partitions=partitions, batch_runs=batch_runs, resume=resume,
+                          shrink_runs=DEFAULT_MAX_RUNS if shrink else 0)
+        try:
+            with progress_bar(runs) as on_progress:
+                data = run_campaign(spark, workload, out, scenario_ref=scenario_ref, options=options,
+                                    on_progress=on_progress)
+        except (CampaignExists, CampaignMismatch) as exc:
+            raise BadInput(str(exc)) from exc
+        except KeyboardInterrupt:
+            spark.sparkContext.cancelAllJobs()
+            console.print(f"interrupted: continue with the same command and --resume (output in {out})")
+            raise SystemExit(130) from None
     return data
 
 
-@click.command("campaign")
+@click.command("campaign", epilog=outdir.CAMPAIGN_RULE)
 @click.argument("scenario")
 @click.option("--runs", type=click.IntRange(1, MAX_RUNS), required=True, help="Number of runs (run ids 0..N-1).")
 @click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path), required=True,
@@ -140,28 +141,29 @@ def campaign_once(scenario_ref: str, runs: int, out: Path, *, master: str | None
               help="Seeds are derived from (campaign seed, scenario, run id).")
 @click.option("--mutant", default=None, help="Run a mutant (or a variant) of the model (model/mutants.py).")
 @click.option("--resume", is_flag=True, help="Continue the campaign in --out: run only the missing run ids.")
+@click.option("--force", is_flag=True, help="Replace an earlier campaign's output in --out; write beside other "
+                                            "files, keeping them.")
 @click.option("--shrink", is_flag=True,
               help="Shrink each distinct failure's first reproducer to a small scenario file (`sharesim shrink`).")
 def campaign_command(scenario: str, runs: int, out: Path, master: str | None, partitions: int | None,
                      batch_runs: int | None, campaign_seed: int, mutant: str | None, resume: bool,
-                     shrink: bool) -> None:
+                     force: bool, shrink: bool) -> None:
     """Run SCENARIO (a library name or a .toml file) --runs N times on Spark and aggregate the results.
 
     Exit 0 when no run violated an invariant or raised, 1 otherwise, 2 on bad input.
     """
     data = campaign_once(scenario, runs, out, master=master, partitions=partitions, batch_runs=batch_runs,
-                         campaign_seed=campaign_seed, mutant=mutant, resume=resume, shrink=shrink)
+                         campaign_seed=campaign_seed, mutant=mutant, resume=resume, shrink=shrink, force=force)
     print_summary(data, out)
     sys.exit(0 if not data["violated"] and not data["errors"] else 1)
 
 
-def demo_campaign(runs: int, out: Path, seed: int) -> int:
-    """The main job's campaign: ``runs`` runs of swarm on local Spark; returns the exit code."""
-    if (out / "campaign.json").exists():  # a previous demo: start afresh
-        shutil.rmtree(out)
+def demo_campaign(runs: int, out: Path, seed: int, *, force: bool = False) -> int:
+    """The main job's campaign: ``runs`` runs of swarm on local Spark; returns the exit code. An earlier
+    demo's output in ``out`` is replaced (``outdir.DEMO_RULE``)."""
     started = time.perf_counter()
     data = campaign_once(DEMO_SCENARIO, runs, out, master=None, partitions=None, batch_runs=None,
-                         campaign_seed=seed, mutant=None, resume=False)
+                         campaign_seed=seed, mutant=None, resume=False, force=force, kind="demo")
     print_summary(data, out)
     console.print(f"(campaign of {runs} runs in {time.perf_counter() - started:.0f} s, Spark start included)")
     return 0 if not data["violated"] and not data["errors"] else 1
