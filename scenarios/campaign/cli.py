@@ -13,7 +13,7 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from scenarios import outdir
+from scenarios import exits, outdir
 from scenarios.campaign.driver import CampaignMismatch, Options, run_campaign
 from scenarios.campaign.execute import CampaignExists
 from scenarios.campaign.plan import MAX_RUNS, Campaign
@@ -108,7 +108,8 @@ def campaign_once(scenario_ref: str, runs: int, out: Path, *, master: str | None
     except ValueError as exc:
         raise BadInput(str(exc)) from exc
     if resume and force:
-        raise BadInput("--resume and --force: give one (--resume continues the campaign in --out, --force replaces it)")
+        raise exits.BadInput("--resume and --force: give one (--resume continues the campaign in --out, "
+                             "--force replaces it)")
     with outdir.claim(out, kind, force=force, resume=resume):
         console.print(f"starting Spark ({master or 'default master'}) ...")
         spark = spark_session(master)
