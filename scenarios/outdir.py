@@ -26,7 +26,8 @@ Every command that writes a directory (``run --out``, ``sweep``, ``campaign``,
   (a crash leaves none of its files unlisted) and, when it finishes, the names
   it did write. A directory written by an older sharesim, without this file,
   is recognised by its marker files (``campaign.json``, ``result.json``,
-  ``runs.parquet`` + ``summary.json``).
+  ``runs.parquet`` + ``summary.json``); there a demo's output looks like a
+  campaign's, so the demo replaces such a campaign directory with ``--force``.
 * **The rule** (``RULE``, in each command's ``--help``), applied by ``plan``.
 """
 
@@ -65,7 +66,8 @@ RULE: Final = (
 )
 CAMPAIGN_RULE: Final = RULE + " A campaign's own earlier output is continued with --resume, replaced with --force."
 DEMO_RULE: Final = RULE + (" The demo replaces its own earlier demo output without asking (the quickstart re-runs "
-                           "it); files beside it are kept.")
+                           "it); files beside it are kept. A campaign directory an older sharesim wrote (without "
+                           "DIR/.sharesim.json) may be an earlier demo's: --force replaces it.")
 FILE_RULE: Final = ("FILE may be new or empty; an earlier FILE written by this command is replaced only with "
                     "--force; a file sharesim did not write is never overwritten.")
 
@@ -300,15 +302,18 @@ def _whose(name: str, owner: str | None) -> str:
     return f"{name} was written by `sharesim {owner}`" if owner else f"{name} was not written by sharesim"
 
 
-def plan(out: Path, kind: Kind, found: Mapping[str, str | None], *, force: bool, resume: bool = False) -> list[str]:
+def plan(out: Path, kind: Kind, found: Mapping[str, str | None], *, force: bool, resume: bool = False,
+         inferred: bool = False) -> list[str]:
     """The entries to remove before ``kind``'s command writes ``out``, or ``BadInput`` saying why it may not.
 
-    ``found``: each top-level entry's writer kind (None: no sharesim command wrote it)."""
+    ``found``: each top-level entry's writer kind (None: no sharesim command wrote it); ``inferred``: read
+    from marker files (an older sharesim's directory), where a demo's output and a campaign's look alike."""
+    same_format = [n for n, k in found.items() if k is not None and k != kind.name and KINDS[k].format == kind.format]
     mine = [n for n, k in found.items() if k == kind.name]
-    kin = [n for n, k in found.items() if k is not None and k != kind.name and KINDS[k].format == kind.format]
-    others = [n for n, k in found.items() if k is not None and KINDS[k].format != kind.format]
+    kin = same_format if resume or inferred else []  # a campaign continues the demo's; an old demo looks a campaign
+    others = [n for n, k in found.items() if k is not None and k != kind.name and n not in kin]
     foreign = [n for n, k in found.items() if k is None]
-    if resume:  # a campaign continues its own output, or the demo's (the same format)
+    if resume:
         mine, kin = mine + kin, []
     clash = [n for n in kind.outputs if n in others or n in foreign]
     if clash:
@@ -323,7 +328,7 @@ def plan(out: Path, kind: Kind, found: Mapping[str, str | None], *, force: bool,
                        f"({_some(mine)}); give {how}")
     if not mine and not force:
         for names, what, then in (
-            (kin, f"a `sharesim {found[kin[0]] if kin else ''}`'s output", "--force replaces it"),
+            (kin, f"an older sharesim's `sharesim {found[kin[0]] if kin else ''}` output", "--force replaces it"),
             (others, f"the output of `sharesim {found[others[0]] if others else ''}`", "--force writes beside it"),
             (foreign, "files sharesim did not write", "--force writes beside them and keeps them"),
         ):
@@ -379,7 +384,7 @@ def claim(out: Path, kind: str, *, force: bool = False, resume: bool = False) ->
         names = _listing(out)
         manifest = read_manifest(out)
         found = owners(out, names)
-        removed = plan(out, what, found, force=force, resume=resume)
+        removed = plan(out, what, found, force=force, resume=resume, inferred=manifest is None)
     except BaseException:
         held.abandon()
         raise

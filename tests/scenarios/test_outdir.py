@@ -385,24 +385,26 @@ def test_demo_replaces_its_own_earlier_output_unasked_and_keeps_a_users_file(
     assert invoke(*COMMANDS["demo"](out)).exit_code == 130  # no --force: the demo's own output
     assert (out / "runs" / "part-0.parquet").read_bytes() == b"rows"
     assert (out / "notes.txt").read_bytes() == NOTES and manifest(out)["kind"] == "demo"
-    # A campaign's directory is not the demo's: refused; --force replaces the campaign's files (same format).
+    # A campaign's directory is not the demo's: refused, even with --force (its campaign.json is not the demo's).
     campaign = tmp_path / "C"
     assert invoke(*COMMANDS["campaign"](campaign)).exit_code == 130
     before = snapshot(tmp_path)
-    refused(invoke(*COMMANDS["demo"](campaign)), "holds a `sharesim campaign`'s output", "--force replaces it")
+    for force in ((), ("--force",)):
+        refused(invoke(*COMMANDS["demo"](campaign), *force), "campaign.json was written by `sharesim campaign`, "
+                "and `sharesim demo` writes campaign.json; it is never replaced, not even with --force")
     assert snapshot(tmp_path) == before
-    assert invoke(*COMMANDS["demo"](campaign), "--force").exit_code == 130
-    assert manifest(campaign)["writers"].keys() == {"demo"}
 
 
 def test_a_demo_directory_of_an_older_sharesim_needs_force(tmp_path: Path, fake_campaign: list[Path]) -> None:
-    # Older demos left a campaign directory without a manifest: it reads as a campaign's, so the demo asks.
+    # Older demos left a campaign directory without a manifest, which a campaign's looks like: the demo asks,
+    # and --force replaces it (only its files).
     out = tmp_path / "demo-campaign"
     out.mkdir()
     (out / "campaign.json").write_text("{}")
     (out / "runs").mkdir()
     (out / "notes.txt").write_bytes(NOTES)
-    refused(invoke(*COMMANDS["demo"](out)), "holds a `sharesim campaign`'s output (campaign.json, runs)")
+    refused(invoke(*COMMANDS["demo"](out)), "holds an older sharesim's `sharesim campaign` output "
+            "(campaign.json, runs)", "--force replaces it")
     assert invoke(*COMMANDS["demo"](out), "--force").exit_code == 130
     assert (out / "notes.txt").read_bytes() == NOTES and (out / "campaign.json").read_text() == '{"fake": true}\n'
 
