@@ -122,6 +122,8 @@ def _not_writable(option: str, path: Path, exc: OSError) -> BadInput:
 
 
 def _running(pid: int) -> bool:
+    if pid <= 0:  # no pid recorded: nothing to check
+        return True
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -129,6 +131,11 @@ def _running(pid: int) -> bool:
     except PermissionError:  # someone else's process
         return True
     return True
+
+
+def _pid(record: Mapping[str, Any]) -> int:
+    pid = record.get("pid")
+    return pid if isinstance(pid, int) else 0
 
 
 def _since(stamp: object) -> str:
@@ -165,7 +172,7 @@ class _Lock:
     def take(self, out: Path) -> None:
         """Write this process into the lock file, noting a stale holder it replaces."""
         if self.previous is not None:
-            dead = self.previous.get("host") == socket.gethostname() and not _running(int(self.previous.get("pid", 0)))
+            dead = self.previous.get("host") == socket.gethostname() and not _running(_pid(self.previous))
             why = "it is no longer running" if dead else "it no longer holds the lock"
             click.echo(f"note: --out {out}: taking over the lock of {_holder(self.previous)}: {why}", err=True)
         record = {"pid": os.getpid(), "host": socket.gethostname(), "command": command_line(), "since": _now()}
@@ -239,7 +246,7 @@ def _in_use(out: Path, record: Mapping[str, Any] | None) -> str:
     if record is None:
         return f"--out {out} is in use by another sharesim command (starting); wait for it to finish or stop it"
     here = record.get("host") == socket.gethostname()
-    if here and not _running(int(record.get("pid", 0))):
+    if here and not _running(_pid(record)):
         return (f"--out {out} is locked by a process that inherited the lock of {_holder(record)}, which is no "
                 f"longer running; find it with `fuser {out / LOCK}` and stop it")
     return f"--out {out} is in use by {_holder(record)}; wait for it to finish or stop it"
@@ -294,6 +301,11 @@ def owners(out: Path, names: list[str]) -> dict[str, str | None]:
 # -- the rule ------------------------------------------------------------------------------------------
 
 
+def _format(kind: str) -> str:
+    """The output format of ``kind``; a kind this version does not know (a newer sharesim's) is its own."""
+    return KINDS[kind].format if kind in KINDS else kind
+
+
 def _some(names: list[str]) -> str:
     return ", ".join(names[:4]) + (", ..." if len(names) > 4 else "")
 
@@ -308,7 +320,7 @@ def plan(out: Path, kind: Kind, found: Mapping[str, str | None], *, force: bool,
 
     ``found``: each top-level entry's writer kind (None: no sharesim command wrote it); ``inferred``: read
     from marker files (an older sharesim's directory), where a demo's output and a campaign's look alike."""
-    same_format = [n for n, k in found.items() if k is not None and k != kind.name and KINDS[k].format == kind.format]
+    same_format = [n for n, k in found.items() if k is not None and k != kind.name and _format(k) == kind.format]
     mine = [n for n, k in found.items() if k == kind.name]
     kin = same_format if resume or inferred else []  # a campaign continues the demo's; an old demo looks a campaign
     others = [n for n, k in found.items() if k is not None and k != kind.name and n not in kin]
@@ -389,7 +401,7 @@ def claim(out: Path, kind: str, *, force: bool = False, resume: bool = False) ->
         held.abandon()
         raise
     kept = [n for n in names if n not in removed]
-    continued = [n for n in kept if resume and found[n] is not None and KINDS[str(found[n])].format == what.format]
+    continued = [n for n in kept if resume and found[n] is not None and _format(str(found[n])) == what.format]
     claimed = sorted(set(what.outputs) | set(continued))
     try:
         held.take(out)
@@ -417,7 +429,7 @@ def record(out: Path, name: str) -> None:
         return
     owned = {entry for writer in manifest["writers"].values() for entry in writer.get("entries", [])}
     kind = manifest.get("kind")
-    if name in owned or kind not in manifest["writers"] or name not in KINDS[str(kind)].outputs:
+    if name in owned or kind not in manifest["writers"] or kind not in KINDS or name not in KINDS[str(kind)].outputs:
         return
     writer = manifest["writers"][kind]
     writer["entries"] = sorted([*writer.get("entries", []), name])

@@ -434,6 +434,18 @@ def test_a_corrupt_manifest_is_refused_not_guessed(tmp_path: Path) -> None:
     assert snapshot(tmp_path) == before
 
 
+def test_a_kind_from_a_newer_sharesim_is_another_kind(tmp_path: Path) -> None:
+    out = tmp_path / "D"
+    out.mkdir()
+    (out / "result.json").write_bytes(NOTES)
+    newer = {"kind": "future", "writers": {"future": {"entries": ["result.json"]}}}
+    (out / outdir.MANIFEST).write_text(json.dumps(newer))
+    before = snapshot(tmp_path)
+    refused(invoke(*COMMANDS["run"](out), "--force"), "result.json was written by `sharesim future`")
+    refused(invoke(*COMMANDS["sweep"](out)), "holds the output of `sharesim future`")
+    assert snapshot(tmp_path) == before
+
+
 def test_every_command_states_the_one_rule_in_its_help() -> None:
     flat = " ".join(outdir.RULE.split())
     for command in ("run", "sweep", "campaign", "demo"):
