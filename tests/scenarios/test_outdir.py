@@ -559,16 +559,19 @@ def test_neither_the_spark_jvm_nor_its_workers_hold_the_lock(tmp_path: Path) -> 
 @pytest.mark.spark
 @pytest.mark.xdist_group("spark")
 def test_the_real_demo_replaces_its_own_output_and_keeps_a_users_file(tmp_path: Path) -> None:
+    # An earlier demo's directory, as the demo leaves it (the lock and rule tests above run a fake campaign),
+    # with a user's notes beside it and a name the real campaign does not write again (repro/).
     out = tmp_path / "demo"
-    first = invoke("demo", "--runs", "8", "--out", str(out))
-    assert first.exit_code in (0, 1), first.output
+    with outdir.claim(out, "demo"):
+        for name in ("campaign.json", "summary.json", "report.html"):
+            (out / name).write_text("an earlier demo's")
+        (out / "repro" / "swarm").mkdir(parents=True)
     (out / "notes.txt").write_bytes(NOTES)
-    old_summary = (out / "summary.json").read_bytes()
-    again = invoke("demo", "--runs", "6", "--seed", "2", "--out", str(out))
-    assert again.exit_code in (0, 1), again.output
+    result = invoke("demo", "--runs", "6", "--seed", "2", "--out", str(out))
+    assert result.exit_code in (0, 1), result.output
     assert (out / "notes.txt").read_bytes() == NOTES
-    assert (out / "summary.json").read_bytes() != old_summary and json.loads((out / "summary.json").read_text())[
-        "runs"] == 6
+    assert json.loads((out / "summary.json").read_text())["runs"] == 6
+    assert (out / "report.html").read_text() != "an earlier demo's" and not (out / "repro" / "swarm").exists()
     assert manifest(out)["kind"] == "demo"
     assert listed(out) == sorted(set(os.listdir(out)) - {"notes.txt", outdir.MANIFEST})
-    assert set(listed(out)) <= set(outdir.KINDS["demo"].outputs)
+    assert set(listed(out)) <= set(outdir.KINDS["demo"].outputs)  # the real campaign writes only the kind's names
