@@ -387,11 +387,16 @@ def claim(out: Path, kind: str, *, force: bool = False, resume: bool = False) ->
     Refused (``BadInput``, exit 2) before anything in ``out`` changes: a directory in use, against the
     rule, or not writable."""
     what = KINDS[kind]
+    made = [d for d in (out, *out.parents) if not d.exists()]  # the directories mkdir -p makes, deepest first
     try:
         out.mkdir(parents=True, exist_ok=True)
+        held = lock(out)
     except OSError as exc:
+        _unmake(made)
         raise _not_writable("--out", out, exc) from exc
-    held = lock(out)
+    except BadInput:
+        _unmake(made)
+        raise
     try:
         names = _listing(out)
         manifest = read_manifest(out)
@@ -400,22 +405,47 @@ def claim(out: Path, kind: str, *, force: bool = False, resume: bool = False) ->
     except BaseException:
         held.abandon()
         raise
+    original = (out / MANIFEST).read_bytes() if manifest is not None else None
     kept = [n for n in names if n not in removed]
     continued = [n for n in kept if resume and found[n] is not None and _format(str(found[n])) == what.format]
     claimed = sorted(set(what.outputs) | set(continued))
+    refused = False
     try:
         held.take(out)
         for name in removed:
             _remove(out / name)
         _write_manifest(out, _manifest_after(manifest, what, claimed, removed))
         yield out
+    except (click.ClickException, SystemExit) as exc:
+        # Bad input found once the command began (a resume of another campaign, an unreachable master):
+        # a refusal too, so the directory is put back as it was found when nothing was removed.
+        refused = not removed and (isinstance(exc, click.ClickException) or exc.code == 2)
+        raise
     finally:
         try:
-            if out.is_dir():  # what it wrote: its names present now, and any entry new since it began
+            if refused:
+                _put_back(out / MANIFEST, original)
+            elif out.is_dir():  # what it wrote: its names present now, and any entry new since it began
                 written = [n for n in _listing(out) if n in claimed or n not in kept]
                 _write_manifest(out, _manifest_after(read_manifest(out), what, written, []))
         finally:
             held.release()
+        if refused:
+            _unmake(made)
+
+
+def _unmake(made: list[Path]) -> None:
+    """Remove the directories a refused command made, deepest first, those still empty."""
+    for directory in made:
+        if directory.is_dir() and not os.listdir(directory):
+            directory.rmdir()
+
+
+def _put_back(path: Path, content: bytes | None) -> None:
+    if content is None:
+        path.unlink(missing_ok=True)
+    else:
+        path.write_bytes(content)
 
 
 def record(out: Path, name: str) -> None:

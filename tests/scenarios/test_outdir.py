@@ -424,6 +424,21 @@ def test_an_unwritable_out_is_one_line_exit_2_before_any_work(command: str, tmp_
     assert snapshot(tmp_path) == before and no_spark == []
 
 
+def test_a_refusal_once_the_command_began_puts_the_directory_back(tmp_path: Path) -> None:
+    # E.g. --resume of a directory holding another campaign: found by the campaign, inside the claim.
+    out = tmp_path / "D"
+    with outdir.claim(out, "campaign"):
+        (out / "campaign.json").write_text("{}")
+    (out / "notes.txt").write_bytes(NOTES)
+    before = snapshot(tmp_path)
+    with pytest.raises(outdir.BadInput), outdir.claim(out, "campaign", resume=True):
+        raise outdir.BadInput("--resume: another campaign")
+    assert snapshot(tmp_path) == before
+    with pytest.raises(outdir.BadInput), outdir.claim(tmp_path / "new" / "E", "campaign"):
+        raise outdir.BadInput("--master: unreachable")
+    assert snapshot(tmp_path) == before  # and the directories it made are gone
+
+
 def test_a_corrupt_manifest_is_refused_not_guessed(tmp_path: Path) -> None:
     out = tmp_path / "D"
     out.mkdir()
