@@ -59,6 +59,9 @@ def render(directory: str | Path, metrics: Sequence[str] = ()) -> Path:
     if metrics and kind != "sweep":
         raise ReportError(f"--metric {', '.join(metrics)}: {path} holds a {kind}; only a sweep report plots "
                           "chosen metrics (a run or campaign report shows every metric)")
+    from scenarios.outdir import record
+
+    record(path, "report.html")  # the directory's own file (scenarios/outdir.py), listed before it is written
     if kind == "run":
         from reports.run_report import render_run
 

@@ -19,6 +19,7 @@ import click
 from rich.markup import escape
 from rich.table import Table
 
+from scenarios import outdir
 from scenarios.entry import DEBUG_ENV, debugging, error, first_line, guarded, set_debug
 from scenarios.exits import BadInput, Exit, exit_code_table, exit_codes_in_short, verdict_exit
 from scenarios.spec import MAX_SEED
@@ -48,13 +49,15 @@ def main(debug: bool) -> None:
     set_debug(debug)
 
 
-@main.command()
+@main.command(epilog=outdir.DEMO_RULE)
 @click.option("--seed", type=click.IntRange(0, None), default=1, show_default=True, help="The campaign seed.")
 @click.option("--runs", type=click.IntRange(1, 1_000_000), default=1000, show_default=True,
               help="Runs of the campaign.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("out/demo-campaign"),
-              show_default=True, help="The campaign's output directory (replaced if it holds an earlier demo).")
-def demo(seed: int, runs: int, out: Path) -> None:
+              show_default=True, help="The campaign's output directory (an earlier demo's output in it is replaced).")
+@click.option("--force", is_flag=True, help="Write --out even if it holds another command's output or other files "
+                                            "(they are kept).")
+def demo(seed: int, runs: int, out: Path, force: bool) -> None:
     """The main job: replay the KIP-932 worked example, then a small fault campaign on local Spark.
 
     Part 1 replays the SPSO/SPEO example of seed 002 through the real
@@ -81,24 +84,27 @@ def demo(seed: int, runs: int, out: Path) -> None:
         table.add_row(row.operation, str(row.spso), str(row.speo), write)
     print_table(console, table)
     console.print("(every value is asserted against the seed by tests/model/core/test_share_partition_golden.py)\n")
-    sys.exit(demo_campaign(runs, out, seed))
+    sys.exit(demo_campaign(runs, out, seed, force=force))
 
 
-@main.command("run")
+@main.command("run", epilog=f"{outdir.RULE} --trace: {outdir.FILE_RULE}")
 @click.argument("scenario")
 @click.option("--seed", type=click.IntRange(0, MAX_SEED), default=None,
               help="The run seed (default: the scenario's own).")
 @click.option("--json", "as_json", is_flag=True, help="Print the RunResult as JSON.")
 @click.option("--trace", "trace_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Keep every event the trace records and write them to FILE as NDJSON, one a line "
-                   "(metric trace_events; the events row counts simulator steps, which record none or several).")
+                   "(metric trace_events; the events row counts simulator steps, which record none or several); "
+                   "an earlier trace is replaced only with --force.")
 @click.option("--all-violations", is_flag=True, help="Keep running after the first violation and report them all.")
 @click.option("--mutant", default=None, metavar="NAME",
               help="Inject the named bug or variant (see `sharesim mutants`).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Write DIR/result.json, timeline.parquet, report.html (and trace.ndjson on a violation).")
+@click.option("--force", is_flag=True, help="Replace an earlier run's output in --out (or an earlier --trace FILE); "
+                                            "write beside other files, keeping them.")
 def run_command(scenario: str, seed: int | None, as_json: bool, trace_file: Path | None, all_violations: bool,
-                mutant: str | None, out: Path | None) -> None:
+                mutant: str | None, out: Path | None, force: bool) -> None:
     """Run SCENARIO (a library name or a .toml file) once with --seed N: exit 0 ok, 1 a violation, 2 bad input,
     3 the run raised (one error line with the exception and the command that reproduces it)."""
     from model.sim.runner import run
@@ -108,12 +114,13 @@ def run_command(scenario: str, seed: int | None, as_json: bool, trace_file: Path
     spec = load_or_exit(scenario)
     require_mutant(mutant)
     if trace_file is not None:
-        require_writable_file("--trace", trace_file)
+        outdir.check_file(trace_file, "--trace", "run", outdir.written_by_trace, force=force)
     try:
         if out is not None:
             from reports.run_dir import run_to_dir
 
-            with make_console(stderr=True).status(f"running {scenario} and writing {out}"):
+            status = make_console(stderr=True).status(f"running {scenario} and writing {out}")
+            with outdir.claim(out, "run", force=force), status:
                 result = run_to_dir(spec, seed, out, scenario_ref=scenario, mutant=mutant,
                                     stop_on_first_violation=not all_violations, trace_path=trace_file)
         else:

@@ -15,7 +15,8 @@ import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from scenarios.exits import BadInput, verdict_exit
+from scenarios import outdir
+from scenarios.exits import BadInput, Exit, verdict_exit
 from scenarios.spec import Scenario, ScenarioError
 from scenarios.terminal import make_console, print_table
 
@@ -80,7 +81,7 @@ def describe_command(scenario: str) -> None:
     click.echo(dumps(spec), nl=False)
 
 
-@click.command("sweep")
+@click.command("sweep", epilog=outdir.RULE)
 @click.argument("scenario")
 @click.option("--param", "params", multiple=True, required=True, metavar="KEY=V1,V2,...",
               help="A key path of the scenario's TOML form and its values, e.g. "
@@ -90,7 +91,8 @@ def describe_command(scenario: str) -> None:
               help="Runs per grid point, each with its own derived seed.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="Output directory: runs.parquet and summary.json.")
-@click.option("--force", is_flag=True, help="Replace the runs.parquet / summary.json already in --out.")
+@click.option("--force", is_flag=True, help="Replace an earlier sweep's output in --out; write beside other files, "
+                                            "keeping them.")
 @click.option("--spark", "on_spark", is_flag=True, help="Run the tasks as a Spark job (local[*], or --master).")
 @click.option("--master", default=None, help="With --spark: the Spark master URL.")
 def sweep_command(scenario: str, params: tuple[str, ...], seeds: int, out_dir: Path, force: bool,
@@ -113,41 +115,43 @@ def sweep_command(scenario: str, params: tuple[str, ...], seeds: int, out_dir: P
         tasks = sweep.plan_sweep(spec, parsed, seeds)
     except sweep.SweepError as exc:
         raise BadInput(str(exc)) from None
-    if master is not None and not on_spark:
-        raise BadInput(f"--master {master}: a sweep runs here unless --spark is given; add --spark")
     if on_spark:
         from scenarios.campaign.session import check_master
 
         check_master(master)
-    existing = [name for name in (sweep.RUNS_FILE, sweep.SUMMARY_FILE) if (out_dir / name).exists()]
-    if existing and not force:
-        click.echo(f"error: --out {out_dir} already holds {', '.join(existing)}; give --force to replace them",
-                   err=True)
-        sys.exit(2)
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[bad]}"),
-               TimeElapsedColumn(), TimeRemainingColumn())
-    with Progress(*columns, console=console, transient=False) as progress:
-        bar = progress.add_task(f"sweep {spec.name}", total=len(tasks), bad="")
-        bad = 0
+    with outdir.claim(out_dir, "sweep", force=force):
+        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                   TextColumn("{task.fields[bad]}"), TimeElapsedColumn(), TimeRemainingColumn())
+        with Progress(*columns, console=console, transient=False) as progress:
+            bar = progress.add_task(f"sweep {spec.name}", total=len(tasks), bad="")
+            bad = 0
 
-        def on_run(row: dict[str, Any]) -> None:
-            nonlocal bad
-            bad += row["verdict"] != "ok"
-            progress.update(bar, advance=1, bad=f"[red]{bad} not ok[/red]" if bad else "")
+            def on_run(row: dict[str, Any]) -> None:
+                nonlocal bad
+                bad += row["verdict"] != "ok"
+                progress.update(bar, advance=1, bad=f"[red]{bad} not ok[/red]" if bad else "")
 
-        if on_spark:  # the same tasks through a campaign's Spark path (scenarios/campaign/sweep_spark.py)
-            from scenarios.campaign.interrupt import exit_on_interrupt
-            from scenarios.campaign.session import spark_session
-            from scenarios.campaign.sweep_spark import run_sweep_on_spark
+            if on_spark:  # the same tasks through a campaign's Spark path (scenarios/campaign/sweep_spark.py)
+                from scenarios.campaign.execute import StaleWorkers
+                from scenarios.campaign.interrupt import exit_on_interrupt
+                from scenarios.campaign.session import spark_session
+                from scenarios.campaign.sweep_spark import InconsistentSweep, run_sweep_on_spark
 
-            with exit_on_interrupt("interrupted") as rearm:  # not Spark's hundreds of lines
-                spark_session(master, app_name=f"sharesim {sweep.campaign_id(spec)}")  # the one the sweep gets
-                rearm()
-                rows = run_sweep_on_spark(tasks, sweep.campaign_id(spec), out_dir, master=master,
-                                          on_progress=lambda done, total, rate: progress.update(bar, completed=done))
-        else:
-            rows = sweep.run_sweep(tasks, sweep.campaign_id(spec), on_run=on_run)
-    summary = sweep.write_sweep(out_dir, spec.name, parsed, seeds, rows)
+                with exit_on_interrupt("interrupted") as rearm:  # not Spark's hundreds of lines
+                    spark_session(master, app_name=f"sharesim {sweep.campaign_id(spec)}")  # the one the sweep gets
+                    rearm()
+                    try:
+                        rows = run_sweep_on_spark(tasks, sweep.campaign_id(spec), out_dir, master=master,
+                                                  on_progress=lambda done, total, rate: progress.update(
+                                                      bar, completed=done))
+                    except StaleWorkers as exc:
+                        raise BadInput(str(exc)) from None
+                    except InconsistentSweep as exc:  # never expected: say so loudly, exit 4
+                        click.secho(f"error: {exc}", fg="red", bold=True, err=True)
+                        sys.exit(Exit.INCONSISTENT)
+            else:
+                rows = sweep.run_sweep(tasks, sweep.campaign_id(spec), on_run=on_run)
+        summary = sweep.write_sweep(out_dir, spec.name, parsed, seeds, rows)
     _print_summary(summary)
     click.echo(f"wrote {out_dir / sweep.RUNS_FILE} and {out_dir / sweep.SUMMARY_FILE}")
     from scenarios.campaign.repro import print_errors

@@ -44,6 +44,7 @@ from invariants import catalogue
 from model.sim.faults import FaultPlan, shrink
 from scenarios.check import reproducer, require_known, require_mutant, run_until
 from scenarios.exits import BadInput
+from scenarios.outdir import FILE_RULE, check_file, publish_file, written_by_shrink
 from scenarios.spec import FaultsSpec, Scenario
 
 if TYPE_CHECKING:
@@ -278,7 +279,7 @@ def _shorter_window(scenario: Scenario, shrinker: _Shrinker) -> Scenario:
 # -- the command ---------------------------------------------------------------------------------------
 
 
-@click.command("shrink")
+@click.command("shrink", epilog=f"--out: {FILE_RULE}")
 @click.argument("scenario")
 @click.option("--seed", type=click.IntRange(0, None), default=None, help="The run seed (default: the scenario's own).")
 @click.option("--mutant", default=None, metavar="NAME", help="Inject the named bug or variant into every run.")
@@ -288,8 +289,9 @@ def _shorter_window(scenario: Scenario, shrinker: _Shrinker) -> Scenario:
               help="Stop shrinking after this many runs.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="The scenario file to write (default: SCENARIO-seedN-shrunk.toml here).")
+@click.option("--force", is_flag=True, help="Replace an earlier shrunk file at --out.")
 def shrink_command(scenario: str, seed: int | None, mutant: str | None, invariant: str | None, max_runs: int,
-                   out: Path | None) -> None:
+                   out: Path | None, force: bool) -> None:
     """Shrink a failing run of SCENARIO to a small scenario file that fails the same way with the same seed:
     its faults as a scripted plan, then as few faults, as short, as few records and as short a fault
     window as still violate the invariant. Exit 0 with the file written, 2 on bad input or a run that
@@ -302,12 +304,13 @@ def shrink_command(scenario: str, seed: int | None, mutant: str | None, invarian
     require_known("--invariant", invariant, catalogue.get)
     run_seed = spec.seed if seed is None else seed
     path = out or Path(f"{spec.name}-seed{run_seed}-shrunk.toml")
+    check_file(path, "--out", "shrink", written_by_shrink, force=force)
     try:
         with make_console(stderr=True).status(f"shrinking {spec.name} --seed {run_seed}{_with(mutant)}"):
             shrunk = shrink_run(spec, run_seed, mutant=mutant, invariant=invariant, max_runs=max_runs)
     except NothingToShrink as exc:
         raise BadInput(str(exc)) from None
-    path.write_text(shrunk.to_toml(str(path)))
+    publish_file(path, shrunk.to_toml(str(path)), "--out", "shrink", written_by_shrink, force=force)
     click.echo(f"{shrunk.invariant}: {', '.join(shrunk.changes())} ({shrunk.runs} runs"
                + (f", {shrunk.raised} candidates raised" if shrunk.raised else "") + ")")
     click.echo(shrunk.plan.describe())

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import shlex
-import shutil
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -15,6 +14,7 @@ from typing import Any, Final
 import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from scenarios import outdir
 from scenarios.campaign.driver import Options, open_campaign, run_campaign
 from scenarios.campaign.execute import CampaignExists, StaleWorkers
 from scenarios.campaign.identity import CampaignMismatch
@@ -121,8 +121,9 @@ def print_summary(data: dict[str, Any], out: Path) -> None:
 
 def campaign_once(scenario_ref: str, runs: int, out: Path, *, master: str | None, partitions: int | None,
                   batch_runs: int | None, campaign_seed: int, mutant: str | None, resume: bool,
-                  shrink: bool = False) -> dict[str, Any]:
-    """Validate, start Spark, run the campaign with a progress bar; bad input raises ``BadInput``."""
+                  shrink: bool = False, force: bool = False, kind: str = "campaign") -> dict[str, Any]:
+    """Validate, hold --out (``scenarios/outdir.py``), start Spark, run the campaign with a progress bar;
+    bad input raises ``BadInput`` before Spark starts."""
     from scenarios.campaign.session import spark_session
     from scenarios.check import require_mutant
     from scenarios.commands import load_or_exit
@@ -133,16 +134,19 @@ def campaign_once(scenario_ref: str, runs: int, out: Path, *, master: str | None
         workload = Campaign(scenario, runs, campaign_seed, mutant)
     except ValueError as exc:
         raise BadInput(str(exc)) from exc
-    try:
-        open_campaign(out, workload, scenario_ref, resume)  # refused here, before Spark starts
-    except CampaignMismatch as exc:
-        raise BadInput("\nerror: ".join(exc.lines)) from exc
-    except CampaignExists as exc:
-        raise BadInput(str(exc)) from exc
+    if resume and force:
+        raise BadInput("--resume and --force: give one (--resume continues the campaign in --out, "
+                       "--force replaces it)")
     check_master(master)
     again = resume_command(scenario_ref, runs, out, master=master, partitions=partitions, batch_runs=batch_runs,
                            campaign_seed=campaign_seed, mutant=mutant, shrink=shrink)
-    with resume_on_interrupt(again) as rearm:
+    with outdir.claim(out, kind, force=force, resume=resume), resume_on_interrupt(again) as rearm:
+        try:
+            open_campaign(out, workload, scenario_ref, resume)  # refused here, before Spark starts
+        except CampaignMismatch as exc:
+            raise BadInput("\nerror: ".join(exc.lines)) from exc
+        except CampaignExists as exc:
+            raise BadInput(str(exc)) from exc
         console.print(f"starting Spark ({master or 'default master'}) ...")
         spark = spark_session(master)
         rearm()
@@ -173,7 +177,7 @@ def resume_command(scenario_ref: str, runs: int, out: Path, *, master: str | Non
     return shlex.join(words)
 
 
-@click.command("campaign")
+@click.command("campaign", epilog=outdir.CAMPAIGN_RULE)
 @click.argument("scenario")
 @click.option("--runs", type=click.IntRange(1, MAX_RUNS), required=True, help="Number of runs (run ids 0..N-1).")
 @click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path), required=True,
@@ -187,13 +191,15 @@ def resume_command(scenario_ref: str, runs: int, out: Path, *, master: str | Non
               help="Seeds are derived from (campaign seed, scenario, run id).")
 @click.option("--mutant", default=None, help="Run a mutant (or a variant) of the model (model/mutants.py).")
 @click.option("--resume", is_flag=True, help="Continue the campaign in --out: run only the missing run ids.")
+@click.option("--force", is_flag=True, help="Replace an earlier campaign's output in --out; write beside other "
+                                            "files, keeping them.")
 @click.option("--shrink", is_flag=True,
               help="Shrink each distinct failure's first reproducer to a small scenario file (`sharesim shrink`).")
 @click.option("--json", "as_json", is_flag=True,
               help="Print the summary (summary.json's content) as JSON on stdout; everything else goes to stderr.")
 def campaign_command(scenario: str, runs: int, out: Path, master: str | None, partitions: int | None,
                      batch_runs: int | None, campaign_seed: int, mutant: str | None, resume: bool,
-                     shrink: bool, as_json: bool) -> None:
+                     force: bool, shrink: bool, as_json: bool) -> None:
     """Run SCENARIO (a library name or a .toml file) --runs N times on Spark and aggregate the results.
 
     Exit 0 when every run held every invariant, 1 when a run violated one, 3 when a run raised (each
@@ -202,7 +208,8 @@ def campaign_command(scenario: str, runs: int, out: Path, master: str | None, pa
     """
     with human_output_on_stderr(console, when=as_json):
         data = campaign_once(scenario, runs, out, master=master, partitions=partitions, batch_runs=batch_runs,
-                             campaign_seed=campaign_seed, mutant=mutant, resume=resume, shrink=shrink)
+                             campaign_seed=campaign_seed, mutant=mutant, resume=resume, shrink=shrink,
+                             force=force)
         print_summary(data, out)
     if as_json:
         click.echo(json.dumps(data, indent=2))
@@ -217,13 +224,12 @@ def campaign_exit(data: dict[str, Any], out: Path) -> int:
     return verdict_exit(violated=data["violated"], errors=data["errors"], inconsistent=data.get("inconsistent", 0))
 
 
-def demo_campaign(runs: int, out: Path, seed: int) -> int:
-    """The main job's campaign: ``runs`` runs of swarm on local Spark; returns the exit code."""
-    if (out / "campaign.json").exists():  # a previous demo: start afresh
-        shutil.rmtree(out)
+def demo_campaign(runs: int, out: Path, seed: int, *, force: bool = False) -> int:
+    """The main job's campaign: ``runs`` runs of swarm on local Spark; returns the exit code. An earlier
+    demo's output in ``out`` is replaced (``outdir.DEMO_RULE``)."""
     started = time.perf_counter()
     data = campaign_once(DEMO_SCENARIO, runs, out, master=None, partitions=None, batch_runs=None,
-                         campaign_seed=seed, mutant=None, resume=False)
+                         campaign_seed=seed, mutant=None, resume=False, force=force, kind="demo")
     print_summary(data, out)
     console.print(f"(campaign of {runs} runs in {time.perf_counter() - started:.0f} s, Spark start included)")
     return campaign_exit(data, out)

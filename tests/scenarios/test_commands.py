@@ -56,7 +56,7 @@ def test_sweep_writes_runs_and_summary_and_exits_0(tmp_path: Path) -> None:
     assert summary["runs"] == 12 and summary["ok"] == 12 and len(summary["points"]) == 4
     assert "12/12" in result.output and "wrote" in result.output
     again = CliRunner().invoke(main, args)
-    assert again.exit_code == 2 and "already holds runs.parquet, summary.json; give --force" in again.output
+    assert again.exit_code == 2 and "(runs.parquet, summary.json); give --force" in again.output
     assert CliRunner().invoke(main, [*args[:-4], "--seeds", "1", "--out", str(out), "--force"]).exit_code == 0
     assert pq.read_table(out / "runs.parquet").num_rows == 4
 

@@ -15,7 +15,7 @@ def test_run_out_writes_the_run_directory_and_exits_0(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["run", "leadership_move", "--seed", "2", "--out", str(out)])
     assert result.exit_code == 0, result.output
     assert f"report: {out / 'report.html'}" in result.output
-    assert sorted(p.name for p in out.iterdir()) == ["report.html", "result.json", "timeline.parquet"]
+    assert sorted(p.name for p in out.iterdir()) == [".sharesim.json", "report.html", "result.json", "timeline.parquet"]
     assert json.loads((out / "result.json").read_text())["kind"] == "run"
 
 
