@@ -246,7 +246,7 @@ def test_leader_failover_reads_with_a_higher_epoch_and_the_zombies_late_write_is
     assert zombie.sp.status is PartitionStatus.FENCED
     assert not c.observer.of("ack")
     assert not c.observer.of("write")[1:]  # only the initialize... and no accepted write from the zombie
-    read = client.ask(c.share_coordinator(), "ReadShareGroupState", ReadShareGroupStateRequest(c.key(), -1))
+    read = client.ask(c.share_coordinator(), "ReadShareGroupState", ReadShareGroupStateRequest(c.key(), old_epoch + 1))
     assert read.state_batches == () and read.start_offset == 0
 
 
