@@ -8,7 +8,6 @@ Every command's exit code means one thing: the table is ``scenarios/exits.py``'s
 from __future__ import annotations
 
 import json
-import os
 import sys
 import traceback
 from collections.abc import Sequence
@@ -21,7 +20,7 @@ from rich.table import Table
 
 from scenarios import outdir
 from scenarios.entry import DEBUG_ENV, debugging, error, first_line, guarded, set_debug
-from scenarios.exits import BadInput, Exit, exit_code_table, exit_codes_in_short, verdict_exit
+from scenarios.exits import Exit, exit_code_table, exit_codes_in_short, verdict_exit
 from scenarios.spec import MAX_SEED
 from scenarios.terminal import make_console, print_table
 
@@ -142,18 +141,6 @@ def run_command(scenario: str, seed: int | None, as_json: bool, trace_file: Path
     if out is not None:
         click.echo(f"report: {out / 'report.html'}", err=as_json)
     sys.exit(verdict_exit(violated=not result.ok, errors=0))
-
-
-def require_writable_file(option: str, path: Path) -> None:
-    """``BadInput`` unless ``path`` can be written: checked before the work whose result it keeps."""
-    if path.is_dir():
-        raise BadInput(f"{option} {path}: is a directory; give a file name")
-    target = path if path.exists() else path.parent
-    if not path.exists() and not target.is_dir():
-        what = "does not exist" if not target.exists() else "is not a directory"
-        raise BadInput(f"{option} {path}: cannot be created: {target} {what}")
-    if not os.access(target, os.W_OK):
-        raise BadInput(f"{option} {path}: not writable ({target}: permission denied or a read-only file system)")
 
 
 def _print_run(result: Any, scenario_ref: str) -> None:
