@@ -125,8 +125,8 @@ def run_command(scenario: str, seed: int | None, as_json: bool, trace_file: Path
         else:
             result = run(spec, seed, trace_path=trace_file, stop_on_first_violation=not all_violations,
                          mutant=mutant)
-    except OSError:
-        raise  # an unwritable path or a full disk: bad environment (scenarios/entry.py), not a defect of the run
+    except (OSError, click.ClickException):
+        raise  # bad input or environment (an --out refused, a full disk): scenarios/entry.py, not a defect of the run
     except Exception as exc:  # a defect of the simulator: one line with the command that shows it again
         if debugging():
             traceback.print_exception(exc, file=sys.stderr)
@@ -201,8 +201,8 @@ def _register() -> None:
     from invariants.cli import invariants_command
 
     main.add_command(invariants_command)
-    for command in main.commands.values():
-        command.epilog = exit_codes_in_short()
+    for command in main.commands.values():  # after the command's own epilog (the output rule), if it has one
+        command.epilog = f"{command.epilog}\n\n{exit_codes_in_short()}" if command.epilog else exit_codes_in_short()
 
 
 _register()

@@ -189,14 +189,14 @@ def test_runs_without_an_identity_are_refused_on_resume(tmp_path: Path, spark_re
     batch.mkdir(parents=True)
     (batch / "part-0.parquet").write_bytes(b"")
     (line,) = refused(campaign("small", tmp_path, "--resume"))
-    assert "holds runs but no campaign.json" in line and spark_reached == []
+    assert "runs was not written by sharesim" in line and spark_reached == []
 
 
 def test_a_campaign_directory_is_refused_without_resume(campaign_dir: tuple[Path, Path],
                                                         spark_reached: list[int]) -> None:
     scenario, out = campaign_dir
     (line,) = refused(campaign(scenario, out))
-    assert "already holds a campaign: pass --resume" in line and spark_reached == []
+    assert "already holds the output of an earlier `sharesim campaign`" in line and spark_reached == []
 
 
 def test_executors_running_other_code_are_refused(campaign_dir: tuple[Path, Path],
