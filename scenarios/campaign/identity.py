@@ -21,8 +21,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Iterator
 from functools import cache
 from importlib import metadata
+from importlib.resources import files
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any, Final
 
@@ -51,29 +54,33 @@ def scenario_sha256(scenario: Scenario) -> str:
     return hashlib.sha256(dumps(scenario).encode()).hexdigest()
 
 
-def _source_root() -> Path:
-    import model
-
-    return Path(model.__file__).resolve().parent.parent
-
-
-def _fingerprinted_files(root: Path) -> list[Path]:
-    files: list[Path] = []
+def _sources() -> Iterator[tuple[str, bytes]]:
+    """(relative path, bytes) of every ``FINGERPRINTED`` source, found through the import system, so it works
+    from a checkout, an installed package and a zip shipped to executors with ``--py-files`` alike."""
     for name in FINGERPRINTED:
-        path = root / name
-        files += sorted(path.rglob("*.py")) if path.is_dir() else [path]
-    return sorted(files, key=lambda p: p.relative_to(root).as_posix())
+        package, _, module = name.partition("/")
+        node = files(package)
+        for part in module.split("/") if module else ():
+            node = node / part
+        yield from _walk(node, name)
+
+
+def _walk(node: Traversable, relative: str) -> Iterator[tuple[str, bytes]]:
+    if node.is_dir():
+        for child in node.iterdir():
+            if child.is_dir() or child.name.endswith(".py"):
+                yield from _walk(child, f"{relative}/{child.name}")
+    else:
+        yield relative, node.read_bytes()
 
 
 @cache
 def code_fingerprint() -> str:
     """sha256 over the sorted relative paths and bytes of the ``FINGERPRINTED`` sources."""
-    root = _source_root()
     digest = hashlib.sha256()
-    for path in _fingerprinted_files(root):
-        relative = path.relative_to(root).as_posix().encode()
-        data = path.read_bytes()
-        digest.update(b"%d:%s%d:" % (len(relative), relative, len(data)))
+    for relative, data in sorted(_sources()):
+        name = relative.encode()
+        digest.update(b"%d:%s%d:" % (len(name), name, len(data)))
         digest.update(data)
     return digest.hexdigest()
 

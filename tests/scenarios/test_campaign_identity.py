@@ -10,6 +10,8 @@ command (exit 130) once it is reached.
 from __future__ import annotations
 
 import json
+import zipfile
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -142,31 +144,50 @@ def test_other_code_is_refused(campaign_dir: tuple[Path, Path], spark_reached: l
     assert line == f"error: --resume: code_fingerprint differs: campaign has {recorded}, now {'f' * 64}"
 
 
-def test_the_code_fingerprint_changes_with_any_fingerprinted_source(tmp_path: Path,
-                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    root = identity._source_root()
+def _copy_sources(to: Path) -> None:
+    """The fingerprinted sources of this checkout, copied under ``to`` with the same relative paths."""
+    import model
+
+    root = Path(model.__file__).resolve().parent.parent
     for name in identity.FINGERPRINTED:
         source = root / name
-        target = tmp_path / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if source.is_dir():
-            for path in source.rglob("*.py"):
-                (target / path.relative_to(source)).parent.mkdir(parents=True, exist_ok=True)
-                (target / path.relative_to(source)).write_bytes(path.read_bytes())
-        else:
-            target.write_bytes(source.read_bytes())
-    monkeypatch.setattr(identity, "_source_root", lambda: tmp_path)
+        for path in sorted(source.rglob("*.py")) if source.is_dir() else [source]:
+            target = to / path.relative_to(root)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(path.read_bytes())
 
-    def fingerprint() -> str:
-        identity.code_fingerprint.cache_clear()
+
+def _fingerprint_of(monkeypatch: pytest.MonkeyPatch, package_root: Callable[[str], Any]) -> str:
+    monkeypatch.setattr(identity, "files", package_root)
+    identity.code_fingerprint.cache_clear()
+    try:
         return identity.code_fingerprint()
+    finally:
+        identity.code_fingerprint.cache_clear()
 
-    copied = fingerprint()
-    assert copied == fingerprint()  # the same bytes, the same fingerprint (a copy: paths are relative)
+
+def test_the_code_fingerprint_changes_with_any_fingerprinted_source(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    _copy_sources(tmp_path)
+    copied = _fingerprint_of(monkeypatch, lambda package: tmp_path / package)
+    identity.code_fingerprint.cache_clear()
+    monkeypatch.undo()
+    assert copied == identity.code_fingerprint()  # the same bytes, the same fingerprint (paths are relative)
     edited = tmp_path / "model" / "core" / "log.py"
     edited.write_bytes(edited.read_bytes() + b"\n")
-    assert fingerprint() != copied
+    assert _fingerprint_of(monkeypatch, lambda package: tmp_path / package) != copied
+
+
+def test_code_shipped_as_a_zip_has_the_checkouts_fingerprint(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What executors run with ``spark-submit --py-files sharesim.zip``: the sources read through zipimport."""
+    _copy_sources(tmp_path / "tree")
+    archive = tmp_path / "sharesim.zip"
+    with zipfile.ZipFile(archive, "w") as zipped:
+        for path in sorted((tmp_path / "tree").rglob("*.py")):
+            zipped.write(path, path.relative_to(tmp_path / "tree").as_posix())
     identity.code_fingerprint.cache_clear()
+    expected = identity.code_fingerprint()
+    assert _fingerprint_of(monkeypatch, lambda package: zipfile.Path(archive, f"{package}/")) == expected
 
 
 def test_fewer_runs_are_refused_more_are_planned(campaign_dir: tuple[Path, Path], spark_reached: list[int]) -> None:
