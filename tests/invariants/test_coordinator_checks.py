@@ -15,6 +15,7 @@ from invariants.coordinator_checks import (
 from invariants.ledger import Ledger
 from invariants.monitors import Monitors
 from invariants.sink import ViolationSink
+from model import mutants
 from model.core.errors import Errors
 from model.core.share_coordinator import ShareCoordinatorShard, ShareGroupState
 from model.core.share_records import ShareSnapshot, ShareTombstone, ShareUpdate
@@ -299,6 +300,30 @@ def test_a_snapshot_of_the_same_state_epoch_with_a_lower_start_offset_is_a_regre
     assert sink.violations[0].state["record"] == "ShareSnapshot"
 
 
+def _replayed_write(shard: ShareCoordinatorShard, sink: ViolationSink) -> None:
+    """KEY's start offset moves to 20, then a replay of the write that moved it to 10 lands."""
+    monitor = StoredStartOffsetMonitor(sink)
+    _, records = _shard()
+    monitor.on_share_state_committed(0, records, 0)
+    for start in (10, 20, 10):
+        request = WriteShareGroupStateRequest(KEY, 1, 2, start, ())
+        response, written = shard.write(request)
+        assert response.error_code == Errors.NONE
+        monitor.on_share_state_committed(0, written, start)
+
+
+def test_the_check_sees_a_coordinator_that_stores_a_lower_start_offset() -> None:
+    sink = ViolationSink(1)
+    shard, _ = _shard()
+    _replayed_write(shard, sink)  # trunk keeps the higher one
+    assert sink.violations == [] and shard.state(KEY).start_offset == 20  # type: ignore[union-attr]
+    sink = ViolationSink(1)
+    shard, _ = _shard()
+    with mutants.injected("start-offset-regression"):
+        _replayed_write(shard, sink)
+    assert _ids(sink) == ["stored-start-offset-monotonic"]
+
+
 # -- negative-epoch-changes-nothing (SC-5) ----------------------------------------------------------------
 
 
@@ -331,3 +356,14 @@ def test_an_accepted_negative_epoch_is_caught_by_its_answer_or_its_records() -> 
     assert _ids(sink) == ["negative-epoch-changes-nothing"] * 3
     assert [v.state["epoch"] for v in sink.violations] == ["leader epoch -1", "leader epoch -1", "state epoch -1"]
     assert sink.violations[1].state["records"] == 1 and sink.violations[0].state["error"] == "NONE"
+
+
+def test_the_check_sees_a_coordinator_that_takes_epoch_minus_one_for_not_given() -> None:
+    sink = ViolationSink(1)
+    monitor = NegativeEpochMonitor(sink)
+    shard, _ = _shard()
+    with mutants.injected("negative-epoch-accepted"):
+        for request in (ReadShareGroupStateRequest(KEY, -1), _write(-1), _write(2, state_epoch=-1)):
+            _serve(shard, monitor, request)
+    assert _ids(sink) == ["negative-epoch-changes-nothing"] * 3
+    assert [v.state["records"] for v in sink.violations] == [0, 1, 1]

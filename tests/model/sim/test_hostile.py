@@ -1,6 +1,7 @@
 """A misbehaving client of the share coordinators (the ``hostile_state_request`` fault kind, issue 24):
 its requests fire, the coordinator refuses those with a negative epoch (INVALID_REQUEST, no record)
-and keeps the higher start offset against a replayed write, every invariant holds."""
+and keeps the higher start offset against a replayed write, every invariant holds; with the
+coordinator of Kafka 4.3 and earlier (the mutants) the two invariants of those checks catch it."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from model.core.share_coordinator import ShareCoordinatorShard, ShareGroupState
 from model.core.share_state import WriteShareGroupStateRequest
 from model.sim.cluster import Cluster
 from model.sim.faults import HOSTILE_STATE_REQUESTS
-from model.sim.runner import run_cluster
+from model.sim.runner import run, run_cluster
 from scenarios import library
 
 
@@ -62,6 +63,20 @@ def test_hostile_requests_are_refused_or_change_nothing_and_every_invariant_hold
             assert isinstance(body, WriteShareGroupStateRequest) and body.start_offset < before == after
         else:  # refused, and nothing appended: the state is as before
             assert (error, records) == (Errors.INVALID_REQUEST, 0)
+
+
+@pytest.mark.parametrize(("mutant", "invariant"), [
+    ("negative-epoch-accepted", "negative-epoch-changes-nothing"),
+    ("start-offset-regression", "stored-start-offset-monotonic"),
+    # Kafka 4.3's coordinator with trunk's payload: the replay shows it before any client is harmed.
+    ("start-offset-every-write", "stored-start-offset-monotonic"),
+])
+def test_the_coordinator_of_kafka_4_3_is_caught_on_the_first_seed(mutant: str, invariant: str) -> None:
+    scenario = library.get("hostile_state_requests")
+    assert run(scenario, 0).ok
+    result = run(scenario, 0, mutant=mutant)
+    assert [v.invariant for v in result.violations] == [invariant]
+    assert result.violations[0].time_ms >= 900  # the first hostile request
 
 
 def test_without_the_kind_nothing_taps_the_wire() -> None:
