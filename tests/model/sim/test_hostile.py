@@ -79,6 +79,16 @@ def test_the_coordinator_of_kafka_4_3_is_caught_on_the_first_seed(mutant: str, i
     assert result.violations[0].time_ms >= 900  # the first hostile request
 
 
+def test_a_swarm_draws_the_kind_and_holds() -> None:
+    scenario = library.get("swarm_failovers")
+    assert "hostile_state_request" in scenario.fault_kinds
+    seed = next(s for s in range(50) if "hostile_state_request" in Cluster(scenario, s).plan.kinds())
+    result, cluster = run_cluster(scenario, seed)
+    assert result.ok, [v.describe() for v in result.violations]
+    assert result.faults_fired.get("hostile_state_request", 0) >= 1
+    assert cluster.hostile is not None and cluster.hostile.results
+
+
 def test_without_the_kind_nothing_taps_the_wire() -> None:
     cluster = Cluster(library.get("small"), 0)
     assert "hostile_state_request" not in cluster.plan.kinds() and cluster.hostile is None
