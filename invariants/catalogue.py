@@ -37,6 +37,8 @@ _CHECKERS: Final = {
     "earlier-life-write-fenced": "invariants.coordinator_checks.EarlierLifeMonitor",
     "earlier-life-delete-fenced": "invariants.coordinator_checks.EarlierLifeMonitor",
     "stored-epoch-sources": "invariants.coordinator_checks.StoredEpochMonitor",
+    "stored-start-offset-monotonic": "invariants.coordinator_checks.StoredStartOffsetMonitor",
+    "negative-epoch-changes-nothing": "invariants.coordinator_checks.NegativeEpochMonitor",
     "snapshot-update-limit": "invariants.coordinator_checks.SnapshotLimitMonitor",
     "group-epoch-order": "invariants.group_checks.GroupEpochMonitor",
     "assign-initialized-only": "invariants.group_checks.AssignInitializedMonitor",

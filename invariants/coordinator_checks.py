@@ -25,6 +25,21 @@
   state before and after each request that wrote records: only an initialize
   changes the state epoch, only a read changes the leader epoch, and neither
   ever goes down.
+* ``StoredStartOffsetMonitor`` (stored-start-offset-monotonic, SP-6, SC-4):
+  the start offset of each key's durable state, worked out from the records
+  the share coordinators commit and nothing else (a ShareSnapshot sets it with
+  its state epoch; a ShareUpdate of the same snapshot epoch moves it unless it
+  says -1; a tombstone ends the key, SC-2), never goes down within one state
+  epoch. It never asks a coordinator for its state: the committed log is what
+  a failover replays, so it is the state that matters. A write that lands
+  after a later one (a retry, a replay of a request captured on the wire)
+  must not uncover offsets the later one moved past; Kafka 4.3 and earlier
+  stored what they were sent.
+* ``NegativeEpochMonitor`` (negative-epoch-changes-nothing, SC-5): a read or
+  write with a negative leader epoch, a write or initialize with a negative
+  state epoch, is answered with an error and the coordinator appends no record
+  for it (KAFKA-20743). Judged from the request, the coordinator's answer and
+  the records it appended for that request, at the boundary.
 * ``SnapshotLimitMonitor`` (snapshot-update-limit, SC-3): after each request,
   the key's updates since its last snapshot are at most the limit.
 * ``ReplayEqualMonitor`` (coordinator-replay-equal, SC-6): a reference shard per
@@ -40,8 +55,11 @@ from typing import TYPE_CHECKING
 
 from invariants.share_checks import LedgerMonitor
 from invariants.sink import Monitor, ViolationSink
+from model.core.errors import Errors
 from model.core.share_coordinator import ShareCoordinatorShard
+from model.core.share_records import ShareSnapshot, ShareTombstone, ShareUpdate
 from model.core.share_state import (
+    UNKNOWN_OFFSET,
     DeleteShareGroupStateRequest,
     InitializeShareGroupStateRequest,
     ReadShareGroupStateRequest,
@@ -132,6 +150,71 @@ class StoredEpochMonitor(Monitor):
             self.sink.report("stored-epoch-sources", now_ms, event=kind,
                              message=f"{key}: {kind} changed the stored leader epoch from {previous.leader_epoch} "
                              f"to {current.leader_epoch} (only a read raises it)", **excerpt)
+
+
+class StoredStartOffsetMonitor(Monitor):
+    """SP-6 on the coordinator's side: the committed records' start offset per key and state epoch."""
+
+    def __init__(self, sink: ViolationSink) -> None:
+        super().__init__(sink)
+        # key -> (state epoch, snapshot epoch, start offset) of its committed state
+        self._stored: dict[SharePartitionKey, tuple[int, int, int]] = {}
+
+    def on_share_state_committed(self, partition: int, records: Sequence[object], now_ms: int) -> None:
+        for record in records:
+            if isinstance(record, ShareSnapshot):
+                self._moved(partition, record.key, record.state_epoch, record.snapshot_epoch, record.start_offset,
+                            "ShareSnapshot", now_ms)
+            elif isinstance(record, ShareUpdate):
+                stored = self._stored.get(record.key)
+                # SC-2: an update belongs to the latest snapshot of its snapshot epoch; -1 leaves the start.
+                if stored is not None and record.snapshot_epoch == stored[1] and record.start_offset != UNKNOWN_OFFSET:
+                    self._moved(partition, record.key, stored[0], stored[1], record.start_offset, "ShareUpdate",
+                                now_ms)
+            elif isinstance(record, ShareTombstone):
+                self._stored.pop(record.key, None)
+
+    def _moved(self, partition: int, key: SharePartitionKey, state_epoch: int, snapshot_epoch: int, start: int,
+               kind: str, now_ms: int) -> None:
+        stored = self._stored.get(key)
+        self._stored[key] = (state_epoch, snapshot_epoch, start)
+        if stored is None or stored[0] != state_epoch or start >= stored[2]:
+            return
+        self.sink.report("stored-start-offset-monotonic", now_ms, event=f"{kind} committed",
+                         message=f"{key}: a {kind} committed to __share_group_state-{partition} moved the stored "
+                         f"start offset back from {stored[2]} to {start} within state epoch {state_epoch}",
+                         key=str(key), partition=partition, state_epoch=state_epoch, start_offset=start,
+                         previous_start_offset=stored[2], record=kind)
+
+
+class NegativeEpochMonitor(Monitor):
+    """SC-5 (KAFKA-20743): no epoch a leader or a group coordinator sends is negative; such a request
+    is refused and leaves no record behind."""
+
+    def on_share_state_request(self, partition: int, request: object, response: object,
+                               records: Sequence[object], sent_ms: int, now_ms: int) -> None:
+        negative = _negative_epoch(request)
+        if negative is None:
+            return
+        error = getattr(response, "error_code", Errors.NONE)
+        if error == Errors.NONE or records:
+            kind = type(request).__name__.removesuffix("Request")
+            outcome = f"answered {Errors(error).name}" + (f" and appended {len(records)} record(s)" if records else "")
+            self.sink.report("negative-epoch-changes-nothing", now_ms, event=kind,
+                             message=f"{getattr(request, 'key', '?')}: a {kind} with {negative} was {outcome} "
+                             f"(sent at {sent_ms} ms)",
+                             key=str(getattr(request, "key", "")), partition=partition, request=kind,
+                             epoch=negative, error=Errors(error).name, records=len(records), sent_ms=sent_ms)
+
+
+def _negative_epoch(request: object) -> str | None:
+    """Which negative epoch ``request`` carries, if it is one the coordinator must refuse. A read-summary
+    (leader epoch -1 from the group coordinator: no epoch) and a delete (-1: not given) are not."""
+    if isinstance(request, ReadShareGroupStateRequest | WriteShareGroupStateRequest) and request.leader_epoch < 0:
+        return f"leader epoch {request.leader_epoch}"
+    if isinstance(request, WriteShareGroupStateRequest | InitializeShareGroupStateRequest) and request.state_epoch < 0:
+        return f"state epoch {request.state_epoch}"
+    return None
 
 
 class SnapshotLimitMonitor(Monitor):

@@ -19,6 +19,7 @@ from model.sim.protocol import Observer
 _HOOKS: Final = ("on_acquire", "on_ack_confirmed", "on_share_partition_step", "on_write_accepted",
                  "on_leader_start", "on_event", "on_acknowledge", "on_write_completed", "on_state_read",
                  "on_records_committed", "on_transaction_ended", "on_share_state_handled", "on_share_state_created",
+                 "on_share_state_request", "on_share_state_committed",
                  "on_share_coordinator_loaded", "on_share_state_pruning",
                  "on_group_coordinator_step", "on_group_records_committed", "on_consumer_reconciled",
                  "on_share_session", "on_share_session_evicted")

@@ -62,6 +62,14 @@ TABLE: Final[dict[str, Entry]] = {
     "stored-epoch-sources": Entry(
         ("SC-5",), "transition",
         "the stored state epoch is raised only by initialize, the stored leader epoch only by read"),
+    "stored-start-offset-monotonic": Entry(
+        ("SP-6", "SC-4"), "transition",
+        "within one state epoch of a share-partition, the start offset of the state the share coordinator "
+        "committed (its ShareSnapshot and ShareUpdate records) never decreases"),
+    "negative-epoch-changes-nothing": Entry(
+        ("SC-5",), "transition",
+        "a read or write with a negative leader epoch, or a write or initialize with a negative state epoch, "
+        "is answered with an error (INVALID_REQUEST) and no share-state record is appended for it"),
     "snapshot-update-limit": Entry(
         ("SC-3",), "state",
         "updates since the last snapshot <= share.coordinator.snapshot.update.records.per.snapshot"),

@@ -37,9 +37,11 @@ from typing import TYPE_CHECKING, Final
 
 from invariants.coordinator_checks import (
     EarlierLifeMonitor,
+    NegativeEpochMonitor,
     ReplayEqualMonitor,
     SnapshotLimitMonitor,
     StoredEpochMonitor,
+    StoredStartOffsetMonitor,
     ZombieWriteMonitor,
 )
 from invariants.fan_out import Monitors
@@ -559,6 +561,8 @@ def standard_monitors(seed: int, *, delivery_count_limit: int = 5, lock_duration
             ZombieWriteMonitor(sink, ledger),
             EarlierLifeMonitor(sink),
             StoredEpochMonitor(sink),
+            StoredStartOffsetMonitor(sink),
+            NegativeEpochMonitor(sink),
             SnapshotLimitMonitor(sink),
             ReplayEqualMonitor(sink),
             GroupEpochMonitor(sink),

@@ -116,6 +116,13 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
            "b77567478f, 2026-08-04 (4.4), and still sends this payload: the variant start-offset-every-write-max)",
            "no-redelivery-after-accept", "late_start_offset_write",
            "model/core/share_partition.py: _payload; model/core/share_coordinator.py: write"),
+    Mutant("start-offset-regression",
+           "the share coordinator stores the start offset a WriteShareGroupState carries even when it is below "
+           "the stored one, so a write that lands after a later one (a retry, or a client replaying a write it "
+           "captured on the wire) moves the stored start offset back and uncovers offsets the later write moved "
+           "past (SP-6; Kafka 4.3 and earlier, whose coordinator took the written start offset; trunk keeps the "
+           "higher since apache/kafka b77567478f). The coordinator alone: the leaders' payload is the model's",
+           "stored-start-offset-monotonic", "hostile_state_requests", "model/core/share_coordinator.py: write"),
     Mutant("orphan-on-group-empty",
            "when a share group's last share session on a broker ends with its connection, the broker drops the "
            "group's share-partitions and builds new ones on the next fetch, which read the state again at the "
@@ -148,6 +155,14 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
            "re-initializing a share-partition's state (admin reset, SP-12) stores leader epoch -1 instead of "
            "keeping the stored one, so a zombie leader is no longer fenced (SC-5)",
            "stored-epoch-sources", "admin_alter_and_delete", "model/core/share_coordinator.py: initialize"),
+    Mutant("negative-epoch-accepted",
+           "the share coordinator takes a leader or state epoch of -1 in a ReadShareGroupState or "
+           "WriteShareGroupState for \"not given\": neither is checked, a write is applied and a read answered, "
+           "instead of INVALID_REQUEST (SC-5; Kafka 4.3 and earlier; trunk refuses negative epochs since "
+           "KAFKA-20743, apache/kafka cde0d5687d): a misbehaving client writes the state of a share-partition "
+           "whose leader epoch it does not hold",
+           "negative-epoch-changes-nothing", "hostile_state_requests",
+           "model/core/share_coordinator.py: read, write, _stale_state_epoch"),
     Mutant("snapshot-after-limit-plus-one",
            "the share coordinator writes a ShareSnapshot only once the updates since the last one exceed the "
            "limit, one update too late (SC-3: <= limit)",

@@ -292,7 +292,7 @@ class ShareCoordinatorShard:
         error = (
             self._load_error()
             or _invalid_key(req.key)
-            or _negative_epoch(req.leader_epoch)
+            or (None if _mutants.ACTIVE == "negative-epoch-accepted" else _negative_epoch(req.leader_epoch))
             or _unknown_or_fenced(req.key, stored, req.leader_epoch)
         )
         if error is not None or stored is None:
@@ -305,6 +305,8 @@ class ShareCoordinatorShard:
         )
         if req.leader_epoch == stored.leader_epoch:
             return response, []
+        if req.leader_epoch == NO_EPOCH and _mutants.ACTIVE == "negative-epoch-accepted":
+            return response, []  # mutant (Kafka 4.3 and earlier): -1 is "not given", answered and not stored
         if _mutants.ACTIVE == "read-keeps-leader-epoch":
             return response, []  # mutant: the new leader epoch is not stored
         # A new leader: until this record commits, the old leader could still write.
@@ -318,7 +320,8 @@ class ShareCoordinatorShard:
         error = (
             self._load_error()
             or _invalid_key(req.key)
-            or _negative_epoch(req.leader_epoch, req.state_epoch)
+            or (None if _mutants.ACTIVE == "negative-epoch-accepted"
+                else _negative_epoch(req.leader_epoch, req.state_epoch))
             or _invalid_write(req)
             or _unknown_or_fenced(req.key, stored, req.leader_epoch)
             or _stale_state_epoch(stored, req.state_epoch)
@@ -329,7 +332,9 @@ class ShareCoordinatorShard:
         # Never back (trunk's generateShareStateRecord): a write that lands after a later one cannot
         # uncover offsets the later one moved past. Not for the mutant, Kafka 4.3 and earlier; the
         # variant "start-offset-every-write-max" (trunk's payload) keeps this rule.
-        if start_offset != UNKNOWN_OFFSET and _mutants.ACTIVE != "start-offset-every-write":
+        # The mutant "start-offset-regression" is that coordinator alone, under the model's own leaders.
+        if (start_offset != UNKNOWN_OFFSET and _mutants.ACTIVE != "start-offset-every-write"
+                and _mutants.ACTIVE != "start-offset-regression"):
             start_offset = max(start_offset, stored.start_offset)
         # Writes never raise stored epochs: the record carries the stored leader epoch.
         record = self._state_record(req.key, stored, start_offset, req.state_batches, stored.leader_epoch)
@@ -548,6 +553,8 @@ def _unknown_or_fenced(
 
 def _stale_state_epoch(stored: ShareGroupState | None, state_epoch: int) -> tuple[Errors, str] | None:
     """SC-5: a request whose state epoch is older than the stored one (negative ones are refused before)."""
+    if state_epoch == NO_EPOCH and _mutants.ACTIVE == "negative-epoch-accepted":
+        return None  # mutant (Kafka 4.3 and earlier): -1 is "not given" and fences nothing
     if stored is not None and stored.state_epoch > state_epoch:
         return Errors.FENCED_STATE_EPOCH, f"stored state epoch {stored.state_epoch} > {state_epoch}"
     return None

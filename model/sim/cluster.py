@@ -31,7 +31,9 @@ Fault kinds → cluster operations:
 * ``network_partition`` / ``message_loss`` / ``message_delay``: ``network_fault_handlers``;
 * ``consumer_crash`` / ``consumer_pause`` / ``slow_processing``: the consumer's ``crash`` /
   ``pause`` (until the end) / ``slow_processing(extra_ms)`` (0 at the end);
-* ``admin_*``: the admin client (``AdminClient.apply``).
+* ``admin_*``: the admin client (``AdminClient.apply``);
+* ``hostile_state_request``: ``HostileStateClient.apply`` from the admin node (``model.sim.hostile``),
+  which taps the wire for WriteShareGroupState from the start of a run whose plan holds the kind.
 """
 
 from __future__ import annotations
@@ -70,6 +72,7 @@ from model.sim.faults import (
     swarm_config,
     swarm_plan,
 )
+from model.sim.hostile import HostileStateClient
 from model.sim.log_cleaner import LogCleaner
 from model.sim.network import Network
 from model.sim.producer import Producer, ProducerSettings
@@ -337,6 +340,9 @@ class Cluster:
 
         # -- faults ------------------------------------------------------------------------------
         self.plan = self._fault_plan()
+        # Taps the wire from the start, so only when the plan holds the kind: other runs are unchanged.
+        self.hostile = (HostileStateClient(self.admin, self.network)
+                        if "hostile_state_request" in self.plan.kinds() else None)
         self.injector = FaultInjector(self.scheduler, self.plan, self.fault_handlers(), self.trace)
 
     # -- building blocks ------------------------------------------------------------------------
@@ -392,6 +398,7 @@ class Cluster:
             "admin_alter_offsets": FaultHandler(self._admin),
             "admin_delete_group": FaultHandler(self._admin),
             "admin_add_partitions": FaultHandler(self._admin),
+            "hostile_state_request": FaultHandler(self._hostile_state_request),
         })
         return handlers
 
@@ -474,6 +481,11 @@ class Cluster:
         if event.kind == "admin_add_partitions" and self.controller.partition_count(event.target) == 0:
             return False
         return self.admin.apply(event)
+
+    def _hostile_state_request(self, event: FaultEvent) -> bool:
+        if self.hostile is None or event.target not in self.group_configs:
+            return False
+        return self.hostile.apply(event)
 
     # -- running ----------------------------------------------------------------------------------
 

@@ -38,7 +38,7 @@ from model.core.group.coordinator import GroupCoordinatorShard, ShardResult, err
 from model.core.group.share_records import ShareGroupMetadata, Tombstone
 from model.core.metadata import MetadataImage
 from model.core.share_coordinator import ShareCoordinatorShard, share_state_error
-from model.core.share_records import ShareUpdate
+from model.core.share_records import ShareStateRecord, ShareUpdate
 from model.core.share_state import InitializeShareGroupStateRequest, WriteShareGroupStateRequest
 from model.sim.network import Message
 from model.sim.protocol import CONSUMER_OFFSETS_TOPIC, SHARE_STATE_TOPIC
@@ -178,12 +178,15 @@ class ShareCoordinatorHost(_Host):
         records = self.shard.resnapshot_idle()
         if not records:
             return
-        error = self.log.append(records, self._snapshots_committed)
+        error = self.log.append(records, lambda err, _offset: self._snapshots_committed(err, records))
         assert error == Errors.NONE, error  # writable() just said so
         self._trace("coordinator.snapshot_cold", keys=len(records))
 
-    def _snapshots_committed(self, error: Errors, _offset: int) -> None:
-        if error != Errors.NONE and self.broker.alive:
+    def _snapshots_committed(self, error: Errors, records: list[ShareStateRecord]) -> None:
+        broker = self.broker
+        if error == Errors.NONE:
+            broker.observer.on_share_state_committed(self.partition, records, broker.scheduler.now_ms)
+        elif broker.alive:
             self._lost_tail()
 
     def _prune(self) -> None:
@@ -215,6 +218,8 @@ class ShareCoordinatorHost(_Host):
             return
         previous = self.shard.state(body.key)
         response, records = self.shard.handle(body)
+        broker.observer.on_share_state_request(self.partition, body, response, records, message.sent_ms,
+                                               broker.scheduler.now_ms)
         if not records:
             if getattr(response, "error_code", None) == Errors.NONE:
                 # It wrote nothing but may have read what earlier requests still replicate (a leader
@@ -232,13 +237,17 @@ class ShareCoordinatorHost(_Host):
         if _mutants.ACTIVE == "respond-before-commit":
             broker.reply(message, response)  # mutant: answered before the records commit
             response = None
-        error = self.log.append(records, lambda err, _offset: self._committed(err, message, body, response))
+        error = self.log.append(records,
+                                lambda err, _offset: self._committed(err, message, body, response, records))
         if error != Errors.NONE:
             self._reload()
             broker.reply(message, share_state_error(body, coordinator_error(error)))
 
-    def _committed(self, error: Errors, message: Message, body: Any, response: Any) -> None:
+    def _committed(self, error: Errors, message: Message, body: Any, response: Any,
+                   records: list[ShareStateRecord] | None = None) -> None:
         broker = self.broker
+        if error == Errors.NONE and records:
+            broker.observer.on_share_state_committed(self.partition, records, broker.scheduler.now_ms)
         if not broker.alive:
             return
         if error != Errors.NONE:

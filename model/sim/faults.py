@@ -101,8 +101,21 @@ FAULT_KINDS: Final[Mapping[str, FaultKindSpec]] = {
         ),
         FaultKindSpec("admin_delete_group", "group", False, summary="DeleteShareGroups"),
         FaultKindSpec("admin_add_partitions", "topic", False, params=("add",), summary="CreatePartitions: add more"),
+        FaultKindSpec(
+            "hostile_state_request",
+            "group",
+            False,
+            params=("topic", "partition", "request"),
+            summary="a misbehaving client sends the share coordinator a write and a read with epoch -1 and "
+            "replays a write it captured on the wire (start offset below the stored one)",
+        ),
     )
 }
+
+# What a hostile_state_request sends (params.request; absent: all four, in this order). The replay is the
+# first write with a start offset the client captured at the latest epochs it saw for the share-partition.
+HOSTILE_STATE_REQUESTS: Final = ("replayed_write", "write_negative_leader_epoch", "write_negative_state_epoch",
+                                 "read_negative_leader_epoch")
 
 _ALL_USES: Final = ("side_a", "side_b", "one_way", "kinds", "links", "nodes", "probability", "extra", "extra_ms")
 _OFFSET_WORDS: Final = ("earliest", "latest")
@@ -322,6 +335,15 @@ def _check_params(event: FaultEvent, spec: FaultKindSpec) -> list[str]:
             out.append(f"params.partition = {partition!r}: must be an integer >= 0 (or absent for every partition)")
         if not ((isinstance(offset, int) and not isinstance(offset, bool) and offset >= 0) or offset in _OFFSET_WORDS):
             out.append(f"params.offset = {offset!r}: must be an integer >= 0, 'earliest' or 'latest'")
+    elif kind == "hostile_state_request":
+        topic, partition, request = event.param("topic"), event.param("partition"), event.param("request")
+        if not isinstance(topic, str) or not topic:
+            out.append(f"params.topic = {topic!r}: hostile_state_request needs a topic name")
+        if partition is not None and (not isinstance(partition, int) or isinstance(partition, bool) or partition < 0):
+            out.append(f"params.partition = {partition!r}: must be an integer >= 0 (or absent: partition 0)")
+        if request is not None and request not in HOSTILE_STATE_REQUESTS:
+            out.append(f"params.request = {request!r}: must be one of {', '.join(HOSTILE_STATE_REQUESTS)} "
+                       "(or absent: all of them)")
     elif kind == "admin_add_partitions":
         add = event.param("add")
         if not isinstance(add, int) or isinstance(add, bool) or add < 1:
@@ -445,6 +467,7 @@ SWARM_RATE_PER_MINUTE: Final[Mapping[str, float]] = {
     "admin_alter_offsets": 0.3,
     "admin_delete_group": 0.1,
     "admin_add_partitions": 0.3,
+    "hostile_state_request": 1.0,
 }
 """A kind's base rate at intensity 1; each run scales it by a random factor in [0.25, 2]."""
 
@@ -576,6 +599,10 @@ def _swarm_event(kind: str, at_ms: int, rng: random.Random, targets: SwarmTarget
         return FaultEvent(at_ms, kind, target, params=(("offset", offset), ("topic", rng.choice(topics))))
     if kind == "admin_add_partitions":
         return FaultEvent(at_ms, kind, target, params=(("add", rng.randint(1, 3)),))
+    if kind == "hostile_state_request":  # every request of the kind, at one of the partitions
+        partitions = targets.pool("partition") or ("topic-0",)
+        topic, _, number = rng.choice(partitions).rpartition("-")
+        return FaultEvent(at_ms, kind, target, params=(("partition", int(number)), ("topic", topic)))
     return FaultEvent(at_ms, kind, target)  # the failovers, consumer_crash, admin_delete_group
 
 

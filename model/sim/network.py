@@ -253,6 +253,7 @@ class Network:
         self._delivered: dict[str, int] = {}
         self._duplicated: dict[str, int] = {}
         self._dropped: dict[str, dict[str, int]] = {reason: {} for reason in DROP_REASONS}
+        self._taps: dict[str, list[Callable[[Message], None]]] = {}  # message kind -> wiretaps
 
     # -- endpoints -------------------------------------------------------------
 
@@ -310,6 +311,10 @@ class Network:
             self._drop(message, "down")
             self._tell(src, dst, link, message.sent_ms, self.connection(dst, src))  # connection refused
             return None
+        taps = self._taps.get(kind)
+        if taps is not None:
+            for tap in taps:
+                tap(message)
         if (src, dst) in self._blocked:
             self._drop(message, "partition")
             return None
@@ -342,7 +347,16 @@ class Network:
     def _faults_changed(self) -> None:
         self._faults_on = bool(
             self._down or self._blocked or self._loss_rules or self._delay_rules or self._duplication or self._reorder
+            or self._taps
         )
+
+    def tap(self, kind: str, callback: Callable[[Message], None]) -> None:
+        """A wiretap (the ``hostile_state_request`` fault's capture): ``callback`` sees every message of
+        ``kind`` its sender puts on the wire, before a partition, loss or delay decides its fate. It must
+        only look. Sends take the path of faults from then on, which draws exactly as the fast one does
+        when no other fault is set."""
+        self._taps.setdefault(kind, []).append(callback)
+        self._faults_changed()
 
     def _open(self, src: str, dst: str) -> _Link:
         graph = self._graph

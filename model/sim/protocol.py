@@ -176,6 +176,17 @@ class Observer:
         """A share coordinator handled a request that wrote records; ``previous``: the key's state before;
         ``sent_ms``: when the request was sent."""
 
+    def on_share_state_request(self, partition: int, request: object, response: object,
+                               records: Sequence[object], sent_ms: int, now_ms: int) -> None:
+        """The share coordinator of ``__share_group_state`` partition ``partition`` served ``request``
+        (sent at ``sent_ms``): ``response`` is its answer, ``records`` what it appended to its log for it
+        (none: it changed no state). Requests a broker refuses before a coordinator sees them
+        (NOT_COORDINATOR) do not come here."""
+
+    def on_share_state_committed(self, partition: int, records: Sequence[object], now_ms: int) -> None:
+        """``records`` of ``__share_group_state`` partition ``partition`` committed (replicated): a
+        coordinator's durable state is what its committed records say (SC-2, SC-7)."""
+
     def on_share_state_created(self, key: SharePartitionKey, state_epoch: int, now_ms: int) -> None:
         """A share coordinator initialized a key that had no stored state (never initialized, or deleted
         with its group or topic, GC-8): a new life of that share-partition, at ``state_epoch``, the new

@@ -33,6 +33,8 @@ IDS = {
     "earlier-life-write-fenced": ("SC-5", "GC-8"),
     "earlier-life-delete-fenced": ("SC-8", "GC-8"),
     "stored-epoch-sources": ("SC-5",),
+    "stored-start-offset-monotonic": ("SP-6", "SC-4"),  # issue 24: the coordinator's side of SP-6
+    "negative-epoch-changes-nothing": ("SC-5",),  # issue 24: KAFKA-20743
     "snapshot-update-limit": ("SC-3",),
     "group-epoch-order": ("GC-2", "GC-3", "GC-4", "CG-1"),
     "assign-initialized-only": ("GC-5",),

@@ -5,24 +5,31 @@ from __future__ import annotations
 
 from invariants.coordinator_checks import (
     EarlierLifeMonitor,
+    NegativeEpochMonitor,
     ReplayEqualMonitor,
     SnapshotLimitMonitor,
     StoredEpochMonitor,
+    StoredStartOffsetMonitor,
     ZombieWriteMonitor,
 )
 from invariants.ledger import Ledger
 from invariants.monitors import Monitors
 from invariants.sink import ViolationSink
+from model import mutants
+from model.core.errors import Errors
 from model.core.share_coordinator import ShareCoordinatorShard, ShareGroupState
-from model.core.share_records import ShareUpdate
+from model.core.share_records import ShareSnapshot, ShareTombstone, ShareUpdate
 from model.core.share_state import (
     DeleteShareGroupStateRequest,
     InitializeShareGroupStateRequest,
     ReadShareGroupStateRequest,
+    ReadShareGroupStateResponse,
+    ReadShareGroupStateSummaryRequest,
     RecordState,
     SharePartitionKey,
     StateBatch,
     WriteShareGroupStateRequest,
+    WriteShareGroupStateResponse,
 )
 
 KEY = SharePartitionKey("g", "t-id", 0)
@@ -251,3 +258,112 @@ def test_a_replay_after_pruning_is_judged_against_the_whole_history() -> None:
                                         log_start_offset=start + 1)
     assert _ids(sink) == ["coordinator-replay-equal"]
     assert sink.violations[0].state["key"] == str(OTHER)
+
+
+# -- stored-start-offset-monotonic (SP-6, SC-4) -----------------------------------------------------------
+
+
+def _snapshot(start: int, state_epoch: int = 1, snapshot_epoch: int = 0,
+              key: SharePartitionKey = KEY) -> ShareSnapshot:
+    return ShareSnapshot(key=key, snapshot_epoch=snapshot_epoch, state_epoch=state_epoch, leader_epoch=2,
+                         start_offset=start, state_batches=())
+
+
+def _update(start: int, snapshot_epoch: int = 0) -> ShareUpdate:
+    return ShareUpdate(key=KEY, snapshot_epoch=snapshot_epoch, leader_epoch=2, start_offset=start, state_batches=())
+
+
+def test_the_committed_start_offset_never_goes_back_within_a_state_epoch() -> None:
+    sink = ViolationSink(1)
+    monitor = StoredStartOffsetMonitor(sink)
+    commit = monitor.on_share_state_committed
+    commit(0, [_snapshot(-1), _update(10), _update(-1), _update(10), _update(25)], 1)  # -1: unchanged
+    commit(0, [_snapshot(0, key=OTHER)], 2)  # another key: its own start
+    commit(0, [_update(5, snapshot_epoch=7)], 3)  # not of the latest snapshot (SC-2): not the state
+    commit(0, [_snapshot(25, snapshot_epoch=1), _update(30, snapshot_epoch=1)], 4)
+    commit(0, [_snapshot(3, state_epoch=2, snapshot_epoch=2)], 5)  # a new state epoch starts afresh (SP-12)
+    commit(0, [ShareTombstone(KEY), _snapshot(0, state_epoch=1)], 6)  # deleted, a new life at any epoch
+    assert sink.violations == []
+    commit(0, [_update(40), _update(12)], 7)
+    assert _ids(sink) == ["stored-start-offset-monotonic"]
+    violation = sink.violations[0]
+    assert violation.state["previous_start_offset"] == 40 and violation.state["start_offset"] == 12
+    assert violation.spec == ("SP-6", "SC-4") and violation.time_ms == 7
+
+
+def test_a_snapshot_of_the_same_state_epoch_with_a_lower_start_offset_is_a_regression() -> None:
+    sink = ViolationSink(1)
+    monitor = StoredStartOffsetMonitor(sink)
+    monitor.on_share_state_committed(2, [_snapshot(-1), _update(50)], 1)
+    monitor.on_share_state_committed(2, [_snapshot(-1, snapshot_epoch=1)], 2)  # e.g. initialize again, same epoch
+    assert _ids(sink) == ["stored-start-offset-monotonic"]
+    assert sink.violations[0].state["record"] == "ShareSnapshot"
+
+
+def _replayed_write(shard: ShareCoordinatorShard, sink: ViolationSink) -> None:
+    """KEY's start offset moves to 20, then a replay of the write that moved it to 10 lands."""
+    monitor = StoredStartOffsetMonitor(sink)
+    _, records = _shard()
+    monitor.on_share_state_committed(0, records, 0)
+    for start in (10, 20, 10):
+        request = WriteShareGroupStateRequest(KEY, 1, 2, start, ())
+        response, written = shard.write(request)
+        assert response.error_code == Errors.NONE
+        monitor.on_share_state_committed(0, written, start)
+
+
+def test_the_check_sees_a_coordinator_that_stores_a_lower_start_offset() -> None:
+    sink = ViolationSink(1)
+    shard, _ = _shard()
+    _replayed_write(shard, sink)  # trunk keeps the higher one
+    assert sink.violations == [] and shard.state(KEY).start_offset == 20  # type: ignore[union-attr]
+    sink = ViolationSink(1)
+    shard, _ = _shard()
+    with mutants.injected("start-offset-regression"):
+        _replayed_write(shard, sink)
+    assert _ids(sink) == ["stored-start-offset-monotonic"]
+
+
+# -- negative-epoch-changes-nothing (SC-5) ----------------------------------------------------------------
+
+
+def _serve(shard: ShareCoordinatorShard, monitor: NegativeEpochMonitor, request: object) -> None:
+    response, records = shard.handle(request)
+    monitor.on_share_state_request(1, request, response, records, 0, 5)
+
+
+def test_a_request_with_a_negative_epoch_must_be_refused_and_write_nothing() -> None:
+    sink = ViolationSink(1)
+    monitor = NegativeEpochMonitor(sink)
+    shard, _ = _shard()
+    for request in (ReadShareGroupStateRequest(KEY, -1), _write(-1), _write(2, state_epoch=-1),
+                    InitializeShareGroupStateRequest(KEY, -1, 0),
+                    ReadShareGroupStateSummaryRequest(KEY, -1),  # the group coordinator's: no epoch
+                    DeleteShareGroupStateRequest(KEY, -1),  # -1: not given
+                    _write(2), ReadShareGroupStateRequest(KEY, 2)):
+        _serve(shard, monitor, request)
+    assert sink.violations == []
+
+
+def test_an_accepted_negative_epoch_is_caught_by_its_answer_or_its_records() -> None:
+    sink = ViolationSink(1)
+    monitor = NegativeEpochMonitor(sink)
+    # A read answered NONE that wrote nothing, and a write refused that appended a record anyway.
+    monitor.on_share_state_request(0, ReadShareGroupStateRequest(KEY, -1), ReadShareGroupStateResponse(KEY), [], 0, 1)
+    monitor.on_share_state_request(0, _write(-1), WriteShareGroupStateResponse(KEY, Errors.INVALID_REQUEST),
+                                   [_update(3)], 0, 2)
+    monitor.on_share_state_request(0, _write(1, state_epoch=-1), WriteShareGroupStateResponse(KEY), [], 0, 3)
+    assert _ids(sink) == ["negative-epoch-changes-nothing"] * 3
+    assert [v.state["epoch"] for v in sink.violations] == ["leader epoch -1", "leader epoch -1", "state epoch -1"]
+    assert sink.violations[1].state["records"] == 1 and sink.violations[0].state["error"] == "NONE"
+
+
+def test_the_check_sees_a_coordinator_that_takes_epoch_minus_one_for_not_given() -> None:
+    sink = ViolationSink(1)
+    monitor = NegativeEpochMonitor(sink)
+    shard, _ = _shard()
+    with mutants.injected("negative-epoch-accepted"):
+        for request in (ReadShareGroupStateRequest(KEY, -1), _write(-1), _write(2, state_epoch=-1)):
+            _serve(shard, monitor, request)
+    assert _ids(sink) == ["negative-epoch-changes-nothing"] * 3
+    assert [v.state["records"] for v in sink.violations] == [0, 1, 1]

@@ -8,7 +8,7 @@ import pytest
 
 from model.core.config import BROKER_SETTINGS
 from model.sim.cluster import Cluster
-from model.sim.faults import FAULT_KINDS, FaultEvent
+from model.sim.faults import FAULT_KINDS, FaultEvent, FaultPlanError
 from model.sim.protocol import REQUEST_KINDS
 from model.sim.rng import Distribution
 from model.sim.runner import run
@@ -189,6 +189,10 @@ _CASES = [  # (fault, the key path, the value, what the scenario has); the small
     (FaultEvent(100, "admin_delete_group", "g2"), "target", "g2", "group (it has g)"),
     (FaultEvent(100, "admin_add_partitions", "orders", params=(("add", 1),)), "target", "orders",
      "topic (it has events)"),
+    (FaultEvent(100, "hostile_state_request", "g2", params=(("topic", "events"),)), "target", "g2",
+     "group (it has g)"),
+    (FaultEvent(100, "hostile_state_request", "g", params=(("topic", "orders"),)), "params.topic", "orders",
+     "topic (it has events)"),
 ]
 
 
@@ -231,7 +235,8 @@ def test_every_name_a_fault_gives_is_checked_against_the_scenario(fault: FaultEv
 def test_the_table_covers_every_fault_kind_and_every_field_that_names_something() -> None:
     covered = {(fault.kind, key.split("[")[0]) for fault, key, _, _ in _CASES}
     expected = {(kind, "target") for kind, spec in FAULT_KINDS.items() if spec.target is not None}
-    expected |= {("leadership_move", "params.to"), ("admin_alter_offsets", "params.topic")}
+    expected |= {("leadership_move", "params.to"), ("admin_alter_offsets", "params.topic"),
+                 ("hostile_state_request", "params.topic")}
     expected |= {("network_partition", "side_a"), ("network_partition", "side_b")}
     expected |= {(kind, name) for kind in ("message_loss", "message_delay") for name in ("nodes", "links")}
     assert covered == expected  # and the message kinds: the test above
@@ -253,6 +258,29 @@ def test_an_alter_offsets_partition_must_exist_when_it_fires_counting_partitions
     assert problems(add, alter(300, 3), FaultEvent(300, "leadership_move", "events-3")) == []
     assert problems(FaultEvent(100, "leadership_move", "events-2"), add) == [
         "faults.plan[0].target = 'events-2': not a topic-partition of this scenario (it has events-0, events-1)"]
+
+
+def test_a_hostile_request_names_a_partition_that_exists_when_it_fires_and_a_request_of_the_kind() -> None:
+    small = library.get("small")
+    add = FaultEvent(200, "admin_add_partitions", "events", params=(("add", 1),))
+
+    def hostile(at_ms: int, partition: int) -> FaultEvent:
+        return FaultEvent(at_ms, "hostile_state_request", "g", params=(("partition", partition), ("topic", "events")))
+
+    def problems(*plan: FaultEvent) -> list[str]:
+        return replace(small, faults=FaultsSpec(plan=plan)).problems()
+
+    assert problems(hostile(100, 2), add) == [
+        "faults.plan[0].params.partition = 2: not a partition of events at 100 ms (it has 0..1)"]
+    assert problems(add, hostile(300, 2)) == []
+    with pytest.raises(FaultPlanError) as info:
+        FaultEvent(100, "hostile_state_request", "g", params=(("request", "write_epoch_-1"), ("topic", "events")))
+    assert info.value.problems == [
+        "hostile_state_request at 100 ms: params.request = 'write_epoch_-1': must be one of replayed_write, "
+        "write_negative_leader_epoch, write_negative_state_epoch, read_negative_leader_epoch (or absent: all of "
+        "them)"]
+    with pytest.raises(FaultPlanError, match=r"params\.topic = None: hostile_state_request needs a topic name"):
+        FaultEvent(100, "hostile_state_request", "g")
 
 
 def test_a_swarm_kind_with_nothing_to_hit_is_refused() -> None:

@@ -323,3 +323,17 @@ def test_a_fault_free_run_delivers_and_accepts_every_record_exactly_once(name: s
     assert result.metrics["redeliveries"] == 0 and result.metrics["offsets_archived_or_skipped"] == 0
     assert all(count == 1 for *_, count in acquisitions.seen)
     assert sum(last - first + 1 for _, _, _, first, last, _ in acquisitions.seen) == produced
+
+
+def test_hostile_state_request_is_refused_and_the_replay_moves_nothing_back() -> None:
+    result, cluster = _run("hostile_state_request")
+    assert result.faults_fired == {"hostile_state_request": 1}
+    assert cluster.hostile is not None
+    answers = {r.request: r.error.name for r in cluster.hostile.results}
+    assert answers == {"replayed_write": "NONE", "write_negative_leader_epoch": "INVALID_REQUEST",
+                       "write_negative_state_epoch": "INVALID_REQUEST", "read_negative_leader_epoch": "INVALID_REQUEST"}
+    # It replayed a write the leader of events-0 had sent (captured on the wire), from the admin node.
+    replays = _events(result, "hostile.send", request="replayed_write")
+    assert len(replays) == 1 and replays[0].node == "admin" and replays[0].fields["key"] == str(KEY0)
+    delivered = _events(result, "deliver", msg_kind="WriteShareGroupState", src="admin")
+    assert len(delivered) == 3  # the replay and the two writes with epoch -1

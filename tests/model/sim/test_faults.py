@@ -48,6 +48,7 @@ ONE_OF_EACH = [
     FaultEvent(5_000, "admin_alter_offsets", "g1", params=(("offset", "earliest"), ("topic", "orders"))),
     FaultEvent(5_000, "admin_delete_group", "g1"),
     FaultEvent(5_000, "admin_add_partitions", "orders", params=(("add", 2),)),
+    FaultEvent(6_000, "hostile_state_request", "g1", params=(("partition", 1), ("topic", "orders"))),
 ]
 
 
