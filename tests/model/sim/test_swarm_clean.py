@@ -81,6 +81,24 @@ LIFECYCLE_SEEDS = (4039617843346012080, 2044339682494899374, 5366134833660802352
 def test_the_swarm_lifecycle_seeds_that_found_a_clogged_connection_and_a_monitor_across_lives_run_clean(
         seed: int) -> None:
     result = run(library.get("swarm_lifecycle"), seed, stop_on_first_violation=False)
-    assert result.ok, [v.describe() for v in result.violations]
+    violated = [v for v in result.violations if (seed, v.invariant) not in FINDINGS]
+    assert not violated, [v.describe() for v in violated]
     assert result.faults_fired.get("admin_delete_group", 0) + result.faults_fired.get("admin_add_partitions", 0) >= 1
     assert result.metrics["records_unresolved"] == 0
+
+
+# A protocol finding, not a defect of the model (README "Findings: a late duplicate initialize"): one of the
+# seeds above, re-checked by the later invariant stored-start-offset-monotonic. The group coordinator sent
+# InitializeShareGroupState for state epoch 4 twice (the second 28 s late, after failovers); between the two,
+# the share-partition's leader wrote its start offset 0. Kafka trunk's ShareCoordinatorShard.initializeState
+# (06d492d8) treats an initialize as a duplicate only when the state epoch AND the start offset equal the
+# stored ones, so, like the model, it writes a fresh snapshot: start offset -1, no batches, within state
+# epoch 4. Any leader that reads the state in that window starts again from the reset policy.
+FINDINGS = {(4882951657792704728, "stored-start-offset-monotonic")}
+
+
+def test_a_late_duplicate_initialize_resets_the_stored_start_offset_within_a_state_epoch() -> None:
+    result = run(library.get("swarm_lifecycle"), 4882951657792704728, stop_on_first_violation=False)
+    (finding,) = result.violations
+    assert finding.invariant == "stored-start-offset-monotonic" and finding.time_ms == 45053
+    assert "a ShareSnapshot committed" in finding.message and "from 0 to -1 within state epoch 4" in finding.message
