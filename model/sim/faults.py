@@ -311,6 +311,17 @@ def _check_uses(event: FaultEvent) -> list[str]:
     return out
 
 
+
+def _topic_partition_problems(event: FaultEvent, *, absent_partition: str) -> list[str]:
+    """params.topic (a name) and params.partition (an integer >= 0, or absent: ``absent_partition``)."""
+    topic, partition = event.param("topic"), event.param("partition")
+    out = []
+    if not isinstance(topic, str) or not topic:
+        out.append(f"params.topic = {topic!r}: {event.kind} needs a topic name")
+    if partition is not None and (not isinstance(partition, int) or isinstance(partition, bool) or partition < 0):
+        out.append(f"params.partition = {partition!r}: must be an integer >= 0 (or absent: {absent_partition})")
+    return out
+
 def _check_params(event: FaultEvent, spec: FaultKindSpec) -> list[str]:
     if not isinstance(event.params, tuple) or not all(
         isinstance(p, tuple) and len(p) == 2 and isinstance(p[0], str) for p in event.params
@@ -328,19 +339,13 @@ def _check_params(event: FaultEvent, spec: FaultKindSpec) -> list[str]:
             out.append(f"params.{name} = {value!r}: must be an integer or a string")
     kind = event.kind
     if kind == "admin_alter_offsets":
-        topic, partition, offset = event.param("topic"), event.param("partition"), event.param("offset")
-        if not isinstance(topic, str) or not topic:
-            out.append(f"params.topic = {topic!r}: admin_alter_offsets needs a topic name")
-        if partition is not None and (not isinstance(partition, int) or isinstance(partition, bool) or partition < 0):
-            out.append(f"params.partition = {partition!r}: must be an integer >= 0 (or absent for every partition)")
+        offset = event.param("offset")
+        out += _topic_partition_problems(event, absent_partition="every partition")
         if not ((isinstance(offset, int) and not isinstance(offset, bool) and offset >= 0) or offset in _OFFSET_WORDS):
             out.append(f"params.offset = {offset!r}: must be an integer >= 0, 'earliest' or 'latest'")
     elif kind == "hostile_state_request":
-        topic, partition, request = event.param("topic"), event.param("partition"), event.param("request")
-        if not isinstance(topic, str) or not topic:
-            out.append(f"params.topic = {topic!r}: hostile_state_request needs a topic name")
-        if partition is not None and (not isinstance(partition, int) or isinstance(partition, bool) or partition < 0):
-            out.append(f"params.partition = {partition!r}: must be an integer >= 0 (or absent: partition 0)")
+        request = event.param("request")
+        out += _topic_partition_problems(event, absent_partition="partition 0")
         if request is not None and request not in HOSTILE_STATE_REQUESTS:
             out.append(f"params.request = {request!r}: must be one of {', '.join(HOSTILE_STATE_REQUESTS)} "
                        "(or absent: all of them)")
