@@ -69,21 +69,23 @@ def demo(seed: int, runs: int, out: Path, force: bool) -> None:
     from model.core.kip932_example import replay_kip932_example
     from scenarios.campaign.cli import demo_campaign
 
-    table = Table(title="KIP-932 worked example, replayed (seed 002_6b3a98b13b89437f.txt)")
-    for column in ("operation", "SPSO", "SPEO", "WriteShareGroupState (StartOffset; StateBatches)"):
-        table.add_column(column, overflow="fold")
-    for row in replay_kip932_example():
-        write = "-"
-        if row.write is not None:
-            batches = ", ".join(
-                f"{b.first_offset}-{b.last_offset} {b.delivery_state.name.lower()} x{b.delivery_count}"
-                for b in row.write.state_batches
-            )
-            write = f"{row.write.start_offset}; [{batches}]"
-        table.add_row(row.operation, str(row.spso), str(row.speo), write)
-    print_table(console, table)
-    console.print("(every value is asserted against the seed by tests/model/core/test_share_partition_golden.py)\n")
-    sys.exit(demo_campaign(runs, out, seed, force=force))
+    def part_1() -> None:  # once --out is accepted: a refusal comes before any work
+        table = Table(title="KIP-932 worked example, replayed (seed 002_6b3a98b13b89437f.txt)")
+        for column in ("operation", "SPSO", "SPEO", "WriteShareGroupState (StartOffset; StateBatches)"):
+            table.add_column(column, overflow="fold")
+        for row in replay_kip932_example():
+            write = "-"
+            if row.write is not None:
+                batches = ", ".join(
+                    f"{b.first_offset}-{b.last_offset} {b.delivery_state.name.lower()} x{b.delivery_count}"
+                    for b in row.write.state_batches
+                )
+                write = f"{row.write.start_offset}; [{batches}]"
+            table.add_row(row.operation, str(row.spso), str(row.speo), write)
+        print_table(console, table)
+        console.print("(every value is asserted against the seed by tests/model/core/test_share_partition_golden.py)\n")
+
+    sys.exit(demo_campaign(runs, out, seed, force=force, before_spark=part_1))
 
 
 @main.command("run", epilog=f"{outdir.RULE} --trace: {outdir.FILE_RULE}")

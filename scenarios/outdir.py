@@ -409,7 +409,7 @@ def claim(out: Path, kind: str, *, force: bool = False, resume: bool = False) ->
     kept = [n for n in names if n not in removed]
     continued = [n for n in kept if resume and found[n] is not None and _format(str(found[n])) == what.format]
     claimed = sorted(set(what.outputs) | set(continued))
-    refused = False
+    refused = failed = False
     try:
         held.take(out)
         for name in removed:
@@ -420,13 +420,20 @@ def claim(out: Path, kind: str, *, force: bool = False, resume: bool = False) ->
         # Bad input found once the command began (a resume of another campaign, an unreachable master):
         # a refusal too, so the directory is put back as it was found when nothing was removed.
         refused = not removed and (isinstance(exc, click.ClickException) or exc.code == 2)
+        failed = True
+        raise
+    except BaseException:
+        failed = True
         raise
     finally:
         try:
+            # what it wrote: its names present now, and any entry new since it began
+            written = [n for n in _listing(out) if n in claimed or n not in kept] if out.is_dir() else []
+            # A command that failed before writing anything (Spark did not start) leaves no trace either.
+            refused = refused or (failed and not removed and not written)
             if refused:
                 _put_back(out / MANIFEST, original)
-            elif out.is_dir():  # what it wrote: its names present now, and any entry new since it began
-                written = [n for n in _listing(out) if n in claimed or n not in kept]
+            elif out.is_dir():
                 _write_manifest(out, _manifest_after(read_manifest(out), what, written, []))
         finally:
             held.release()

@@ -121,7 +121,8 @@ def print_summary(data: dict[str, Any], out: Path) -> None:
 
 def campaign_once(scenario_ref: str, runs: int, out: Path, *, master: str | None, partitions: int | None,
                   batch_runs: int | None, campaign_seed: int, mutant: str | None, resume: bool,
-                  shrink: bool = False, force: bool = False, kind: str = "campaign") -> dict[str, Any]:
+                  shrink: bool = False, force: bool = False, kind: str = "campaign",
+                  before_spark: Callable[[], None] | None = None) -> dict[str, Any]:
     """Validate, hold --out (``scenarios/outdir.py``), start Spark, run the campaign with a progress bar;
     bad input raises ``BadInput`` before Spark starts."""
     from scenarios.campaign.session import spark_session
@@ -147,6 +148,8 @@ def campaign_once(scenario_ref: str, runs: int, out: Path, *, master: str | None
             raise BadInput("\nerror: ".join(exc.lines)) from exc
         except CampaignExists as exc:
             raise BadInput(str(exc)) from exc
+        if before_spark is not None:
+            before_spark()
         console.print(f"starting Spark ({master or 'default master'}) ...")
         spark = spark_session(master)
         rearm()
@@ -224,12 +227,14 @@ def campaign_exit(data: dict[str, Any], out: Path) -> int:
     return verdict_exit(violated=data["violated"], errors=data["errors"], inconsistent=data.get("inconsistent", 0))
 
 
-def demo_campaign(runs: int, out: Path, seed: int, *, force: bool = False) -> int:
+def demo_campaign(runs: int, out: Path, seed: int, *, force: bool = False,
+                  before_spark: Callable[[], None] | None = None) -> int:
     """The main job's campaign: ``runs`` runs of swarm on local Spark; returns the exit code. An earlier
     demo's output in ``out`` is replaced (``outdir.DEMO_RULE``)."""
     started = time.perf_counter()
     data = campaign_once(DEMO_SCENARIO, runs, out, master=None, partitions=None, batch_runs=None,
-                         campaign_seed=seed, mutant=None, resume=False, force=force, kind="demo")
+                         campaign_seed=seed, mutant=None, resume=False, force=force, kind="demo",
+                         before_spark=before_spark)
     print_summary(data, out)
     console.print(f"(campaign of {runs} runs in {time.perf_counter() - started:.0f} s, Spark start included)")
     return campaign_exit(data, out)

@@ -49,9 +49,10 @@ def submitted_master() -> str | None:
 
 
 # The master URLs Spark takes (spark.apache.org/docs/latest/submitting-applications.html#master-urls).
-MASTER_FORMS: Final = ("local", "local[N]", "local[*]", "local[N,F]", "local-cluster[N,C,M]", "spark://HOST:PORT[,HOST:PORT...]",
-                       "yarn", "k8s://[https://]HOST[:PORT]")
-_MASTER_PATTERNS: Final = (r"local", r"local\[(\d+|\*)(,\d+)?\]", r"local-cluster\[\d+, *\d+, *\d+\]",
+MASTER_FORMS: Final = ("local", "local[N]", "local[*]", "local[N,F]", "local-cluster[N,C,M] (N, C, M, F >= 1)",
+                       "spark://HOST:PORT[,HOST:PORT...]", "yarn", "k8s://[https://]HOST[:PORT]")
+_MASTER_PATTERNS: Final = (r"local", r"local\[([1-9]\d*|\*)(,[1-9]\d*)?\]",
+                           r"local-cluster\[[1-9]\d*, *[1-9]\d*, *[1-9]\d*\]",
                            r"spark://[^,/:]+:\d+(,[^,/:]+:\d+)*", r"yarn", r"k8s://.+")
 CONNECT_TIMEOUT_S: Final = 3.0
 

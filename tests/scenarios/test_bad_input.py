@@ -78,6 +78,8 @@ CASES = (
          ("campaign", "small", "--runs", "3", "--master", "bogus://x", "--out", "{tmp}/new"),
          ("--master bogus://x", "not a Spark master URL", "local[N]", "spark://HOST:PORT", "yarn", "k8s://"),
          real=True, max_seconds=15),
+    Case("campaign --master local[0]", ("campaign", "small", "--runs", "3", "--master", "local[0]", "--out",
+                                        "{tmp}/new"), ("--master local[0]", "not a Spark master URL", "N, C, M, F >= 1")),
     Case("campaign --master local[x]", ("campaign", "small", "--runs", "3", "--master", "local[x]", "--out",
                                         "{tmp}/new"), ("--master local[x]", "not a Spark master URL")),
     Case("campaign --master on an unknown host",

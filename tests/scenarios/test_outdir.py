@@ -591,3 +591,33 @@ def test_the_real_demo_replaces_its_own_output_and_keeps_a_users_file(tmp_path: 
     assert manifest(out)["kind"] == "demo"
     assert listed(out) == sorted(set(os.listdir(out)) - {"notes.txt", outdir.MANIFEST})
     assert set(listed(out)) <= set(outdir.KINDS["demo"].outputs)  # the real campaign writes only the kind's names
+
+
+def test_a_refused_demo_does_no_work_first(tmp_path: Path) -> None:
+    """The demo's part 1 (the KIP-932 table) comes only once --out is accepted."""
+    (tmp_path / "D").mkdir()
+    (tmp_path / "D" / "notes.txt").write_bytes(NOTES)
+    result = invoke("demo", "--runs", "5", "--out", str(tmp_path / "D"))
+    refused(result, "holds files sharesim did not write (notes.txt)")
+    assert result.stdout == ""
+
+
+def test_a_campaign_whose_spark_does_not_start_leaves_no_directory(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Spark failing to start (no worker answers, a bad local master) is not output: the --out the command
+    made is gone again, as if refused; one it found keeps what it held."""
+    import scenarios.campaign.session as session
+
+    def no_spark(*_args: object, **_kwargs: object) -> None:
+        raise RuntimeError("Cannot call methods on a stopped SparkContext.")
+
+    monkeypatch.setattr(session, "spark_session", no_spark)
+    out = tmp_path / "new" / "D"
+    result = invoke("campaign", "small", "--runs", "3", "--out", str(out))
+    assert result.exit_code == 3 and "stopped SparkContext" in result.output, result.output
+    assert not (tmp_path / "new").exists()
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_bytes(NOTES)
+    before = snapshot(tmp_path / "mine")
+    assert invoke("campaign", "small", "--runs", "3", "--out", str(tmp_path / "mine"), "--force").exit_code == 3
+    assert snapshot(tmp_path / "mine") == before
