@@ -158,7 +158,7 @@ def campaign_once(scenario_ref: str, runs: int, out: Path, *, master: str | None
         try:
             with progress_bar(runs) as on_progress:
                 data = run_campaign(spark, workload, out, scenario_ref=scenario_ref, options=options,
-                                    on_progress=on_progress)
+                                    on_progress=on_progress, on_phase=lambda what: console.print(what, markup=False))
         except CampaignMismatch as exc:
             raise BadInput("\nerror: ".join(exc.lines)) from exc
         except (CampaignExists, StaleWorkers) as exc:

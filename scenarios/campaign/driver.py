@@ -15,6 +15,7 @@ Layout of DIR:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -75,6 +76,7 @@ def run_campaign(
     options: Options = Options(),
     simulate_fn: Simulate = simulate,
     on_progress: OnProgress | None = None,
+    on_phase: Callable[[str], None] = lambda _what: None,
 ) -> dict[str, Any]:
     """Run ``workload`` into ``out`` and return summary.json's content.
 
@@ -91,11 +93,15 @@ def run_campaign(
                                    on_progress=on_progress)
     meta["attempts"].append({**asdict(attempt), "runs_per_second": attempt.runs_per_second})
     write_meta(out, meta)
+    on_phase("aggregating the runs (Spark SQL) ...")  # the seconds after the last run are not a stall
     runs = read_runs(spark, out / "runs")
     if runs is None:
         raise RuntimeError(f"{out / 'runs'}: no run was written")
     summary = summarise(spark, runs, planned=meta["runs"])
     groups = summary.tables["failure_groups"]  # violations and errors alike get reproducers
+    if groups:
+        on_phase(f"re-running the first seeds of {min(len(groups), options.max_groups)} failure group(s) "
+                 "with full tracing ...")
     reproducers = reproduce(groups, workload, ref, out, seeds_per_group=options.seeds_per_group,
                             max_groups=options.max_groups, shrink_runs=options.shrink_runs)
     data = write_summary(summary, out, {**campaign_meta(meta),

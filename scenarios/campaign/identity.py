@@ -18,6 +18,7 @@ The planned runs (``runs``) may grow on a resume, never shrink.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 import os
@@ -95,9 +96,13 @@ def sharesim_version() -> str:
 def identity_of(scenario: Scenario, scenario_ref: str, campaign_seed: int | None, mutant: str | None,
                 campaign_id: str) -> dict[str, Any]:
     """campaign.json's identity fields (without ``runs`` and ``attempts``)."""
+    from scenarios.toml_format import dumps
+
     return {"campaign_id": campaign_id, "scenario": scenario_ref, "scenario_name": scenario.name,
             "scenario_sha256": scenario_sha256(scenario), "mutant": mutant, "campaign_seed": campaign_seed,
-            "sharesim_version": sharesim_version(), "code_fingerprint": code_fingerprint()}
+            "sharesim_version": sharesim_version(), "code_fingerprint": code_fingerprint(),
+            # the resolved scenario itself, so a refused resume can say what changed, not only that it did
+            "scenario_toml": dumps(scenario)}
 
 
 def read_meta(out: Path) -> dict[str, Any] | None:
@@ -119,6 +124,20 @@ def _shown(value: Any) -> str:
     return "none" if value is None else str(value)
 
 
+def _first_change(before: object, now: str) -> str:
+    """``; first change: LINE -> LINE`` between the campaign's resolved scenario and this one (none when the
+    campaign.json predates ``scenario_toml``)."""
+    if not isinstance(before, str):
+        return ""
+    old, new = before.splitlines(), now.splitlines()
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=old, b=new, autojunk=False).get_opcodes():
+        if tag != "equal":
+            was = "; ".join(old[i1:i2][:2]) or "(nothing)"
+            is_now = "; ".join(new[j1:j2][:2]) or "(nothing)"
+            return f"; first change: {was!r} -> {is_now!r}"
+    return ""
+
+
 def check_resume(out: Path, identity: dict[str, Any], runs: int, *, has_runs: bool) -> dict[str, Any]:
     """The campaign.json of a resumed campaign (planned runs grown if ``runs`` is more); refuses with one
     line per reason a different campaign, a smaller ``runs``, or nothing to resume."""
@@ -129,6 +148,7 @@ def check_resume(out: Path, identity: dict[str, Any], runs: int, *, has_runs: bo
                                     "its campaign cannot be checked; choose a new --out"])
         raise CampaignMismatch([f"--resume: nothing to resume in {out} (no {META}): run without --resume"])
     lines = [f"--resume: {key} differs: campaign has {_shown(meta.get(key))}, now {_shown(identity[key])}"
+             + (_first_change(meta.get("scenario_toml"), identity["scenario_toml"]) if key == "scenario_sha256" else "")
              for key in COMPARED if meta.get(key) != identity[key]]
     planned = int(meta.get("runs", 0))
     if runs < planned:

@@ -118,6 +118,7 @@ def test_a_scenario_file_edited_since_is_refused(campaign_dir: tuple[Path, Path]
     small_file(scenario.parent, records=50)
     (line,) = refused(resume(scenario, out))
     assert line.startswith("error: --resume: scenario_sha256 differs: campaign has ")
+    assert line.endswith("; first change: 'records = 100' -> 'records = 50'"), line  # what changed, not only that
     assert spark_reached == []
 
 
