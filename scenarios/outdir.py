@@ -65,9 +65,11 @@ RULE: Final = (
     "--force. One command at a time writes a directory (DIR/.sharesim.lock names the holder)."
 )
 CAMPAIGN_RULE: Final = RULE + " A campaign's own earlier output is continued with --resume, replaced with --force."
+DEMO_SCENARIO: Final = "swarm"  # what the demo's campaign runs
 DEMO_RULE: Final = RULE + (" The demo replaces its own earlier demo output without asking (the quickstart re-runs "
-                           "it); files beside it are kept. A campaign directory an older sharesim wrote (without "
-                           "DIR/.sharesim.json) may be an earlier demo's: --force replaces it.")
+                           "it); files beside it are kept. So it does with an older sharesim's demo output (no "
+                           "DIR/.sharesim.json; its campaign.json names swarm and no mutant); another campaign "
+                           "directory an older sharesim wrote is replaced only with --force.")
 FILE_RULE: Final = ("FILE may be new or empty; an earlier FILE written by this command is replaced only with "
                     "--force; a file sharesim did not write is never overwritten.")
 
@@ -325,7 +327,7 @@ def plan(out: Path, kind: Kind, found: Mapping[str, str | None], *, force: bool,
     kin = same_format if resume or inferred else []  # a campaign continues the demo's; an old demo looks a campaign
     others = [n for n, k in found.items() if k is not None and k != kind.name and n not in kin]
     foreign = [n for n, k in found.items() if k is None]
-    if resume:
+    if resume or (kin and kind.replaces_unasked and _an_older_demo(out)):
         mine, kin = mine + kin, []
     clash = [n for n in kind.outputs if n in others or n in foreign]
     if clash:
@@ -348,6 +350,16 @@ def plan(out: Path, kind: Kind, found: Mapping[str, str | None], *, force: bool,
                 raise BadInput(f"--out {out} holds {what} ({_some(names)}); choose another --out, or give --force "
                                f"({then})")
     return sorted(mine + kin)
+
+
+def _an_older_demo(out: Path) -> bool:
+    """An older sharesim's demo output: its campaign.json names the demo's scenario and no mutant (that demo
+    replaced such a directory whole, unasked; this one replaces only those files, and keeps the rest)."""
+    try:
+        meta = json.loads((out / "campaign.json").read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return False
+    return isinstance(meta, dict) and meta.get("scenario") == DEMO_SCENARIO and not meta.get("mutant")
 
 
 # -- the claim -----------------------------------------------------------------------------------------

@@ -27,7 +27,7 @@ from scenarios.terminal import human_output_on_stderr, make_console, print_table
 
 console = make_console()
 
-DEMO_SCENARIO: Final = "swarm"
+DEMO_SCENARIO: Final = outdir.DEMO_SCENARIO
 
 
 PLAIN_PROGRESS_EVERY_S: Final = 10.0

@@ -397,17 +397,32 @@ def test_demo_replaces_its_own_earlier_output_unasked_and_keeps_a_users_file(
 
 
 def test_a_demo_directory_of_an_older_sharesim_needs_force(tmp_path: Path, fake_campaign: list[Path]) -> None:
-    # Older demos left a campaign directory without a manifest, which a campaign's looks like: the demo asks,
-    # and --force replaces it (only its files).
+    # Older sharesim left a campaign directory without a manifest. Another campaign's: the demo asks, and
+    # --force replaces it (only its files).
     out = tmp_path / "demo-campaign"
     out.mkdir()
-    (out / "campaign.json").write_text("{}")
+    (out / "campaign.json").write_text('{"scenario": "small"}')
     (out / "runs").mkdir()
     (out / "notes.txt").write_bytes(NOTES)
     refused(invoke(*COMMANDS["demo"](out)), "holds an older sharesim's `sharesim campaign` output "
             "(campaign.json, runs)", "--force replaces it")
     assert invoke(*COMMANDS["demo"](out), "--force").exit_code == 130
     assert (out / "notes.txt").read_bytes() == NOTES and (out / "campaign.json").read_text() == '{"fake": true}\n'
+
+
+def test_an_older_sharesims_demo_output_is_replaced_unasked(tmp_path: Path, fake_campaign: list[Path]) -> None:
+    # The quickstart's `./dev demo` on a machine that ran an older one: that demo's campaign (swarm, no mutant)
+    # is replaced without --force, as that demo replaced it; a user's file beside it is kept.
+    out = tmp_path / "demo-campaign"
+    out.mkdir()
+    (out / "campaign.json").write_text('{"scenario": "swarm", "campaign_seed": 1, "mutant": null}')
+    (out / "runs").mkdir()
+    (out / "notes.txt").write_bytes(NOTES)
+    assert invoke(*COMMANDS["demo"](out)).exit_code == 130
+    assert (out / "notes.txt").read_bytes() == NOTES and (out / "campaign.json").read_text() == '{"fake": true}\n'
+    (out / ".sharesim.json").unlink()  # an older one again, now of a mutant: not the demo's
+    (out / "campaign.json").write_text('{"scenario": "swarm", "mutant": "spso-before-durable"}')
+    refused(invoke(*COMMANDS["demo"](out)), "--force replaces it")
 
 
 @pytest.mark.parametrize("command", [*sorted(COMMANDS), "shrink", "trace"])
