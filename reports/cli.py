@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from scenarios.exits import BadInput, verdict_exit
+from scenarios.exits import BadInput, summary_exit, verdict_exit
 from scenarios.terminal import make_console
 
 
@@ -38,5 +38,4 @@ def _verdict(kind: str, data: dict[str, Any]) -> int:
     """The exit code of the reported runs (scenarios/exits.py)."""
     if kind == "run":
         return verdict_exit(violated=data.get("verdict") == "violated", errors=data.get("verdict") == "error")
-    return verdict_exit(violated=data.get("violated", 0), errors=data.get("errors", 0),
-                        inconsistent=data.get("inconsistent", 0))
+    return summary_exit(data)

@@ -16,7 +16,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from scenarios import outdir
-from scenarios.exits import BadInput, Exit, verdict_exit
+from scenarios.exits import BadInput, Exit, summary_exit
 from scenarios.spec import Scenario, ScenarioError
 from scenarios.terminal import make_console, print_table
 
@@ -157,7 +157,7 @@ def sweep_command(scenario: str, params: tuple[str, ...], seeds: int, out_dir: P
     from scenarios.campaign.repro import print_errors
 
     print_errors(scenario, rows)
-    sys.exit(verdict_exit(violated=summary["violated"], errors=summary["errors"]))
+    sys.exit(summary_exit(summary))
 
 
 def _print_summary(summary: dict[str, Any]) -> None:

@@ -25,7 +25,9 @@ from __future__ import annotations
 
 import re
 import textwrap
+from collections.abc import Mapping
 from enum import IntEnum
+from typing import Any
 
 import click
 
@@ -75,3 +77,9 @@ def exit_codes_in_short() -> str:
     """The line every command's ``--help`` ends with: the codes, and where their table is."""
     return ("Exit codes: 0 every invariant held, 1 one was violated, 2 bad input or environment, 3 a run raised, "
             "4 inconsistent campaign output, 130 interrupted (`sharesim --help` has the table).")
+
+
+def summary_exit(summary: Mapping[str, Any]) -> Exit:
+    """The exit code of a campaign's or a sweep's summary.json (its counts and integrity check)."""
+    return verdict_exit(violated=summary.get("violated", 0), errors=summary.get("errors", 0),
+                        inconsistent=summary.get("inconsistent", 0))

@@ -21,7 +21,7 @@ from scenarios.campaign.identity import CampaignMismatch
 from scenarios.campaign.interrupt import resume_on_interrupt
 from scenarios.campaign.plan import MAX_RUNS, Campaign
 from scenarios.campaign.session import check_master
-from scenarios.exits import BadInput, verdict_exit
+from scenarios.exits import BadInput, summary_exit
 from scenarios.shrink import DEFAULT_MAX_RUNS
 from scenarios.terminal import human_output_on_stderr, make_console, print_table
 
@@ -224,7 +224,7 @@ def campaign_exit(data: dict[str, Any], out: Path) -> int:
     inconsistent output (a run id twice or missing: never expected)."""
     if data.get("inconsistent"):
         click.secho(f"error: {out}: {data['inconsistent_message']}", fg="red", bold=True, err=True)
-    return verdict_exit(violated=data["violated"], errors=data["errors"], inconsistent=data.get("inconsistent", 0))
+    return summary_exit(data)
 
 
 def demo_campaign(runs: int, out: Path, seed: int, *, force: bool = False,
