@@ -14,6 +14,17 @@ from typing import Any
 
 UNBOUNDED = 2**31 - 1  # Java's Integer.MAX_VALUE, the seeds' "MaxValue"
 
+# The Kafka that ships, as followed wherever the KIPs leave a choice: Apache Kafka trunk at this
+# commit (the confluentinc/kafka mirror, 2026-08-22). tests/conformance translates its tests.
+KAFKA_TRUNK_COMMIT = "06d492d81361d053700c7cd6a932d7f361ea8309"
+
+# ``protocol``: which of two readings the model follows where the KIP as written and the Kafka that
+# ships differ and both are worth simulating. Code asks ``broker.kafka`` (or ``protocol_is_kafka``),
+# never compares the string itself, so every such place is found by one search.
+PROTOCOL_KAFKA = "kafka"  # Kafka trunk at KAFKA_TRUNK_COMMIT (the default)
+PROTOCOL_KIP = "kip"  # KIP-932 / KIP-848 as written, and the seeds' worked tables
+PROTOCOLS = (PROTOCOL_KAFKA, PROTOCOL_KIP)
+
 
 @dataclass(frozen=True)
 class Setting:
@@ -60,6 +71,8 @@ class ConfigError(ValueError):
 
 
 BROKER_SETTINGS: tuple[Setting, ...] = (
+    # sharesim's own switch (not a Kafka key): the Kafka that ships, or the KIP as written.
+    Setting("sharesim.protocol", "protocol", PROTOCOL_KAFKA, choices=PROTOCOLS, source="sharesim"),
     Setting("group.share.delivery.count.limit", "delivery_count_limit", 5, 2, 10),
     Setting("group.share.record.lock.duration.ms", "record_lock_duration_ms", 30_000, 1_000, 60_000),
     Setting("group.share.min.record.lock.duration.ms", "min_record_lock_duration_ms", 15_000, 1_000, 30_000),
@@ -121,6 +134,7 @@ GROUP_SETTINGS: tuple[Setting, ...] = (
 
 @dataclass(frozen=True)
 class BrokerConfig:
+    protocol: str = PROTOCOL_KAFKA
     delivery_count_limit: int = 5
     record_lock_duration_ms: int = 30_000
     min_record_lock_duration_ms: int = 15_000
@@ -156,6 +170,11 @@ class BrokerConfig:
 
     def with_overrides(self, overrides: Mapping[str, Any]) -> BrokerConfig:
         return load_broker_config(overrides, base=self)
+
+    @property
+    def kafka(self) -> bool:
+        """True when the model follows Kafka trunk (``protocol = "kafka"``), False for the KIP as written."""
+        return self.protocol == PROTOCOL_KAFKA
 
 
 @dataclass(frozen=True)
