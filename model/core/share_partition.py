@@ -863,6 +863,47 @@ class SharePartition:
         return new_spso, [(max(f, new_spso), l_, s, c) for f, l_, s, c in changes if l_ >= new_spso]
 
 
+    # -- the fetch lock (Kafka trunk: SharePartition.maybeAcquireFetchLock / releaseFetchLock) --------
+
+    _fetch_lock: object | None = None  # the fetch id holding the lock (set per instance once taken)
+
+    @property
+    def fetch_lock(self) -> object | None:
+        """The fetch id that holds this share-partition's fetch lock, or None."""
+        return self._fetch_lock
+
+    def maybe_acquire_fetch_lock(self, fetch_id: object) -> bool:
+        """Take the fetch lock for ``fetch_id`` if nobody holds it: a fetch reads the log and acquires
+        under it, so one share-partition is never fetched by two fetches at once. Not while the
+        share-partition is not ACTIVE (Kafka: stateNotActive). A fetch id already holding it does not
+        take it again (Kafka's compareAndSet(null, fetchId): the lock is not re-entrant)."""
+        if self._status is not PartitionStatus.ACTIVE or self._fetch_lock is not None:
+            return False
+        self._fetch_lock = fetch_id
+        return True
+
+    def release_fetch_lock(self, fetch_id: object) -> bool:
+        """Release the fetch lock. Like Kafka, the lock is freed even when ``fetch_id`` does not hold it
+        (Kafka logs that and clears it); returns whether ``fetch_id`` held it."""
+        held = self._fetch_lock == fetch_id
+        self._fetch_lock = None
+        return held
+
+    def readable_count(self) -> int:
+        """What a fetch would read now, in offsets (the model counts bytes as records): the AVAILABLE
+        offsets of the window not in a write, plus the offsets past the SPEO up to the high-water mark
+        (LSO for read_committed) and the in-flight bound. 0 when nothing can be acquired (Kafka:
+        canAcquireRecords false, or an empty log read at the next fetch offset). A delayed share fetch
+        compares this with its MinBytes."""
+        if self._status is not PartitionStatus.ACTIVE:
+            return 0
+        available = 0
+        for r in self._window.ranges:
+            if r.state == AVAILABLE and r.write_id == NO_WRITE:
+                available += r.size
+        upper = min(self.log.bound(self.group.read_committed), self._spso + self.max_record_locks)
+        return available + max(0, upper - self._speo)
+
 # -- helpers that read top-down from the class above -------------------------------------------
 
 

@@ -79,7 +79,6 @@ DIVERGENCES: Final[dict[str, str]] = {
 MISSING: Final[dict[str, str]] = {
     "record-batches": "no record batches: acquisition, in-flight state and its splitting are per offset range",
     "fetch-offset": "acquire takes no fetch offset and there is no nextFetchOffset",
-    "fetch-lock": "a fetch is one atomic event: no per-share-partition fetch lock",
     "delivery-complete-count": "no deliveryCompleteCount in the share-partition or the written state",
     "renew": "no RENEW acknowledge type",
     "throttling": "no delivery-count throttling of acquisitions",
