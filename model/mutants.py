@@ -220,6 +220,21 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
            "a KIP-848 consumer answered FENCED_MEMBER_EPOCH keeps consuming the partitions it owned while it "
            "rejoins (CG-4: it loses them all), so they are owned twice once reassigned (CG-3)",
            "exclusive-ownership", "kip848_fenced_member", "model/core/group/consumer_member.py: on_response"),
+    # -- the fetch path (model/sim/share_leader.py, handlers.py) -------------------------------------------
+    Mutant("fetch-lock-leak",
+           "a delayed share fetch that reaches its max records before it gets to all of its share-partitions "
+           "returns early without releasing their fetch locks: no later fetch takes the lock, so those "
+           "share-partitions starve (the leak Kafka's DelayedShareFetch guards against on every exit path; "
+           "trunk's KAFKA-20783 series, commits 45443a6a6f and 8fc539cb38, made the async read paths release "
+           "in finally blocks; no released Kafka is known to leak this way)",
+           "eventual-resolution", "fetch_lock_leak", "model/sim/share_leader.py: _try_complete"),
+    Mutant("fetch-without-lock",
+           "share fetches take no fetch lock, so two fetches read and acquire one share-partition at once: "
+           "the new records one read are acquired by the other meanwhile and then acquired again from the "
+           "stale read (the concurrent fetch of one share-partition the fetch lock exists to prevent, SP-2; "
+           "before KAFKA-19215, commit 33abb655eb, first in Kafka 4.1, a fetch could release a lock another "
+           "fetch held, letting a third in beside it)",
+           "exclusive-acquisition", "swarm_fetch_path", "model/sim/share_leader.py: _lock, _unlock, _acquire"),
 )
 
 

@@ -104,6 +104,10 @@ class ConsumerSpec:
     max_poll_records: int = 500
     # Static members (KIP-848, CG-5) keep their instance id across restarts.
     static: bool = False
+    # A share consumer's ShareFetch MinBytes and MaxWaitMs (fetch.min.bytes, fetch.max.wait.ms); the
+    # broker's delayed share fetch counts MinBytes in records.
+    fetch_min_bytes: int = 1
+    fetch_max_wait_ms: int = 500
 
 
 @dataclass(frozen=True)
@@ -559,4 +563,6 @@ def _consumer_problems(path: str, consumer: ConsumerSpec, groups: Mapping[str, G
         out.append(f"{path}.ack_mode = {consumer.ack_mode!r}: must be 'explicit' or 'implicit'")
     if not isinstance(consumer.static, bool):
         out.append(f"{path}.static = {consumer.static!r}: must be true or false")
+    _positive(out, f"{path}.fetch_min_bytes", consumer.fetch_min_bytes, low=0, high=1 << 20)
+    _positive(out, f"{path}.fetch_max_wait_ms", consumer.fetch_max_wait_ms, low=0, high=60_000)
     return out

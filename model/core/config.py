@@ -112,6 +112,12 @@ BROKER_SETTINGS: tuple[Setting, ...] = (
     # The log cleaner of compacted topics (Kafka broker settings; model/sim/log_cleaner.py, SP-14).
     Setting("log.cleaner.backoff.ms", "log_cleaner_backoff_ms", 15_000, 1, source="kafka"),
     Setting("log.cleaner.min.compaction.lag.ms", "log_cleaner_min_compaction_lag_ms", 0, 0, source="kafka"),
+    # The request-handler threads (Kafka's num.io.threads, default 8) that handle ShareFetch and
+    # ShareAcknowledge in steps, and the simulated time of one step (sharesim's own: uniform in
+    # [min, max] ms; a max below the min counts as the min). model/sim/handlers.py.
+    Setting("num.io.threads", "num_io_threads", 8, 1, 64, source="kafka"),
+    Setting("sharesim.handler.step.min.ms", "handler_step_min_ms", 0, 0, 1_000, source="sharesim"),
+    Setting("sharesim.handler.step.max.ms", "handler_step_max_ms", 1, 0, 1_000, source="sharesim"),
 )
 
 # Dynamic group configuration (003_cf42721e0e7b2a9a.txt, 004 for consumer groups).
@@ -167,6 +173,9 @@ class BrokerConfig:
     share_session_idle_eviction_ms: int = 120_000
     log_cleaner_backoff_ms: int = 15_000
     log_cleaner_min_compaction_lag_ms: int = 0
+    num_io_threads: int = 8
+    handler_step_min_ms: int = 0
+    handler_step_max_ms: int = 1
 
     def with_overrides(self, overrides: Mapping[str, Any]) -> BrokerConfig:
         return load_broker_config(overrides, base=self)

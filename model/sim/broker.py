@@ -10,7 +10,10 @@ correlation id):
   ``fetch_max_wait_ms`` for new data), "EndTxnMarker" (a transaction's commit
   or abort marker);
 * share-partition leaders of the data partitions it leads: "ShareFetch",
-  "ShareAcknowledge" (``model.sim.share_leader``);
+  "ShareAcknowledge" (``model.sim.share_leader``), handled in steps on the
+  broker's ``num.io.threads`` request-handler threads (``model.sim.handlers``),
+  so that they interleave with each other, with lock timers and with the share
+  coordinator's answers (other requests are still handled in one event);
 * share coordinator shards of the ``__share_group_state`` partitions it
   leads: "InitializeShareGroupState", "ReadShareGroupState",
   "WriteShareGroupState", "DeleteShareGroupState",
@@ -66,6 +69,7 @@ from model.core.share_coordinator import share_state_error
 from model.core.share_fetch import ShareAcknowledgeRequest, ShareFetchRequest
 from model.sim.controller import INTERNAL_TOPICS, Controller, broker_node
 from model.sim.coordinator_host import GroupCoordinatorHost, ShareCoordinatorHost
+from model.sim.handlers import RequestHandlerPool
 from model.sim.network import Message, Network
 from model.sim.protocol import (
     CONSUMER_OFFSETS_TOPIC,
@@ -146,6 +150,14 @@ class Broker:
         self.topic_names: dict[str, str] = {}  # topic id -> topic name
         self.share_coordinators: dict[int, ShareCoordinatorHost] = {}
         self.group_coordinators: dict[int, GroupCoordinatorHost] = {}
+        # Counters of the fetch path (model/sim/handlers.py, share_leader.py), kept across restarts.
+        self.fetch_stats: dict[str, int] = dict.fromkeys(
+            ("jobs", "queued", "interleaved_steps", "fetch_parked", "fetch_woken", "fetch_expired",
+             "fetch_lock_busy"), 0)
+        cfg = self.config
+        self.io_threads = RequestHandlerPool(
+            scheduler, cfg.num_io_threads, controller.streams.get("handlers", self.node),
+            cfg.handler_step_min_ms, max(cfg.handler_step_min_ms, cfg.handler_step_max_ms), self.fetch_stats)
         self.share_leader = ShareLeaderHost(self)
         self._image = MetadataImage()
         self._inflight: dict[int, _Request] = {}
@@ -296,6 +308,7 @@ class Broker:
         self.share_coordinators.clear()
         self.group_coordinators.clear()
         self.share_leader.crash()
+        self.io_threads.crash()
         self._inflight.clear()
         self._deadlines.clear()
         for parked in self._parked.values():
@@ -456,10 +469,10 @@ class Broker:
     # -- share-partition leaders -------------------------------------------------------------------
 
     def _share_fetch(self, message: Message, req: ShareFetchRequest) -> None:
-        self.share_leader.share_fetch(message, req)
+        self.io_threads.submit(self.share_leader.share_fetch(message, req))
 
     def _share_acknowledge(self, message: Message, req: ShareAcknowledgeRequest) -> None:
-        self.share_leader.share_acknowledge(message, req)
+        self.io_threads.submit(self.share_leader.share_acknowledge(message, req))
 
     # -- coordinators ----------------------------------------------------------------------------
 

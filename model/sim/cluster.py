@@ -316,6 +316,7 @@ class Cluster:
                         processing=cspec.processing, accept=cspec.ack.accept, release=cspec.ack.release,
                         reject=cspec.ack.reject, poison_rate=cspec.poison_rate, poison_seed=seed,
                         ack_mode=cspec.ack_mode, max_poll_records=cspec.max_poll_records,
+                        min_bytes=cspec.fetch_min_bytes, max_wait_ms=cspec.fetch_max_wait_ms,
                     ),
                     config=client_config, trace=self.trace,
                 )

@@ -89,6 +89,7 @@ class ShareConsumerSettings:
     commit_sync: bool = False  # send acks in a ShareAcknowledge as soon as a batch is processed
     max_poll_records: int = 500
     max_wait_ms: int = 500  # ShareFetch MaxWaitMs (the broker may hold an empty fetch this long)
+    min_bytes: int = 1  # ShareFetch MinBytes (fetch.min.bytes; the broker counts records)
     idle_fetch_backoff_ms: int = 100  # after an empty answer
     heartbeat_interval_ms: int = 5_000  # until the coordinator says otherwise
 
@@ -327,6 +328,7 @@ class ShareConsumer(GroupConsumer):
             partitions=tuple(partitions),
             forgotten=tuple((self.topic_id(tp.topic), tp.partition) for tp in forgotten),
             max_wait_ms=self.settings.max_wait_ms,
+            min_bytes=self.settings.min_bytes,
             max_records=self.settings.max_poll_records,
         )
         # The broker's session now holds every partition named (ack-only ones too, CL-1): an

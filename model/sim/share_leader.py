@@ -52,6 +52,7 @@ once unless the same request waits for other writes), and
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Final
 
 from model import mutants as _mutants
@@ -140,12 +141,16 @@ class _Part:
 class _Call:
     """One ShareFetch or ShareAcknowledge being answered."""
 
-    __slots__ = ("acked", "budget", "checks", "closing", "done", "fetch", "got", "group_id", "max_wait_ms",
-                 "member_id", "message", "parts", "timer", "waiting")
+    __slots__ = ("acked", "budget", "checks", "closing", "done", "fetch", "fetch_id", "fetching", "got", "group_id",
+                 "max_wait_ms", "member_id", "message", "min_bytes", "parts", "read_from", "timer", "waiting")
 
     def __init__(self, message: Message, group_id: str, member_id: str, *, fetch: bool, closing: bool,
-                 budget: int = 0, max_wait_ms: int = 0) -> None:
+                 budget: int = 0, max_wait_ms: int = 0, min_bytes: int = 1, fetch_id: int = 0) -> None:
         self.message = message
+        self.fetch_id = fetch_id  # the delayed share fetch's id: what its fetch locks are keyed to
+        self.min_bytes = min_bytes  # MinBytes, counted in records (offsets) by the model
+        self.fetching = False  # its fetch has not completed yet (in a handler's steps, or in the purgatory)
+        self.read_from: dict[int, int] | None = None  # mutant fetch-without-lock: id(slot) -> SPEO it read at
         self.group_id = group_id
         self.member_id = member_id
         self.fetch = fetch  # a ShareFetch (else a ShareAcknowledge)
@@ -175,10 +180,19 @@ class ShareLeaderHost:
         # Mutant orphan-on-group-empty: the group of the last share session opened on each connection.
         self._connection_groups: dict[tuple[str, int], str] = {}
         self._next_eviction_ms = 0
+        self._next_fetch_id = 0
+        self.stats = broker.fetch_stats  # counters kept across the broker's restarts (tests read them)
 
     # -- requests ----------------------------------------------------------------------------
+    #
+    # Each request is a job on the broker's request-handler threads (model/sim/handlers.py): a
+    # generator whose ``yield``s are the points where its steps' simulated time passes, and where
+    # other requests, lock timers and state-write answers on the same share-partitions run.
 
-    def share_fetch(self, message: Message, req: ShareFetchRequest) -> None:
+    def share_fetch(self, message: Message, req: ShareFetchRequest) -> Iterator[None]:
+        """A ShareFetch, as Kafka's KafkaApis.handleShareFetchRequest: the share session, then the
+        acknowledgements it carries (their writes go out), then the fetch, a delayed share fetch
+        (``_fetch``) that completes at once or waits in the purgatory."""
         broker = self.broker
         now = broker.scheduler.now_ms
         self._maybe_evict(now)
@@ -199,8 +213,10 @@ class ShareLeaderHost:
         if opening and _mutants.ACTIVE == "orphan-on-group-empty":
             self._connection_groups[ctx.session.connection] = req.group_id
         broker.observer.on_share_session(broker.broker_id, req.group_id, req.member_id, req.share_session_epoch, now)
+        self._next_fetch_id += 1
         call = _Call(message, req.group_id, req.member_id, fetch=True, closing=ctx.closing,
-                     budget=req.max_records, max_wait_ms=req.max_wait_ms)
+                     budget=req.max_records, max_wait_ms=req.max_wait_ms, min_bytes=req.min_bytes,
+                     fetch_id=self._next_fetch_id)
         named: set[tuple[str, int]] = set()
         for p in req.partitions:
             named.add((p.topic_id, p.partition))
@@ -214,15 +230,19 @@ class ShareLeaderHost:
                     self._check_state_epoch(call, part.slot)
         if ctx.closing:
             self._release_session(ctx.session, now)  # SP-15, after its acknowledgements
-        else:
-            # An incremental fetch also reads the session's partitions it does not name (CL-1).
-            for topic_id, partition in sorted(ctx.session.partitions - named):
-                self._part(call, topic_id, partition).fetch = True
-            if not call.checks:
-                self._acquire(call, now)
-        self._maybe_finish(call)
+            self._maybe_finish(call)
+            return
+        # An incremental fetch also reads the session's partitions it does not name (CL-1).
+        for topic_id, partition in sorted(ctx.session.partitions - named):
+            self._part(call, topic_id, partition).fetch = True
+        call.fetching = True
+        if call.checks:
+            return  # the fetch goes on when the state-epoch checks are answered (_summary_answered)
+        yield  # the acknowledgements are handled; the fetch is the next step
+        yield from self._fetch(call)
 
-    def share_acknowledge(self, message: Message, req: ShareAcknowledgeRequest) -> None:
+    def share_acknowledge(self, message: Message, req: ShareAcknowledgeRequest) -> Iterator[None]:
+        """A ShareAcknowledge: the share session, then (a step later) the acknowledgements."""
         broker = self.broker
         now = broker.scheduler.now_ms
         self._maybe_evict(now)
@@ -234,6 +254,10 @@ class ShareLeaderHost:
             return
         broker.observer.on_share_session(broker.broker_id, req.group_id, req.member_id, req.share_session_epoch, now)
         call = _Call(message, req.group_id, req.member_id, fetch=False, closing=ctx.closing)
+        yield  # validated; the acknowledgements are the next step
+        if not broker.alive:
+            return
+        now = broker.scheduler.now_ms
         for p in req.partitions:
             part = self._part(call, p.topic_id, p.partition)
             self._acknowledge(call, part, p.acknowledgement_batches, now)
@@ -276,15 +300,98 @@ class ShareLeaderHost:
             slot.waiters[result.write_id] = (call, part)
         self._after(slot, now)
 
-    def _acquire(self, call: _Call, now: int) -> None:
-        observer = self.broker.observer
-        for part in call.parts:
-            if call.budget <= 0:
+    # -- the delayed share fetch (Kafka: DelayedShareFetch, SharePartitionManager) ------------------------
+
+    def _fetch(self, call: _Call) -> Iterator[None]:
+        """The fetch of a ShareFetch on its handler thread, Kafka's first tryComplete
+        (tryCompleteElseWatch): take the fetch locks of its share-partitions, read the log (a step: the
+        locks are held meanwhile), then complete (acquire, release the locks, answer) if it read at
+        least MinBytes, else release the locks and wait in the purgatory."""
+        if call.done or not self.broker.alive:
+            return
+        locked = self._lock(call)
+        if locked:
+            if _mutants.ACTIVE == "fetch-without-lock":
+                call.read_from = {id(slot): slot.sp.speo for slot in locked}
+            yield  # the log read
+            if call.done or not self.broker.alive:
+                self._unlock(call, locked)
                 return
+        self._try_complete(call, locked, forced=False)
+
+    def _lock(self, call: _Call) -> list[SharePartitionSlot]:
+        """The share-partitions of ``call``'s fetch whose fetch lock it takes now (Kafka:
+        DelayedShareFetch.acquirablePartitions); one held by another fetch is left out."""
+        locked: list[SharePartitionSlot] = []
+        for part in call.parts:
             slot = part.slot
-            if slot is None or not part.fetch or not slot.serving or not slot.sp.ready:
+            if slot is None or not part.fetch or not slot.serving or slot in locked:
                 continue
+            if _mutants.ACTIVE == "fetch-without-lock":
+                if slot.sp.ready:
+                    locked.append(slot)  # mutant: no lock taken, none respected
+            elif slot.sp.maybe_acquire_fetch_lock(call.fetch_id):
+                locked.append(slot)
+            elif slot.sp.fetch_lock is not None:
+                self.stats["fetch_lock_busy"] += 1
+        return locked
+
+    def _unlock(self, call: _Call, locked: list[SharePartitionSlot], recheck: bool = False) -> None:
+        """Release the fetch locks ``call`` took. ``recheck``: after a completed fetch, the fetches waiting
+        on those share-partitions try again (Kafka: releasePartitionLocksAndAddToActionQueue), since a
+        fetch that found a lock taken could not complete."""
+        if _mutants.ACTIVE == "fetch-without-lock":
+            return
+        for slot in locked:
+            slot.sp.release_fetch_lock(call.fetch_id)
+            if recheck and slot.parked and slot.serving:
+                self.broker.scheduler.post(0, self._wake, slot)
+
+    def _try_complete(self, call: _Call, locked: list[SharePartitionSlot], *, forced: bool) -> bool:
+        """With the fetch locks ``locked`` held: complete ``call``'s fetch if it is ``forced`` (MaxWaitMs
+        passed), may not wait (it carried acknowledgements, closes its session, or has no MaxWaitMs), or
+        reads at least MinBytes (in records); else release the locks and wait in the purgatory. Kafka:
+        DelayedShareFetch.tryComplete, isMinBytesSatisfied, onComplete."""
+        if call.done:
+            self._unlock(call, locked)
+            return True
+        if not (forced or call.acked or call.max_wait_ms <= 0):
+            readable = 0
+            for slot in locked:
+                if slot.serving:
+                    readable += slot.sp.readable_count()
+            if readable < call.min_bytes or not locked:
+                self._unlock(call, locked)
+                self._park(call)
+                return False
+        now = self.broker.scheduler.now_ms
+        done = self._acquire(call, locked, now)
+        if _mutants.ACTIVE == "fetch-lock-leak":
+            # Mutant: the share-partitions a fetch did not get to (its max records were reached first)
+            # keep its fetch lock: an early return on that path skips their release.
+            self._unlock(call, done, recheck=True)
+        else:
+            self._unlock(call, locked, recheck=True)
+        call.fetching = False
+        self._maybe_finish(call)
+        return True
+
+    def _acquire(self, call: _Call, locked: list[SharePartitionSlot], now: int) -> list[SharePartitionSlot]:
+        """Acquire records on the share-partitions ``locked`` (in the request's order) up to the call's max
+        records; returns those it got to before the budget ran out."""
+        observer = self.broker.observer
+        done: list[SharePartitionSlot] = []
+        for slot in locked:
+            if call.budget <= 0:
+                break
+            done.append(slot)
+            if not slot.serving or not slot.sp.ready:
+                continue
+            part = next(p for p in call.parts if p.slot is slot and p.fetch)
+            stale = self._stale_read(call, slot) if call.read_from is not None else []
             acquired = slot.sp.acquire(call.member_id, call.budget, now)
+            if stale:
+                acquired = stale + acquired
             if acquired:
                 n = sum(a.last_offset - a.first_offset + 1 for a in acquired)
                 call.budget -= n
@@ -296,45 +403,71 @@ class ShareLeaderHost:
                     trace.emit(SHARE_ACQUIRE, now, self.broker.node, n, acquired[0].first_offset, slot.key_text,
                                call.member_id)
             self._after(slot, now)
+        return done
+
+    def _stale_read(self, call: _Call, slot: SharePartitionSlot) -> list[AcquiredRecords]:
+        """Mutant fetch-without-lock: the new records this fetch read (from the SPEO at its read) that
+        another fetch acquired while it was reading are acquired again, as its read saw them: first
+        delivery, for this member."""
+        assert call.read_from is not None
+        start = call.read_from.get(id(slot))
+        speo = slot.sp.speo
+        if start is None or start >= speo:
+            return []
+        last = min(speo, start + call.budget) - 1
+        return [AcquiredRecords(start, last, 1)]
+
+    def _park(self, call: _Call) -> None:
+        """``call`` waits in the purgatory (watched on each of its share-partitions) until woken or its
+        MaxWaitMs passes (Kafka: tryCompleteElseWatch)."""
+        if call.timer is not None:
+            return  # already watched: the waker keeps it on its list
+        waitable = [p.slot for p in call.parts if p.fetch and p.slot is not None and p.slot.serving]
+        if not waitable:
+            self._try_complete(call, [], forced=True)
+            return
+        self.stats["fetch_parked"] += 1
+        call.timer = self.broker.scheduler.timer(call.max_wait_ms, self._wait_over, call)
+        for slot in waitable:
+            parked = slot.parked
+            if len(parked) > _PARKED_SWEEP:
+                parked[:] = [c for c in parked if not c.done]
+            if call not in parked:
+                parked.append(call)
 
     # -- answering -----------------------------------------------------------------------------
 
     def _maybe_finish(self, call: _Call) -> None:
-        if call.done or call.waiting or call.checks:
+        """Answer ``call`` once its fetch (if any) has completed and its acknowledgements are durable: a
+        fetch that carried acknowledgements does not wait in the purgatory, so their confirmation is
+        not held back."""
+        if call.done or call.waiting or call.checks or call.fetching:
             return
-        # A fetch that acquired nothing waits for records; one that carried acknowledgements is
-        # answered once they are durable, so their confirmation is not held back.
-        if (call.fetch and not call.closing and not call.acked and call.got == 0 and call.max_wait_ms > 0
-                and call.timer is None):
-            waitable = [p.slot for p in call.parts if p.fetch and p.slot is not None and p.slot.serving]
-            if waitable:
-                call.timer = self.broker.scheduler.timer(call.max_wait_ms, self._wait_over, call)
-                for slot in waitable:
-                    parked = slot.parked
-                    if len(parked) > _PARKED_SWEEP:
-                        parked[:] = [c for c in parked if not c.done]
-                    parked.append(call)
-                return
         self._respond(call)
 
     def _wait_over(self, call: _Call) -> None:
+        """MaxWaitMs passed (Kafka: the purgatory's expiry forces onComplete): take what locks it can,
+        acquire, answer."""
+        call.timer = None
         if not call.done:
-            self._respond(call)
+            self.stats["fetch_expired"] += 1
+            self._try_complete(call, self._lock(call), forced=True)
 
     def _wake(self, slot: SharePartitionSlot) -> None:
-        """Something may be acquirable on ``slot``: retry the fetches waiting on it."""
+        """Something may be acquirable on ``slot`` (new data, records made AVAILABLE, state loaded, a
+        fetch lock released): the fetches waiting on it try to complete (Kafka:
+        checkAndComplete on the DelayedShareFetch keys)."""
         parked = slot.parked
         if not parked:
             return
         slot.parked = []
-        now = self.broker.scheduler.now_ms
         for call in parked:
             if call.done:
                 continue
-            self._acquire(call, now)
-            if call.got:
-                self._respond(call)
-            else:
+            if self._try_complete(call, self._lock(call), forced=False):
+                if call.done:
+                    self.stats["fetch_woken"] += 1
+            elif not call.done:
                 slot.parked.append(call)
 
     def _respond(self, call: _Call) -> None:
@@ -525,8 +658,7 @@ class ShareLeaderHost:
             self._read(slot)
         call.checks -= 1
         if not call.checks and not call.done:
-            self._acquire(call, self.broker.scheduler.now_ms)
-            self._maybe_finish(call)
+            self._try_complete(call, self._lock(call), forced=False)
 
     def _reread(self, slot: SharePartitionSlot) -> None:
         if slot.serving and not slot.dead and slot.sp.status in (PartitionStatus.FAILED, PartitionStatus.STALE_STATE):
