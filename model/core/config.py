@@ -117,7 +117,7 @@ BROKER_SETTINGS: tuple[Setting, ...] = (
     # [min, max] ms; a max below the min counts as the min). model/sim/handlers.py.
     Setting("num.io.threads", "num_io_threads", 8, 1, 64, source="kafka"),
     Setting("sharesim.handler.step.min.ms", "handler_step_min_ms", 0, 0, 1_000, source="sharesim"),
-    Setting("sharesim.handler.step.max.ms", "handler_step_max_ms", 1, 0, 1_000, source="sharesim"),
+    Setting("sharesim.handler.step.max.ms", "handler_step_max_ms", 0, 0, 1_000, source="sharesim"),
 )
 
 # Dynamic group configuration (003_cf42721e0e7b2a9a.txt, 004 for consumer groups).
@@ -175,7 +175,7 @@ class BrokerConfig:
     log_cleaner_min_compaction_lag_ms: int = 0
     num_io_threads: int = 8
     handler_step_min_ms: int = 0
-    handler_step_max_ms: int = 1
+    handler_step_max_ms: int = 0
 
     def with_overrides(self, overrides: Mapping[str, Any]) -> BrokerConfig:
         return load_broker_config(overrides, base=self)
