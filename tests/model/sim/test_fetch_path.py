@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections import Counter
 from collections.abc import Iterator
@@ -103,7 +104,7 @@ def test_the_pool_runs_at_most_threads_jobs_at_once_in_fifo_order(threads: int, 
         for at, name, _ in log:
             by_job.setdefault(name, []).append(at)
         for times in by_job.values():
-            assert all(b - a == low for a, b in zip(times, times[1:], strict=False))
+            assert all(b - a == low for a, b in itertools.pairwise(times))
 
 
 def test_a_crash_ends_every_job_running_or_waiting() -> None:
