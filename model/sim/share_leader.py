@@ -17,10 +17,28 @@ simulation adds around it:
   after every change (SP-4);
 * **answers that wait.** A ShareFetch/ShareAcknowledge carrying
   acknowledgements is answered as soon as their writes complete (SP-9), and
-  not later, so a confirmation is never held back past a redelivery; a
-  ShareFetch without acknowledgements that acquired nothing waits up to its
-  MaxWaitMs for records (new data committed, records released, state
-  loaded), like Kafka's delayed share fetch, so idle consumers do not spin.
+  not later, so a confirmation is never held back past a redelivery.
+* **the fetch path as Kafka runs it** (trunk's KafkaApis.handleShareFetchRequest,
+  SharePartitionManager, DelayedShareFetch). Requests are jobs on the broker's
+  ``num.io.threads`` request-handler threads (``model.sim.handlers``), in steps
+  that take simulated time: a ShareFetch handles its session and
+  acknowledgements, then (a step later) its fetch; a ShareAcknowledge its
+  session, then its acknowledgements. The fetch is a *delayed share fetch*:
+  it takes the fetch lock (``SharePartition.maybe_acquire_fetch_lock``, keyed
+  to the fetch's id) of each of its share-partitions not locked by another
+  fetch, reads the log (a step: the locks are held meanwhile), and completes
+  (acquires, releases the locks, answers) if it read at least MinBytes -- the
+  model counts bytes as records (``readable_count``) -- else releases the
+  locks and waits in the purgatory, watched on each share-partition. It tries
+  again (tryComplete, in one event) when new data commits, a state write or
+  read is answered (acknowledgements, releases and lock timeouts make records
+  AVAILABLE only then), or a completed fetch releases a lock it found taken
+  (Kafka's action queue); at MaxWaitMs it is forced: it takes what locks it
+  can, acquires, and answers, even empty. A fetch that carried
+  acknowledgements, closes its session, or has no MaxWaitMs does not wait.
+  Lock-expiry timers and the share coordinator's answers run in their own
+  events (Kafka's timer and persister threads), so they interleave with the
+  requests' steps on the same share-partition.
 * **zombies.** When the broker stops leading the partition (or the epoch
   moves on) the slot stops serving and its lock timer stops, but it stays
   alive until its writes in flight are answered: a newer leader's read has
