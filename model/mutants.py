@@ -235,6 +235,12 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
            "before KAFKA-19215, commit 33abb655eb, first in Kafka 4.1, a fetch could release a lock another "
            "fetch held, letting a third in beside it)",
            "exclusive-acquisition", "swarm_fetch_path", "model/sim/share_leader.py: _lock, _unlock, _acquire"),
+    Mutant("fetch-not-woken-by-writes",
+           "a delayed share fetch is not woken when a state write is answered, so records an acknowledgement, "
+           "a release or a lock timeout made AVAILABLE wait for new data, another fetch or its MaxWaitMs "
+           "(Kafka checks the purgatory after each: SharePartitionManager's acknowledge and release, and the "
+           "acquisition-lock timeout since KAFKA-17400, apache/kafka#16969)",
+           "eventual-resolution", "purgatory_wakeup", "model/sim/share_leader.py: _write_answered"),
 )
 
 

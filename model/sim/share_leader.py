@@ -722,7 +722,8 @@ class ShareLeaderHost:
         self._after(slot, now, settings.retry_backoff_ms if done.error_code != Errors.NONE else 0)
         if slot.serving and slot.sp.status is PartitionStatus.STALE_STATE:
             self._read(slot)  # SP-12: the state was re-initialized; read it again
-        self._wake(slot)
+        if _mutants.ACTIVE != "fetch-not-woken-by-writes":
+            self._wake(slot)
 
     def _retry_write(self, slot: SharePartitionSlot, write: PendingWrite, attempt: int) -> None:
         if not slot.dead:

@@ -6,7 +6,8 @@
   ends every job;
 * the swarm ``swarm_fetch_path`` reaches the purgatory (parked, woken, expired fetches), lock contention
   and interleaved handler steps, and runs clean;
-* the mutants ``fetch-lock-leak`` and ``fetch-without-lock`` are caught by their library scenarios;
+* the mutants ``fetch-lock-leak``, ``fetch-without-lock`` and ``fetch-not-woken-by-writes`` are caught by
+  their library scenarios;
 * the consumer keys ``fetch_min_bytes`` / ``fetch_max_wait_ms`` reach the ShareFetch the broker sees.
 """
 
@@ -174,3 +175,12 @@ def test_fetch_lock_leak_starves_a_partition_and_eventual_resolution_catches_it(
 def test_fetch_without_lock_acquires_twice_and_exclusive_acquisition_catches_it(seed: int) -> None:
     result = run(library.get("swarm_fetch_path"), seed, mutant="fetch-without-lock")
     assert "exclusive-acquisition" in {v.invariant for v in result.violations}
+
+
+@pytest.mark.parametrize("seed", (1, 2, 3))
+def test_fetch_not_woken_by_writes_leaves_released_records_and_eventual_resolution_catches_it(seed: int) -> None:
+    clean, cluster = run_cluster(library.get("purgatory_wakeup"), seed)
+    assert clean.ok, [v.describe() for v in clean.violations]
+    assert sum(b.fetch_stats["fetch_woken"] for b in cluster.brokers.values()) > 0
+    result = run(library.get("purgatory_wakeup"), seed, mutant="fetch-not-woken-by-writes")
+    assert "eventual-resolution" in {v.invariant for v in result.violations}
