@@ -9,7 +9,10 @@ concurrency explicit: a request's handling is a *job*, a generator whose
 simulator event (atomically); each ``yield`` lets a step's simulated time pass
 (drawn from the broker's seeded ``RandomStreams`` stream ``("handlers",
 node)``, uniform in ``[step_min_ms, step_max_ms]``), during which other jobs'
-steps, timers and answers on the same share-partition run. A job holds its
+steps, timers and answers on the same share-partition run. With
+``step_max_ms = 0`` (the default) steps take no time and a job runs to its
+end in one event, as before this model had threads; the swarms draw the
+range, so their runs explore the interleavings. A job holds its
 thread until it ends; jobs beyond ``threads`` wait in FIFO order. Jobs never
 block on each other: a fetch that finds a share-partition's fetch lock taken
 goes without it, as Kafka's does.
@@ -77,6 +80,8 @@ class RequestHandlerPool:
                 self._busy -= 1
                 return
             low, high = self._low, self._high
+            if high == 0:
+                continue  # steps take no time: the job runs to its end in this event
             delay = low if low == high else self._rng.randint(low, high)
             self._scheduler.post(delay, self._step, job, generation)
             return
