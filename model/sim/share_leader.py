@@ -329,8 +329,6 @@ class ShareLeaderHost:
             return
         locked = self._lock(call)
         if locked:
-            if _mutants.ACTIVE == "fetch-without-lock":
-                call.read_from = {id(slot): slot.sp.speo for slot in locked}
             yield  # the log read
             if call.done or not self.broker.alive:
                 self._unlock(call, locked)
@@ -348,6 +346,9 @@ class ShareLeaderHost:
             if _mutants.ACTIVE == "fetch-without-lock":
                 if slot.sp.ready:
                     locked.append(slot)  # mutant: no lock taken, none respected
+                    if call.read_from is None:
+                        call.read_from = {}
+                    call.read_from[id(slot)] = slot.sp.speo  # where its log read starts
             elif slot.sp.maybe_acquire_fetch_lock(call.fetch_id):
                 locked.append(slot)
             elif slot.sp.fetch_lock is not None:
