@@ -13,16 +13,21 @@
 
 from __future__ import annotations
 
+import importlib.util
 import itertools
 import random
 from collections import Counter
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from model.core.share_partition import PartitionStatus
+from model.core.produce_fetch import ProduceRequest
+from model.core.share_fetch import ShareFetchPartition, ShareFetchRequest
+from model.core.share_partition import AcquiredRecords, PartitionStatus
 from model.sim.handlers import RequestHandlerPool
 from model.sim.runner import run, run_cluster
 from model.sim.timers import Scheduler
@@ -187,3 +192,63 @@ def test_fetch_not_woken_by_writes_leaves_released_records_and_eventual_resoluti
     assert sum(b.fetch_stats["fetch_woken"] for b in cluster.brokers.values()) > 0
     result = run(library.get("purgatory_wakeup"), seed, mutant="fetch-not-woken-by-writes")
     assert "eventual-resolution" in {v.invariant for v in result.violations}
+
+
+# -- by hand, over the simulated network (the harness of test_share_leader.py) ----------------------------
+
+_spec = importlib.util.spec_from_file_location("share_leader_cases", Path(__file__).with_name("test_share_leader.py"))
+assert _spec is not None and _spec.loader is not None
+_cases: Any = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_cases)
+
+
+def _fetch(c: Any, epoch: int, member: str = "m1", *, min_bytes: int = 1, max_wait_ms: int = 500,
+           max_records: int = 500) -> ShareFetchRequest:
+    return ShareFetchRequest("g", member, epoch, (ShareFetchPartition(c.topic_id, 0),), max_wait_ms=max_wait_ms,
+                             min_bytes=min_bytes, max_records=max_records)
+
+
+def test_a_fetch_waits_for_min_bytes_records_and_is_forced_at_max_wait() -> None:
+    c, client, leader = _cases.ready(records=3)
+    producer = c.client("p1")
+    cid = client.send(leader, "ShareFetch", _fetch(c, 0, min_bytes=5, max_wait_ms=5_000))
+    c.run(300)
+    assert cid not in client.answers  # 3 records readable, MinBytes 5: it waits
+    producer.ask(leader, "Produce", ProduceRequest("T", 0, 1))
+    c.run(100)
+    assert cid not in client.answers  # 4
+    producer.ask(leader, "Produce", ProduceRequest("T", 0, 1))
+    assert _cases.acquired_of(client.wait(cid)) == [AcquiredRecords(0, 4, 1)]  # 5: woken by the new data
+    assert c.sched.now_ms < 1_000
+    producer.ask(leader, "Produce", ProduceRequest("T", 0, 2))
+    start = c.sched.now_ms
+    forced = client.ask(leader, "ShareFetch", _fetch(c, 1, min_bytes=100, max_wait_ms=400))
+    assert _cases.acquired_of(forced) == [AcquiredRecords(5, 6, 1)]  # at MaxWaitMs, what there is
+    assert c.sched.now_ms - start >= 400
+
+
+def test_a_fetch_that_finds_the_lock_taken_waits_and_completes_when_it_is_released() -> None:
+    """Two members fetch one share-partition at once on handlers whose steps take 20 ms: the second finds
+    the fetch lock held by the first (mid-way through its log read), waits in the purgatory, and is
+    woken when the first completes and releases the lock; they acquire disjoint records."""
+    c, client, leader = _cases.ready(records=10)
+    broker = c.brokers[leader]
+    broker.io_threads = RequestHandlerPool(c.sched, 8, random.Random(1), 20, 20, broker.fetch_stats)
+    other = c.client("c2")
+    # Open both sessions first (an opening fetch waits for its state-epoch check).
+    assert _cases.acquired_of(client.ask(leader, "ShareFetch", _fetch(c, 0, max_records=2))) == \
+        [AcquiredRecords(0, 1, 1)]
+    assert _cases.acquired_of(other.ask(leader, "ShareFetch", _fetch(c, 0, "m2", max_records=2))) == \
+        [AcquiredRecords(2, 3, 1)]
+    busy, expired = broker.fetch_stats["fetch_lock_busy"], broker.fetch_stats["fetch_expired"]
+    first = client.send(leader, "ShareFetch", _fetch(c, 1, max_records=3))
+    c.run(10)  # the second reaches its fetch step while the first holds the lock, reading
+    second = other.send(leader, "ShareFetch", _fetch(c, 1, "m2", max_records=3))
+    a = _cases.acquired_of(client.wait(first))
+    b = _cases.acquired_of(other.wait(second))
+    assert broker.fetch_stats["fetch_lock_busy"] > busy
+    assert a == [AcquiredRecords(4, 6, 1)] and b == [AcquiredRecords(7, 9, 1)]
+    # Woken by the first's lock release (Kafka's action queue), not forced at MaxWaitMs: both answers
+    # leave in the same millisecond.
+    assert other.answers[second][0] == client.answers[first][0]
+    assert broker.fetch_stats["fetch_expired"] == expired
