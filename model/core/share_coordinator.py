@@ -94,6 +94,7 @@ from model.core.message import Message
 from model.core.share_records import ShareSnapshot, ShareStateRecord, ShareTombstone, ShareUpdate
 from model.core.share_state import (
     PERSISTED_STATES,
+    UNKNOWN_COUNT,
     UNKNOWN_OFFSET,
     DeleteShareGroupStateRequest,
     DeleteShareGroupStateResponse,
@@ -147,17 +148,20 @@ class ShareGroupState(Message):
     """The durable state of one share-partition as the coordinator holds it (one per write applied)."""
 
     FIELDS = ("state_epoch", "leader_epoch", "snapshot_epoch", "start_offset", "state_batches",
-              "updates_since_snapshot")
+              "updates_since_snapshot", "delivery_complete_count")
     __slots__ = FIELDS
 
     def __init__(self, state_epoch: int, leader_epoch: int, snapshot_epoch: int, start_offset: int,
-                 state_batches: tuple[StateBatch, ...], updates_since_snapshot: int) -> None:
+                 state_batches: tuple[StateBatch, ...], updates_since_snapshot: int,
+                 delivery_complete_count: int = UNKNOWN_COUNT) -> None:
         self.state_epoch: Final = state_epoch
         self.leader_epoch: Final = leader_epoch
         self.snapshot_epoch: Final = snapshot_epoch
         self.start_offset: Final = start_offset
         self.state_batches: Final = state_batches
         self.updates_since_snapshot: Final = updates_since_snapshot
+        # KIP-1226: offsets at or above start_offset whose delivery is complete, as last written (-1: unknown)
+        self.delivery_complete_count: Final = delivery_complete_count
 
 
 class ShareCoordinatorShard:
@@ -199,6 +203,7 @@ class ShareCoordinatorShard:
                 # Stored batches are kept canonical (updates rely on it); ours already are.
                 state_batches=combine_state_batches(record.state_batches, (), record.start_offset),
                 updates_since_snapshot=0,
+                delivery_complete_count=record.delivery_complete_count,
             )
             self._snapshot_offsets[record.key] = offset
         elif isinstance(record, ShareUpdate):
@@ -216,6 +221,8 @@ class ShareCoordinatorShard:
                 start_offset=start_offset,
                 state_batches=overlay_state_batches(state.state_batches, record.state_batches, start_offset),
                 updates_since_snapshot=state.updates_since_snapshot + 1,
+                # Replaced, not combined (trunk's ShareCoordinatorShard.merge): the write chose it.
+                delivery_complete_count=record.delivery_complete_count,
             )
         else:
             self._states.pop(record.key, None)
@@ -274,6 +281,12 @@ class ShareCoordinatorShard:
         )
         if error is not None:
             return InitializeShareGroupStateResponse(req.key, *error), []
+        if (stored is not None and stored.state_epoch == req.state_epoch and stored.start_offset == req.start_offset
+                and _mutants.ACTIVE != "initialize-overwrites"):
+            # A duplicate (trunk's initializeState): answered, nothing written. Only when the start offset
+            # is the stored one too: a late duplicate with -1 after a leader wrote 0 still resets it
+            # (README "A finding: a late duplicate initialize").
+            return InitializeShareGroupStateResponse(req.key), []
         record = ShareSnapshot(
             key=req.key,
             snapshot_epoch=0 if stored is None else stored.snapshot_epoch + 1,
@@ -282,6 +295,8 @@ class ShareCoordinatorShard:
             else stored.leader_epoch,
             start_offset=req.start_offset,
             state_batches=(),
+            # trunk's ShareGroupOffset.fromRequest: unknown until a start offset is known, then 0
+            delivery_complete_count=UNKNOWN_COUNT if req.start_offset == UNKNOWN_OFFSET else 0,
         )
         self.apply(record)
         return InitializeShareGroupStateResponse(req.key), [record]
@@ -310,7 +325,8 @@ class ShareCoordinatorShard:
         if _mutants.ACTIVE == "read-keeps-leader-epoch":
             return response, []  # mutant: the new leader epoch is not stored
         # A new leader: until this record commits, the old leader could still write.
-        record = self._state_record(req.key, stored, stored.start_offset, (), req.leader_epoch)
+        record = self._state_record(req.key, stored, stored.start_offset, (), req.leader_epoch,
+                                    stored.delivery_complete_count)
         self.apply(record)
         return response, [record]
 
@@ -337,7 +353,8 @@ class ShareCoordinatorShard:
                 and _mutants.ACTIVE != "start-offset-regression"):
             start_offset = max(start_offset, stored.start_offset)
         # Writes never raise stored epochs: the record carries the stored leader epoch.
-        record = self._state_record(req.key, stored, start_offset, req.state_batches, stored.leader_epoch)
+        record = self._state_record(req.key, stored, start_offset, req.state_batches, stored.leader_epoch,
+                                    _written_count(req, stored))
         self.apply(record)
         return WriteShareGroupStateResponse(req.key), [record]
 
@@ -365,7 +382,8 @@ class ShareCoordinatorShard:
         if error is not None or stored is None:
             return ReadShareGroupStateSummaryResponse(req.key, *(error or _NO_STATE)), []
         summary = ReadShareGroupStateSummaryResponse(
-            req.key, state_epoch=stored.state_epoch, start_offset=stored.start_offset
+            req.key, state_epoch=stored.state_epoch, start_offset=stored.start_offset,
+            delivery_complete_count=stored.delivery_complete_count,
         )
         return summary, []
 
@@ -393,6 +411,7 @@ class ShareCoordinatorShard:
         start_offset: int,
         batches: tuple[StateBatch, ...],
         leader_epoch: int,
+        delivery_complete_count: int,
     ) -> ShareSnapshot | ShareUpdate:
         """SC-3: a snapshot once the updates since the last one reach the limit, else an update."""
         limit = self.snapshot_update_records_per_snapshot
@@ -407,6 +426,7 @@ class ShareCoordinatorShard:
                 leader_epoch=leader_epoch,
                 start_offset=new_start,
                 state_batches=overlay_state_batches(stored.state_batches, batches, new_start),
+                delivery_complete_count=delivery_complete_count,
             )
         return ShareUpdate(
             key=key,
@@ -415,6 +435,7 @@ class ShareCoordinatorShard:
             start_offset=start_offset,
             # The request's batches may overlap each other; store them combined.
             state_batches=combine_state_batches((), batches, start_offset),
+            delivery_complete_count=delivery_complete_count,
         )
 
     # --- pruning (SC-8) --------------------------------------------------------------------
@@ -489,6 +510,7 @@ class ShareCoordinatorShard:
                     leader_epoch=stored.leader_epoch,
                     start_offset=stored.start_offset,
                     state_batches=stored.state_batches,
+                    delivery_complete_count=stored.delivery_complete_count,
                 )
                 self.apply(record)
                 records.append(record)
@@ -508,6 +530,26 @@ def share_state_error(request: object, error: Errors) -> object:
     if isinstance(request, ReadShareGroupStateSummaryRequest):
         return ReadShareGroupStateSummaryResponse(request.key, error)
     raise TypeError(f"not a share-state request: {request!r}")
+
+
+def _written_count(req: WriteShareGroupStateRequest, stored: ShareGroupState) -> int:
+    """The DeliveryCompleteCount a write leaves stored (trunk's generateShareStateRecord, KIP-1226).
+
+    It counts offsets at or above a start offset, so it is only as new as the start offset it was
+    counted from: a write whose start offset is behind the stored one keeps the stored count; one at
+    the stored start offset keeps the higher of the two (a count is not lowered by a write that lands
+    after a later one, as the start offset is not); one ahead of it brings its own. A start offset of
+    -1 (the model's leader writes it when the start offset does not move, ``SharePartition._payload``;
+    Kafka's always writes its start offset) counts from the stored start offset.
+    """
+    start = stored.start_offset if req.start_offset == UNKNOWN_OFFSET else req.start_offset
+    if _mutants.ACTIVE == "delivery-complete-count-last-write":
+        return req.delivery_complete_count  # mutant: the count of whichever write landed last
+    if start == stored.start_offset:
+        return max(req.delivery_complete_count, stored.delivery_complete_count)
+    if start < stored.start_offset:
+        return stored.delivery_complete_count
+    return req.delivery_complete_count
 
 
 def _invalid_key(key: SharePartitionKey) -> tuple[Errors, str] | None:

@@ -20,9 +20,6 @@ DIVERGENCES: Final[dict[str, str]] = {
         "answers INVALID_REQUEST",
     "acquired-state-persisted":
         "the share coordinator refuses a state batch in ACQUIRED (SP-1: never persisted); trunk stores it",
-    "initialize-not-idempotent":
-        "a duplicate InitializeShareGroupState (same state epoch and start offset) writes a new snapshot; "
-        "trunk answers it without writing",
     "cold-snapshot-by-redundancy":
         "the coordinator re-snapshots a key when its old snapshot holds redundant records back from pruning "
         "(resnapshot_idle); trunk snapshots keys whose last snapshot is older than a time interval",
@@ -80,7 +77,6 @@ MISSING: Final[dict[str, str]] = {
     "record-batches": "no record batches: acquisition, in-flight state and its splitting are per offset range",
     "fetch-offset": "acquire takes no fetch offset and there is no nextFetchOffset",
     "fetch-lock": "a fetch is one atomic event: no per-share-partition fetch lock",
-    "delivery-complete-count": "no deliveryCompleteCount in the share-partition or the written state",
     "renew": "no RENEW acknowledge type",
     "throttling": "no delivery-count throttling of acquisitions",
     "record-limit-acquire": "no share.acquire.mode record_limit",

@@ -3,9 +3,9 @@
 Kafka's shard returns records and its runtime replays them; the model's shard applies the records
 it returns before returning (``apply`` is its replay), so "replay the result" is implicit here.
 Where Kafka's test deliberately does not replay a record (to show the stored leader epoch is
-untouched until it is), only the response and the record are compared. Kafka's deliveryCompleteCount
-and timestamps are not in the model (``missing("delivery-complete-count")``); its metadata image
-checks are not either (``missing("coordinator-metadata-image")``).
+untouched until it is), only the response and the record are compared. Kafka's timestamps are not
+in the model; its deliveryCompleteCount is (KIP-1226: ``delivery_complete_count`` of the write, the
+records, the stored state and the read-summary).
 """
 
 from __future__ import annotations
@@ -164,33 +164,43 @@ def test_write_state_discards_start_offset_regression() -> None:
     assert _stored(shard) == (5, 3, 5, [(5, 10, 0, 1), (11, 20, 4, 1)])
 
 
-@missing("delivery-complete-count")
-def test_write_state_discards_delivery_complete_count_regression_incoming_start_offset_greater() -> None:
-    """ShareCoordinatorShardTest.testWriteStateDiscardsDeliveryCompleteCountRegressionIncomingStartOffsetGreater"""
+def _two_writes(first: tuple[int, int], second: tuple[int, int]) -> tuple[ShareUpdate, ShareUpdate]:
+    """ShareCoordinatorShardTest's delivery-complete-count cases: a key at state epoch 5 read and written by
+    leader epoch 3, then two writes of (start offset, deliveryCompleteCount) with no batches."""
     shard = initialized_shard(5)
     write_and_replay(shard, 3)
+    records = []
+    for start, complete in (first, second):
+        assert write(shard, state_epoch=5, leader_epoch=3, start=start, complete=complete) == (Errors.NONE, 1)
+        records.append(shard.records[-1])
+    a, b = records
+    assert isinstance(a, ShareUpdate) and isinstance(b, ShareUpdate)
+    assert (a.start_offset, a.delivery_complete_count) == first  # the first write is stored as sent
     state = shard.state(KEY)
-    assert hasattr(state, "delivery_complete_count")
+    assert state is not None
+    assert (state.start_offset, state.delivery_complete_count) == (b.start_offset, b.delivery_complete_count)
+    return a, b
 
 
-@missing("delivery-complete-count")
+def test_write_state_discards_delivery_complete_count_regression_incoming_start_offset_greater() -> None:
+    """ShareCoordinatorShardTest.testWriteStateDiscardsDeliveryCompleteCountRegressionIncomingStartOffsetGreater:
+    a write ahead of the stored start offset brings its own count, even a lower one."""
+    _, second = _two_writes((5, 10), (11, 4))
+    assert (second.start_offset, second.delivery_complete_count) == (11, 4)
+
+
 def test_write_state_discards_delivery_complete_count_regression_incoming_start_offset_equal() -> None:
-    """ShareCoordinatorShardTest.testWriteStateDiscardsDeliveryCompleteCountRegressionIncomingStartOffsetEqual"""
-    shard = initialized_shard(5)
-    write_and_replay(shard, 3)
-    assert hasattr(shard.state(KEY), "delivery_complete_count")
+    """ShareCoordinatorShardTest.testWriteStateDiscardsDeliveryCompleteCountRegressionIncomingStartOffsetEqual:
+    at the stored start offset the higher count stays."""
+    _, second = _two_writes((11, 10), (11, 5))
+    assert (second.start_offset, second.delivery_complete_count) == (11, 10)
 
 
-@missing("delivery-complete-count")
 def test_write_state_discards_delivery_complete_count_regression_incoming_start_offset_smaller() -> None:
     """ShareCoordinatorShardTest.testWriteStateDiscardsDeliveryCompleteCountRegressionIncomingStartOffsetSmaller:
-    the start offset part (the higher is kept) holds; the count it is about does not exist."""
-    shard = initialized_shard(5)
-    write_and_replay(shard, 3)
-    write(shard, state_epoch=5, leader_epoch=3, start=10, batches=[batch(11, 20, 4, 1)])
-    write(shard, state_epoch=5, leader_epoch=3, start=5, batches=[batch(5, 20, 0, 1)])
-    assert _stored(shard)[2] == 10
-    assert hasattr(shard.state(KEY), "delivery_complete_count")
+    a write behind the stored start offset keeps the stored start offset and count."""
+    _, second = _two_writes((15, 10), (11, 20))
+    assert (second.start_offset, second.delivery_complete_count) == (15, 10)
 
 
 # -- read ------------------------------------------------------------------------------------
@@ -222,6 +232,7 @@ def test_read_state_summary_success() -> None:
     write_and_replay(shard, 0)
     response, records = shard.read_summary(ReadShareGroupStateSummaryRequest(KEY, 1))
     assert (response.error_code, response.state_epoch, response.start_offset, records) == (Errors.NONE, 0, 0, [])
+    assert response.delivery_complete_count == 0
     assert _stored(shard)[1] == 0
 
 
@@ -358,15 +369,15 @@ def test_delete_topic_id_non_existent_in_metadata_image() -> None:
 
 
 def test_initialize_state_success() -> None:
-    """ShareCoordinatorShardTest.testInitializeStateSuccess: one snapshot with the state epoch and start offset."""
+    """ShareCoordinatorShardTest.testInitializeStateSuccess: one snapshot with the state epoch and start offset
+    (and, the start offset being known, deliveryCompleteCount 0: ShareGroupOffset.fromRequest)."""
     shard = ShareCoordinatorShard()
     response, records = shard.initialize(InitializeShareGroupStateRequest(KEY, 5, 10))
     assert response.error_code == Errors.NONE
-    assert records == [ShareSnapshot(KEY, 0, 5, -1, 10, ())]
+    assert records == [ShareSnapshot(KEY, 0, 5, -1, 10, (), 0)]
     assert _stored(shard) == (5, -1, 10, [])
 
 
-@divergence("initialize-not-idempotent")
 def test_initialize_state_idempotent() -> None:
     """ShareCoordinatorShardTest.testInitializeStateIdempotent: the same initialize again writes nothing."""
     shard = ShareCoordinatorShard()

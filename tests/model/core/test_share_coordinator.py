@@ -305,7 +305,8 @@ FENCE_CASES = [
     FenceCase("read summary stale leader epoch", _summary(LE - 1), Errors.FENCED_LEADER_EPOCH, 0),
     FenceCase("read summary never raises the leader epoch", _summary(LE + 1), Errors.NONE, 0),
     FenceCase("initialize stale state epoch", _initialize(SE - 1), Errors.FENCED_STATE_EPOCH, 0),
-    FenceCase("initialize equal state epoch re-initializes", _initialize(SE), Errors.NONE, 1),
+    FenceCase("initialize equal state epoch, another start offset, re-initializes", _initialize(SE), Errors.NONE, 1),
+    FenceCase("initialize equal state epoch and start offset is a no-op", _initialize(SE, start=10), Errors.NONE, 0),
     FenceCase("initialize higher state epoch", _initialize(SE + 1), Errors.NONE, 1, (SE + 1, LE)),
     FenceCase("delete writes a tombstone", _delete(), Errors.NONE, 1, None),
     FenceCase("read uninitialized key", _read(0, OTHER), Errors.UNKNOWN_TOPIC_OR_PARTITION, 0),
@@ -386,7 +387,8 @@ def test_the_mutant_start_offset_every_write_keeps_the_coordinator_of_kafka_4_3(
 def test_reinitialize_keeps_the_leader_epoch_and_drops_the_batches() -> None:
     shard = _stored_shard()
     assert _initialize(SE, start=20)(shard)[0] == Errors.NONE
-    assert shard.state(KEY) == ShareGroupState(SE, LE, 1, 20, (), 0)  # snapshot epoch 0 → 1
+    # snapshot epoch 0 → 1; a known start offset starts the delivery complete count at 0 (KAFKA-20034)
+    assert shard.state(KEY) == ShareGroupState(SE, LE, 1, 20, (), 0, 0)
     # A zombie leader from before the admin reset is still fenced (SP-12).
     assert _write(SE, LE - 1)(shard)[0] == Errors.FENCED_LEADER_EPOCH
 
@@ -467,7 +469,7 @@ def test_prune_offset_is_the_oldest_latest_snapshot_of_live_keys() -> None:
     assert shard.redundant_offsets() == [0, 2, 3]
     # B's snapshot is older than A's redundant updates: re-snapshot B so they can go.
     resnapshots = shard.resnapshot_idle()
-    assert resnapshots == [ShareSnapshot(B, 1, 0, -1, 0, ())]
+    assert resnapshots == [ShareSnapshot(B, 1, 0, -1, 0, (), 0)]
     assert shard.prune_offset() == 4
     shard.prune(4)
     assert shard.log_start_offset == 4 and len(shard.records) == 3
@@ -538,6 +540,7 @@ class ModelState:
     leader_epoch: int
     start_offset: int
     offsets: dict[int, tuple[int, int]] = field(default_factory=dict)  # offset → (count, state)
+    delivery_complete_count: int = -1
 
 
 def expand(batches: tuple[StateBatch, ...]) -> dict[int, tuple[int, int]]:
@@ -575,8 +578,12 @@ class ShareCoordinatorMachine(RuleBasedStateMachine):
             assert (response.error_code, records) == (Errors.FENCED_STATE_EPOCH, [])
             return
         assert response.error_code == Errors.NONE
+        if stored is not None and (stored.state_epoch, stored.start_offset) == (state_epoch, start):
+            assert records == []  # a duplicate (trunk's initializeState): nothing written, nothing changed
+            return
         assert [type(r) for r in records] == [ShareSnapshot]  # SC-3: always a snapshot
-        self.model[key] = ModelState(state_epoch, -1 if stored is None else stored.leader_epoch, start)
+        self.model[key] = ModelState(state_epoch, -1 if stored is None else stored.leader_epoch, start,
+                                     delivery_complete_count=-1 if start == -1 else 0)
 
     @rule(key=st.sampled_from(KEYS), leader_epoch=epochs)
     def read(self, key: SharePartitionKey, leader_epoch: int) -> None:
@@ -600,11 +607,13 @@ class ShareCoordinatorMachine(RuleBasedStateMachine):
         leader_epoch=epochs,
         start=st.integers(-1, 30),
         batches=st.lists(batch_st, max_size=3),
+        complete=st.integers(-1, 40),
     )
     def write(
-        self, key: SharePartitionKey, state_epoch: int, leader_epoch: int, start: int, batches: list[StateBatch]
+        self, key: SharePartitionKey, state_epoch: int, leader_epoch: int, start: int, batches: list[StateBatch],
+        complete: int = -1,
     ) -> None:
-        request = WriteShareGroupStateRequest(key, state_epoch, leader_epoch, start, tuple(batches))
+        request = WriteShareGroupStateRequest(key, state_epoch, leader_epoch, start, tuple(batches), complete)
         response, records = self.shard.write(request)
         # KAFKA-20743: a negative epoch is refused before anything else is looked at.
         negative = leader_epoch < 0 or state_epoch < 0
@@ -619,6 +628,12 @@ class ShareCoordinatorMachine(RuleBasedStateMachine):
         # SC-4: per offset the higher (count, state) wins, then clip to the start offset.
         for offset, value in expand(tuple(batches)).items():
             stored.offsets[offset] = max(stored.offsets.get(offset, value), value)
+        # KIP-1226 (apache/kafka 2225a16c7e): the count goes with the start offset it was counted from.
+        effective = stored.start_offset if start == -1 else start
+        if effective == stored.start_offset:
+            stored.delivery_complete_count = max(stored.delivery_complete_count, complete)
+        elif effective > stored.start_offset:
+            stored.delivery_complete_count = complete
         if start != -1:
             stored.start_offset = max(stored.start_offset, start)  # never back (SP-6; Kafka trunk)
         if stored.start_offset != -1:
@@ -631,13 +646,15 @@ class ShareCoordinatorMachine(RuleBasedStateMachine):
         leader_epoch=epochs,
         start=st.integers(-1, 30),
         batches=st.lists(batch_st, max_size=3),
+        complete=st.integers(-1, 40),
     )
     def write_live_key(
-        self, data: st.DataObject, state_epoch: int, leader_epoch: int, start: int, batches: list[StateBatch]
+        self, data: st.DataObject, state_epoch: int, leader_epoch: int, start: int, batches: list[StateBatch],
+        complete: int,
     ) -> None:
         """Most writes go to initialized keys, so the merge and snapshot paths get exercised."""
         key = data.draw(st.sampled_from(sorted(self.model)))
-        self.write(key, state_epoch, leader_epoch, start, batches)
+        self.write(key, state_epoch, leader_epoch, start, batches, complete)
 
     @precondition(lambda self: self.model)
     @rule(data=st.data(), leader_epoch=epochs)
@@ -659,7 +676,8 @@ class ShareCoordinatorMachine(RuleBasedStateMachine):
         assert response.error_code == (expected or Errors.NONE)
         if expected is None:
             stored = self.model[key]
-            assert (response.state_epoch, response.start_offset) == (stored.state_epoch, stored.start_offset)
+            assert (response.state_epoch, response.start_offset, response.delivery_complete_count) == (
+                stored.state_epoch, stored.start_offset, stored.delivery_complete_count)
 
     @rule(min_redundant=st.integers(1, 3))
     def resnapshot_idle(self, min_redundant: int) -> None:
