@@ -91,6 +91,7 @@ from typing import Final
 from model import mutants as _mutants
 from model.core.errors import Errors
 from model.core.message import Message
+from model.core.metadata import MetadataImage
 from model.core.share_records import ShareSnapshot, ShareStateRecord, ShareTombstone, ShareUpdate
 from model.core.share_state import (
     PERSISTED_STATES,
@@ -179,6 +180,11 @@ class ShareCoordinatorShard:
         self.loading = False
         self._states: dict[SharePartitionKey, ShareGroupState] = {}
         self._snapshot_offsets: dict[SharePartitionKey, int] = {}  # log offset of each live key's latest snapshot
+        # The metadata image (trunk's CoordinatorMetadataImage), as topic id -> partition count. Until
+        # ``on_metadata_update`` hands it one, the shard knows every topic, as Kafka's test builder's mock
+        # image does; after ``on_metadata_update(None)`` it knows none.
+        self._every_topic = True
+        self._topics: dict[str, int] | None = None
 
     # --- the log -------------------------------------------------------------------------
 
@@ -254,6 +260,34 @@ class ShareCoordinatorShard:
         shard.complete_load()
         return shard
 
+    # --- metadata (trunk's onLoaded / onMetadataUpdate / onTopicsDeleted) -----------------------
+
+    def on_metadata_update(self, image: MetadataImage | None) -> None:
+        """The topics this shard knows from now on (None: no image, every request for a topic refused)."""
+        if _mutants.ACTIVE == "share-coordinator-stale-metadata" and not self._every_topic:
+            return  # mutant: the image the shard was loaded with, for good
+        self._every_topic = False
+        self._topics = None if image is None else {t.topic_id: t.partitions for t in image.topics.values()}
+
+    def on_topics_deleted(self, topic_ids: Iterable[str]) -> list[ShareStateRecord]:
+        """Tombstones for every live key of the deleted topics (trunk's maybeCleanupShareState), applied;
+        same durability contract as the RPCs."""
+        deleted = set(topic_ids)
+        records: list[ShareStateRecord] = [ShareTombstone(key) for key in self.keys() if key.topic_id in deleted]
+        for record in records:
+            self.apply(record)
+        return records
+
+    def _unknown_topic(self, key: SharePartitionKey) -> tuple[Errors, str] | None:
+        """UNKNOWN_TOPIC_OR_PARTITION for a topic or partition the metadata image does not have."""
+        if self._every_topic:
+            return None
+        if self._topics is None:
+            return Errors.UNKNOWN_TOPIC_OR_PARTITION, "no metadata image"
+        if key.partition >= self._topics.get(key.topic_id, 0):
+            return Errors.UNKNOWN_TOPIC_OR_PARTITION, f"{key.topic_id}-{key.partition} is not in the metadata image"
+        return None
+
     # --- accessors -----------------------------------------------------------------------
 
     def state(self, key: SharePartitionKey) -> ShareGroupState | None:
@@ -278,6 +312,7 @@ class ShareCoordinatorShard:
             or _invalid_key(req.key)
             or _invalid_initialize(req)
             or _stale_state_epoch(stored, req.state_epoch)
+            or self._unknown_topic(req.key)
         )
         if error is not None:
             return InitializeShareGroupStateResponse(req.key, *error), []
@@ -309,6 +344,7 @@ class ShareCoordinatorShard:
             or _invalid_key(req.key)
             or (None if _mutants.ACTIVE == "negative-epoch-accepted" else _negative_epoch(req.leader_epoch))
             or _unknown_or_fenced(req.key, stored, req.leader_epoch)
+            or self._unknown_topic(req.key)
         )
         if error is not None or stored is None:
             return ReadShareGroupStateResponse(req.key, *(error or _NO_STATE)), []
@@ -341,6 +377,7 @@ class ShareCoordinatorShard:
             or _invalid_write(req)
             or _unknown_or_fenced(req.key, stored, req.leader_epoch)
             or _stale_state_epoch(stored, req.state_epoch)
+            or self._unknown_topic(req.key)
         )
         if error is not None or stored is None:
             return WriteShareGroupStateResponse(req.key, *(error or _NO_STATE)), []
@@ -360,7 +397,7 @@ class ShareCoordinatorShard:
 
     def delete(self, req: DeleteShareGroupStateRequest) -> tuple[DeleteShareGroupStateResponse, list[ShareStateRecord]]:
         """Write a tombstone (SC-8); deleting an unknown key is a no-op success."""
-        error = self._load_error() or _invalid_key(req.key)
+        error = self._load_error() or _invalid_key(req.key) or self._unknown_topic(req.key)
         if error is not None:
             return DeleteShareGroupStateResponse(req.key, *error), []
         stored = self._states.get(req.key)
@@ -378,7 +415,8 @@ class ShareCoordinatorShard:
     ) -> tuple[ReadShareGroupStateSummaryResponse, list[ShareStateRecord]]:
         """State epoch and start offset, for the admin offsets APIs; fenced like read, writes nothing."""
         stored = self._states.get(req.key)
-        error = self._load_error() or _invalid_key(req.key) or _unknown_or_fenced(req.key, stored, req.leader_epoch)
+        error = (self._load_error() or _invalid_key(req.key) or self._unknown_topic(req.key)
+                 or _unknown_or_fenced(req.key, stored, req.leader_epoch))
         if error is not None or stored is None:
             return ReadShareGroupStateSummaryResponse(req.key, *(error or _NO_STATE)), []
         summary = ReadShareGroupStateSummaryResponse(

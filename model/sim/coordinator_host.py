@@ -123,13 +123,22 @@ class ShareCoordinatorHost(_Host):
 
     topic = SHARE_STATE_TOPIC
 
-    def __init__(self, broker: Broker, partition: int, log: ReplicatedLog) -> None:
+    def __init__(self, broker: Broker, partition: int, log: ReplicatedLog,
+                 metadata: MetadataImage | None = None) -> None:
         super().__init__(broker, partition, log)
         self._housekeeping: list[Timer] = []
+        self.metadata = metadata  # the data topics, as the broker last heard (trunk's onLoaded image)
         self._reload()
+
+    def on_metadata(self, metadata: MetadataImage) -> None:
+        """New cluster metadata (trunk's onMetadataUpdate): requests for topics it lacks are refused."""
+        self.metadata = metadata
+        self.shard.on_metadata_update(metadata)
 
     def _replayed(self) -> ShareCoordinatorShard:
         shard = ShareCoordinatorShard(self.broker.config.snapshot_update_records_per_snapshot)
+        if self.metadata is not None:
+            shard.on_metadata_update(self.metadata)
         shard.begin_load(self.log.log_start_offset)
         for record in self.log.committed:
             if _mutants.ACTIVE == "replay-skips-updates" and isinstance(record, ShareUpdate):
