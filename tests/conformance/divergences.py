@@ -83,8 +83,6 @@ MISSING: Final[dict[str, str]] = {
     "archiving-dlq": "no ARCHIVING state, no dead-letter queue",
     "dynamic-group-config": "no per-group dynamic delivery-count limit or partition max record locks",
     "leader-not-available": "no LEADER_NOT_AVAILABLE while loading or fenced (the model answers others)",
-    "coordinator-metadata-image": "the share coordinator has no metadata image: no UNKNOWN_TOPIC_OR_PARTITION "
-                                  "for topics it does not know, no onTopicsDeleted",
 }
 
 

@@ -11,6 +11,7 @@ records, the stored state and the read-summary).
 from __future__ import annotations
 
 from model.core.errors import Errors
+from model.core.metadata import MetadataImage
 from model.core.share_coordinator import ShareCoordinatorShard
 from model.core.share_records import ShareSnapshot, ShareTombstone, ShareUpdate
 from model.core.share_state import (
@@ -33,6 +34,8 @@ from tests.conformance.builders import (
 from tests.conformance.divergences import divergence, missing
 
 NEGATIVE_PARTITION = SharePartitionKey(KEY.group_id, KEY.topic_id, -1)
+# Kafka's test builder: an image that knows the topic with one partition (PARTITION + 1).
+ONE_PARTITION = MetadataImage().with_topic("topic", 1, topic_id=KEY.topic_id)
 
 
 def _stored(shard: ShareCoordinatorShard, key: SharePartitionKey = KEY) -> tuple[int, int, int, list[tuple[int, ...]]]:
@@ -126,11 +129,11 @@ def test_write_state_invalid_state_epoch_request_data() -> None:
     assert _stored(shard) == (0, 0, 0, [(0, 10, 0, 1)])
 
 
-@missing("coordinator-metadata-image")
 def test_write_null_metadata_image() -> None:
     """ShareCoordinatorShardTest.testWriteNullMetadataImage: without a metadata image, UNKNOWN_TOPIC_OR_PARTITION."""
     shard = initialized_shard()
-    shard.__dict__["metadata_image"] = None  # the model's shard has no metadata image to take away
+    write_and_replay(shard, 0)
+    shard.on_metadata_update(None)
     assert write(shard, state_epoch=0, leader_epoch=0, start=0) == (Errors.UNKNOWN_TOPIC_OR_PARTITION, 0)
 
 
@@ -253,14 +256,14 @@ def test_read_state_summary_invalid_request_data() -> None:
     assert (response.error_code, records) == (Errors.INVALID_REQUEST, [])
 
 
-@missing("coordinator-metadata-image")
 def test_read_null_metadata_image() -> None:
     """ShareCoordinatorShardTest.testReadNullMetadataImage"""
     shard = initialized_shard()
     write_and_replay(shard, 0)
-    shard.__dict__["metadata_image"] = None
-    response, _ = shard.read(ReadShareGroupStateRequest(KEY, 5))
-    assert response.error_code == Errors.UNKNOWN_TOPIC_OR_PARTITION
+    shard.on_metadata_update(None)
+    response, records = shard.read(ReadShareGroupStateRequest(KEY, 5))
+    assert (response.error_code, records) == (Errors.UNKNOWN_TOPIC_OR_PARTITION, [])
+    assert _stored(shard)[1] == 0
 
 
 def test_read_state_fenced_leader_epoch_error() -> None:
@@ -356,13 +359,14 @@ def test_delete_state_invalid_request_data() -> None:
     assert (response.error_code, records) == (Errors.INVALID_REQUEST, [])
 
 
-@missing("coordinator-metadata-image")
 def test_delete_topic_id_non_existent_in_metadata_image() -> None:
-    """ShareCoordinatorShardTest.testDeleteTopicIdNonExistentInMetadataImage"""
+    """ShareCoordinatorShardTest.testDeleteTopicIdNonExistentInMetadataImage: the image lacks the topic."""
     shard = ShareCoordinatorShard()
     shard.apply(ShareSnapshot(KEY, 0, 0, 0, 0, ()))
-    response, _ = shard.delete(DeleteShareGroupStateRequest(SharePartitionKey(KEY.group_id, "no-such-topic", 0)))
-    assert response.error_code == Errors.UNKNOWN_TOPIC_OR_PARTITION
+    shard.on_metadata_update(MetadataImage())
+    response, records = shard.delete(DeleteShareGroupStateRequest(KEY))
+    assert (response.error_code, records) == (Errors.UNKNOWN_TOPIC_OR_PARTITION, [])
+    assert shard.state(KEY) is not None
 
 
 # -- initialize ------------------------------------------------------------------------------
@@ -413,12 +417,16 @@ def test_initialize_state_invalid_state_epoch_request_data() -> None:
     assert (response.error_code, records) == (Errors.INVALID_REQUEST, [])
 
 
-@missing("coordinator-metadata-image")
 def test_initialize_partition_id_non_existent_in_metadata_image() -> None:
-    """ShareCoordinatorShardTest.testInitializePartitionIdNonExistentInMetadataImage"""
-    response, _ = ShareCoordinatorShard().initialize(
-        InitializeShareGroupStateRequest(SharePartitionKey(KEY.group_id, KEY.topic_id, 99), 0, 0))
-    assert response.error_code == Errors.UNKNOWN_TOPIC_OR_PARTITION
+    """ShareCoordinatorShardTest.testInitializePartitionIdNonExistentInMetadataImage: the topic is known,
+    the partition is not."""
+    shard = ShareCoordinatorShard()
+    shard.on_metadata_update(ONE_PARTITION)
+    response, records = shard.initialize(
+        InitializeShareGroupStateRequest(SharePartitionKey(KEY.group_id, KEY.topic_id, 1), 0, 0))
+    assert (response.error_code, records) == (Errors.UNKNOWN_TOPIC_OR_PARTITION, [])
+    response, records = shard.initialize(InitializeShareGroupStateRequest(KEY, 0, 0))  # partition 0 is known
+    assert (response.error_code, len(records)) == (Errors.NONE, 1)
 
 
 # -- cold partitions -----------------------------------------------------------------------------
@@ -455,10 +463,13 @@ def test_snapshot_cold_partitions_does_not_perpetually_snapshot() -> None:
     assert shard.resnapshot_idle() == []
 
 
-@missing("coordinator-metadata-image")
 def test_on_topics_deleted_topic_ids() -> None:
-    """ShareCoordinatorShardTest.testOnTopicsDeletedTopicIds: the shard tombstones the keys of deleted topics."""
+    """ShareCoordinatorShardTest.testOnTopicsDeletedTopicIds: the shard tombstones the keys of deleted topics
+    (and only those; none for an empty set)."""
     shard = ShareCoordinatorShard()
-    shard.apply(ShareSnapshot(KEY, 0, 0, 0, 0, ()))
-    on_topics_deleted = shard.__getattribute__("on_topics_deleted")
-    assert on_topics_deleted({KEY.topic_id}) == [ShareTombstone(KEY)]
+    shard.apply(ShareSnapshot(KEY, 0, 0, 0, 0, (batch(0, 10, 0, 1),), 11))
+    other = SharePartitionKey(KEY.group_id, "other-topic-id", 0)
+    shard.apply(ShareSnapshot(other, 0, 0, 0, 0, ()))
+    assert shard.on_topics_deleted(set()) == []
+    assert shard.on_topics_deleted({KEY.topic_id}) == [ShareTombstone(KEY)]
+    assert shard.keys() == [other]
