@@ -168,13 +168,16 @@ class ShareGroupState(Message):
 class ShareCoordinatorShard:
     """One ``__share_group_state`` partition: its record log and the state replayed from it."""
 
-    def __init__(self, snapshot_update_records_per_snapshot: int = DEFAULT_UPDATES_PER_SNAPSHOT) -> None:
+    def __init__(self, snapshot_update_records_per_snapshot: int = DEFAULT_UPDATES_PER_SNAPSHOT, *,
+                 kafka: bool = True) -> None:
         if snapshot_update_records_per_snapshot < 0:
             raise ValueError(
                 "share.coordinator.snapshot.update.records.per.snapshot must be >= 0, "
                 f"got {snapshot_update_records_per_snapshot}"
             )
         self.snapshot_update_records_per_snapshot = snapshot_update_records_per_snapshot
+        # protocol = "kafka" (trunk) or "kip": what a read or write of a key with no state answers
+        self.kafka = kafka
         self.records: list[ShareStateRecord] = []
         self.log_start_offset = 0  # log offset of records[0]
         self.loading = False
@@ -251,9 +254,11 @@ class ShareCoordinatorShard:
         records: Iterable[ShareStateRecord],
         snapshot_update_records_per_snapshot: int = DEFAULT_UPDATES_PER_SNAPSHOT,
         log_start_offset: int = 0,
+        *,
+        kafka: bool = True,
     ) -> ShareCoordinatorShard:
         """A coordinator that has loaded ``records`` (the log from ``log_start_offset``), SC-6."""
-        shard = cls(snapshot_update_records_per_snapshot)
+        shard = cls(snapshot_update_records_per_snapshot, kafka=kafka)
         shard.begin_load(log_start_offset)
         for record in records:
             shard.apply(record)
@@ -277,6 +282,14 @@ class ShareCoordinatorShard:
         for record in records:
             self.apply(record)
         return records
+
+    def _uninitialized(self, key: SharePartitionKey, stored: ShareGroupState | None) -> tuple[Errors, str] | None:
+        """A read or write of a key with no state (never initialized, or deleted): trunk's
+        maybeGetReadStateError / maybeGetWriteStateError answer INVALID_REQUEST; the KIP's SC-9
+        UNKNOWN_TOPIC_OR_PARTITION (``_unknown_or_fenced``), which is what ``protocol = "kip"`` keeps."""
+        if stored is None and self.kafka:
+            return Errors.INVALID_REQUEST, f"no share-group state for {key}: uninitialized share partition"
+        return None
 
     def _unknown_topic(self, key: SharePartitionKey) -> tuple[Errors, str] | None:
         """UNKNOWN_TOPIC_OR_PARTITION for a topic or partition the metadata image does not have."""
@@ -343,6 +356,7 @@ class ShareCoordinatorShard:
             self._load_error()
             or _invalid_key(req.key)
             or (None if _mutants.ACTIVE == "negative-epoch-accepted" else _negative_epoch(req.leader_epoch))
+            or self._uninitialized(req.key, stored)
             or _unknown_or_fenced(req.key, stored, req.leader_epoch)
             or self._unknown_topic(req.key)
         )
@@ -375,6 +389,7 @@ class ShareCoordinatorShard:
             or (None if _mutants.ACTIVE == "negative-epoch-accepted"
                 else _negative_epoch(req.leader_epoch, req.state_epoch))
             or _invalid_write(req)
+            or self._uninitialized(req.key, stored)
             or _unknown_or_fenced(req.key, stored, req.leader_epoch)
             or _stale_state_epoch(stored, req.state_epoch)
             or self._unknown_topic(req.key)

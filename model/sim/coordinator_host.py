@@ -136,7 +136,8 @@ class ShareCoordinatorHost(_Host):
         self.shard.on_metadata_update(metadata)
 
     def _replayed(self) -> ShareCoordinatorShard:
-        shard = ShareCoordinatorShard(self.broker.config.snapshot_update_records_per_snapshot)
+        config = self.broker.config
+        shard = ShareCoordinatorShard(config.snapshot_update_records_per_snapshot, kafka=config.kafka)
         if self.metadata is not None:
             shard.on_metadata_update(self.metadata)
         shard.begin_load(self.log.log_start_offset)

@@ -15,9 +15,6 @@ import pytest
 
 # Deliberate or documented differences from Kafka trunk at the pinned commit.
 DIVERGENCES: Final[dict[str, str]] = {
-    "uninitialized-key-error":
-        "a read or write of a key never initialized answers UNKNOWN_TOPIC_OR_PARTITION (SC-9); trunk "
-        "answers INVALID_REQUEST",
     "acquired-state-persisted":
         "the share coordinator refuses a state batch in ACQUIRED (SP-1: never persisted); trunk stores it",
     "cold-snapshot-by-redundancy":

@@ -31,7 +31,7 @@ from tests.conformance.builders import (
     write,
     write_and_replay,
 )
-from tests.conformance.divergences import divergence, missing
+from tests.conformance.divergences import divergence
 
 NEGATIVE_PARTITION = SharePartitionKey(KEY.group_id, KEY.topic_id, -1)
 # Kafka's test builder: an image that knows the topic with one partition (PARTITION + 1).
@@ -61,7 +61,6 @@ def test_replay_with_share_snapshot() -> None:
 # -- write -----------------------------------------------------------------------------------
 
 
-@divergence("uninitialized-key-error")
 def test_write_fails_on_uninitialized_partition() -> None:
     """ShareCoordinatorShardTest.testWriteFailsOnUninitializedPartition"""
     shard = ShareCoordinatorShard()
@@ -209,7 +208,6 @@ def test_write_state_discards_delivery_complete_count_regression_incoming_start_
 # -- read ------------------------------------------------------------------------------------
 
 
-@divergence("uninitialized-key-error")
 def test_read_fails_on_uninitialized_partition() -> None:
     """ShareCoordinatorShardTest.testReadFailsOnUninitializedPartition"""
     shard = ShareCoordinatorShard()

@@ -309,12 +309,13 @@ FENCE_CASES = [
     FenceCase("initialize equal state epoch and start offset is a no-op", _initialize(SE, start=10), Errors.NONE, 0),
     FenceCase("initialize higher state epoch", _initialize(SE + 1), Errors.NONE, 1, (SE + 1, LE)),
     FenceCase("delete writes a tombstone", _delete(), Errors.NONE, 1, None),
-    FenceCase("read uninitialized key", _read(0, OTHER), Errors.UNKNOWN_TOPIC_OR_PARTITION, 0),
-    FenceCase("write uninitialized key", _write(0, 0, OTHER), Errors.UNKNOWN_TOPIC_OR_PARTITION, 0),
+    # Kafka trunk (maybeGetReadStateError / maybeGetWriteStateError); SC-9's answer under protocol "kip".
+    FenceCase("read uninitialized key", _read(0, OTHER), Errors.INVALID_REQUEST, 0),
+    FenceCase("write uninitialized key", _write(0, 0, OTHER), Errors.INVALID_REQUEST, 0),
     FenceCase("summary uninitialized key", _summary(0, OTHER), Errors.UNKNOWN_TOPIC_OR_PARTITION, 0),
     FenceCase("delete uninitialized key is a no-op", _delete(OTHER), Errors.NONE, 0),
-    FenceCase("read deleted key", _then_delete(_read(LE)), Errors.UNKNOWN_TOPIC_OR_PARTITION, 1, None),
-    FenceCase("write deleted key", _then_delete(_write(SE, LE)), Errors.UNKNOWN_TOPIC_OR_PARTITION, 1, None),
+    FenceCase("read deleted key", _then_delete(_read(LE)), Errors.INVALID_REQUEST, 1, None),
+    FenceCase("write deleted key", _then_delete(_write(SE, LE)), Errors.INVALID_REQUEST, 1, None),
     FenceCase("summary deleted key", _then_delete(_summary(LE)), Errors.UNKNOWN_TOPIC_OR_PARTITION, 1, None),
     FenceCase("re-initialize deleted key starts fresh", _then_delete(_initialize(1)), Errors.NONE, 2, (1, -1)),
     FenceCase(
@@ -503,7 +504,7 @@ def test_deleted_keys_do_not_hold_back_pruning() -> None:
     assert shard.prune_offset() == shard.log_end_offset == 4
     shard.prune(4)
     assert shard.records == [] and shard.keys() == []
-    assert _read(0, A)(shard)[0] == Errors.UNKNOWN_TOPIC_OR_PARTITION
+    assert _read(0, A)(shard)[0] == Errors.INVALID_REQUEST  # no state (trunk; SC-9 under "kip")
 
 
 def test_prune_offset_of_the_committed_prefix() -> None:
@@ -562,10 +563,10 @@ class ShareCoordinatorMachine(RuleBasedStateMachine):
         for key in KEYS[:2]:  # start with two live keys; the third waits for an initialize rule
             self.initialize(key, state_epoch=0, start=-1)
 
-    def _fenced_leader(self, key: SharePartitionKey, leader_epoch: int) -> Errors | None:
+    def _fenced_leader(self, key: SharePartitionKey, leader_epoch: int, summary: bool = False) -> Errors | None:
         stored = self.model.get(key)
-        if stored is None:
-            return Errors.UNKNOWN_TOPIC_OR_PARTITION
+        if stored is None:  # a read or write: trunk's INVALID_REQUEST; a read-summary: SC-9
+            return Errors.UNKNOWN_TOPIC_OR_PARTITION if summary else Errors.INVALID_REQUEST
         if leader_epoch != -1 and stored.leader_epoch > leader_epoch:
             return Errors.FENCED_LEADER_EPOCH
         return None
@@ -672,7 +673,7 @@ class ShareCoordinatorMachine(RuleBasedStateMachine):
     def read_summary(self, key: SharePartitionKey, leader_epoch: int) -> None:
         response, records = self.shard.read_summary(ReadShareGroupStateSummaryRequest(key, leader_epoch))
         assert records == []
-        expected = self._fenced_leader(key, leader_epoch)
+        expected = self._fenced_leader(key, leader_epoch, summary=True)
         assert response.error_code == (expected or Errors.NONE)
         if expected is None:
             stored = self.model[key]
@@ -792,3 +793,23 @@ def test_a_delete_of_an_earlier_life_is_fenced_by_the_state_epoch() -> None:
 def _delete_at(shard: ShareCoordinatorShard, state_epoch: int) -> tuple[Errors, list[ShareStateRecord]]:
     response, records = shard.delete(DeleteShareGroupStateRequest(KEY, state_epoch=state_epoch))
     return response.error_code, records
+
+
+@pytest.mark.parametrize("kafka", [True, False])
+def test_a_read_or_write_of_a_key_with_no_state_answers_by_the_protocol(kafka: bool) -> None:
+    """Kafka trunk answers INVALID_REQUEST ("uninitialized share partition"); the KIP's SC-9, kept under
+    protocol "kip", UNKNOWN_TOPIC_OR_PARTITION. Either way nothing is written; a read-summary answers
+    UNKNOWN_TOPIC_OR_PARTITION under both (the leaders take it for a deleted state, SP-12)."""
+    expected = Errors.INVALID_REQUEST if kafka else Errors.UNKNOWN_TOPIC_OR_PARTITION
+    for deleted in (False, True):
+        shard = ShareCoordinatorShard(kafka=kafka)
+        if deleted:
+            init(shard, start=0)
+            shard.delete(DeleteShareGroupStateRequest(KEY))
+        before = len(shard.records)
+        response, records = shard.read(ReadShareGroupStateRequest(KEY, 0))
+        assert (response.error_code, records) == (expected, [])
+        assert write(shard, 0, (b(0, 3, ACKED, 1),))[0] == expected
+        summary, _ = shard.read_summary(ReadShareGroupStateSummaryRequest(KEY, 0))
+        assert summary.error_code == Errors.UNKNOWN_TOPIC_OR_PARTITION
+        assert len(shard.records) == before and shard.state(KEY) is None
