@@ -100,7 +100,8 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
     Mutant("persist-acquired",
            "a lock-timeout or release write persists the records' current in-memory state (ACQUIRED) instead "
            "of the state they move to, and the share coordinator stores it without checking the delivery state "
-           "(SP-1: ACQUIRED is never persisted)",
+           "(SP-1: ACQUIRED is never persisted; Kafka trunk's coordinator stores any state it is sent, so under "
+           "protocol kafka only the leader's half is the mutant's)",
            "record-state-transition", "all_slow_consumers",
            "model/core/share_partition.py: _release; model/core/share_coordinator.py: _invalid_write"),
     Mutant("continue-unknown-session",

@@ -15,8 +15,6 @@ import pytest
 
 # Deliberate or documented differences from Kafka trunk at the pinned commit.
 DIVERGENCES: Final[dict[str, str]] = {
-    "acquired-state-persisted":
-        "the share coordinator refuses a state batch in ACQUIRED (SP-1: never persisted); trunk stores it",
     "cold-snapshot-by-redundancy":
         "the coordinator re-snapshots a key when its old snapshot holds redundant records back from pruning "
         "(resnapshot_idle); trunk snapshots keys whose last snapshot is older than a time interval",

@@ -309,7 +309,6 @@ def test_read_state_negative_leader_epoch_disallowed() -> None:
 # -- the snapshot policy -------------------------------------------------------------------------
 
 
-@divergence("acquired-state-persisted")
 def test_non_sequential_batch_updates() -> None:
     """ShareCoordinatorShardTest.testNonSequentialBatchUpdates: with a snapshot on every write, batches
     written in ACQUIRED (state 1) survive later writes of other batches and a start offset move."""

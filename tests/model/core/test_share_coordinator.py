@@ -319,11 +319,13 @@ FENCE_CASES = [
     FenceCase("summary deleted key", _then_delete(_summary(LE)), Errors.UNKNOWN_TOPIC_OR_PARTITION, 1, None),
     FenceCase("re-initialize deleted key starts fresh", _then_delete(_initialize(1)), Errors.NONE, 2, (1, -1)),
     FenceCase(
-        "write with an ACQUIRED batch is invalid",
+        "write with an ACQUIRED batch is stored (Kafka trunk; INVALID_REQUEST under protocol kip)",
         _write(SE, LE, batches=(b(11, 11, RecordState.ACQUIRED, 1),)),
-        Errors.INVALID_REQUEST,
-        0,
+        Errors.NONE,
+        1,
     ),
+    FenceCase("write with a delivery state the protocol lacks is invalid",
+              _write(SE, LE, batches=(b(11, 11, 3, 1),)), Errors.INVALID_REQUEST, 0),  # type: ignore[arg-type]
     FenceCase(
         "write with first > last is invalid", _write(SE, LE, batches=(b(12, 11, ACKED, 1),)), Errors.INVALID_REQUEST, 0
     ),
@@ -813,3 +815,16 @@ def test_a_read_or_write_of_a_key_with_no_state_answers_by_the_protocol(kafka: b
         summary, _ = shard.read_summary(ReadShareGroupStateSummaryRequest(KEY, 0))
         assert summary.error_code == Errors.UNKNOWN_TOPIC_OR_PARTITION
         assert len(shard.records) == before and shard.state(KEY) is None
+
+
+def test_an_acquired_batch_is_stored_by_kafka_and_refused_by_the_kip() -> None:
+    """Kafka trunk's coordinator stores whatever delivery state it is sent (ShareCoordinatorShardTest
+    .testNonSequentialBatchUpdates writes ACQUIRED); SP-1 never persists ACQUIRED, so protocol "kip" refuses it.
+    The model's leaders never send it (invariant record-state-transition; the mutant persist-acquired)."""
+    for kafka, expected in ((True, Errors.NONE), (False, Errors.INVALID_REQUEST)):
+        shard = ShareCoordinatorShard(kafka=kafka)
+        init(shard, start=0)
+        assert write(shard, -1, (b(0, 4, RecordState.ACQUIRED, 1),))[0] == expected
+        state = shard.state(KEY)
+        assert state is not None
+        assert [int(x.delivery_state) for x in state.state_batches] == ([1] if kafka else [])
