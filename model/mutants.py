@@ -233,6 +233,13 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
            "the new partition is never assigned",
            "eventual-resolution", "share_coordinator_new_partition",
            "model/core/share_coordinator.py: on_metadata_update"),
+    Mutant("cold-snapshot-ignores-updates",
+           "the share coordinator's cold snapshot (trunk's snapshotColdPartitions) rewrites a key's latest "
+           "snapshot as it was, without the updates written since: the start offset they moved and the batches "
+           "they acknowledged are lost once the snapshot commits (SC-2, SC-8; ShareCoordinatorShardTest"
+           ".testSnapshotColdPartitionsSnapshotUpdateNotConsidered guards it in Kafka)",
+           "stored-start-offset-monotonic", "share_coordinator_pruning",
+           "model/core/share_coordinator.py: snapshot_cold"),
     Mutant("rejoin-with-old-epoch",
            "a share member answered UNKNOWN_MEMBER_ID or FENCED_MEMBER_EPOCH rejoins with its last member epoch "
            "instead of epoch 0, is fenced again, and never gets back into the group (GC-1, KIP-848)",

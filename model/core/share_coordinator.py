@@ -85,7 +85,7 @@ reference unless noted):
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Final
 
 from model import mutants as _mutants
@@ -150,12 +150,13 @@ class ShareGroupState(Message):
     """The durable state of one share-partition as the coordinator holds it (one per write applied)."""
 
     FIELDS = ("state_epoch", "leader_epoch", "snapshot_epoch", "start_offset", "state_batches",
-              "updates_since_snapshot", "delivery_complete_count")
+              "updates_since_snapshot", "delivery_complete_count", "create_timestamp_ms", "write_timestamp_ms")
     __slots__ = FIELDS
 
     def __init__(self, state_epoch: int, leader_epoch: int, snapshot_epoch: int, start_offset: int,
                  state_batches: tuple[StateBatch, ...], updates_since_snapshot: int,
-                 delivery_complete_count: int = UNKNOWN_COUNT) -> None:
+                 delivery_complete_count: int = UNKNOWN_COUNT, create_timestamp_ms: int = 0,
+                 write_timestamp_ms: int = 0) -> None:
         self.state_epoch: Final = state_epoch
         self.leader_epoch: Final = leader_epoch
         self.snapshot_epoch: Final = snapshot_epoch
@@ -164,13 +165,16 @@ class ShareGroupState(Message):
         self.updates_since_snapshot: Final = updates_since_snapshot
         # KIP-1226: offsets at or above start_offset whose delivery is complete, as last written (-1: unknown)
         self.delivery_complete_count: Final = delivery_complete_count
+        # trunk's ShareGroupOffset timestamps, from the latest snapshot (an update keeps them)
+        self.create_timestamp_ms: Final = create_timestamp_ms
+        self.write_timestamp_ms: Final = write_timestamp_ms
 
 
 class ShareCoordinatorShard:
     """One ``__share_group_state`` partition: its record log and the state replayed from it."""
 
     def __init__(self, snapshot_update_records_per_snapshot: int = DEFAULT_UPDATES_PER_SNAPSHOT, *,
-                 kafka: bool = True) -> None:
+                 kafka: bool = True, clock: Callable[[], int] | None = None) -> None:
         if snapshot_update_records_per_snapshot < 0:
             raise ValueError(
                 "share.coordinator.snapshot.update.records.per.snapshot must be >= 0, "
@@ -179,6 +183,7 @@ class ShareCoordinatorShard:
         self.snapshot_update_records_per_snapshot = snapshot_update_records_per_snapshot
         # protocol = "kafka" (trunk) or "kip": what a read or write of a key with no state answers
         self.kafka = kafka
+        self.clock: Callable[[], int] = clock or _NO_CLOCK  # the time a snapshot records (trunk's Time)
         self.records: list[ShareStateRecord] = []
         self.log_start_offset = 0  # log offset of records[0]
         self.loading = False
@@ -214,6 +219,8 @@ class ShareCoordinatorShard:
                 state_batches=combine_state_batches(record.state_batches, (), record.start_offset),
                 updates_since_snapshot=0,
                 delivery_complete_count=record.delivery_complete_count,
+                create_timestamp_ms=record.create_timestamp_ms,
+                write_timestamp_ms=record.write_timestamp_ms,
             )
             self._snapshot_offsets[record.key] = offset
         elif isinstance(record, ShareUpdate):
@@ -233,6 +240,8 @@ class ShareCoordinatorShard:
                 updates_since_snapshot=state.updates_since_snapshot + 1,
                 # Replaced, not combined (trunk's ShareCoordinatorShard.merge): the write chose it.
                 delivery_complete_count=record.delivery_complete_count,
+                create_timestamp_ms=state.create_timestamp_ms,
+                write_timestamp_ms=state.write_timestamp_ms,
             )
         else:
             self._states.pop(record.key, None)
@@ -346,6 +355,8 @@ class ShareCoordinatorShard:
             state_batches=(),
             # trunk's ShareGroupOffset.fromRequest: unknown until a start offset is known, then 0
             delivery_complete_count=UNKNOWN_COUNT if req.start_offset == UNKNOWN_OFFSET else 0,
+            create_timestamp_ms=self.clock(),
+            write_timestamp_ms=self.clock(),
         )
         self.apply(record)
         return InitializeShareGroupStateResponse(req.key), [record]
@@ -481,6 +492,8 @@ class ShareCoordinatorShard:
                 start_offset=new_start,
                 state_batches=overlay_state_batches(stored.state_batches, batches, new_start),
                 delivery_complete_count=delivery_complete_count,
+                create_timestamp_ms=self.clock(),
+                write_timestamp_ms=self.clock(),
             )
         return ShareUpdate(
             key=key,
@@ -565,10 +578,61 @@ class ShareCoordinatorShard:
                     start_offset=stored.start_offset,
                     state_batches=stored.state_batches,
                     delivery_complete_count=stored.delivery_complete_count,
+                    create_timestamp_ms=stored.create_timestamp_ms,
+                    write_timestamp_ms=self.clock(),
                 )
                 self.apply(record)
                 records.append(record)
         return records
+
+    def snapshot_cold(self, interval_ms: int) -> list[ShareStateRecord]:
+        """Kafka trunk's snapshotColdPartitions (the default; ``resnapshot_idle`` is the KIP reading).
+
+        Every live key whose latest snapshot was written ``interval_ms`` or more ago gets a fresh
+        snapshot of its current state (updates since included) that keeps its create timestamp and
+        records now as its write timestamp. When every live key's latest snapshot is already such a
+        cold snapshot (create != write), the partition is quiet and nothing is written, so an idle
+        partition does not snapshot for ever. Same durability contract as the RPCs.
+        """
+        if self.loading or not self._states:
+            return []
+        states = self._states
+        if all(s.create_timestamp_ms != s.write_timestamp_ms for s in states.values()):
+            return []
+        now = self.clock()
+        records: list[ShareStateRecord] = []
+        for key in self.keys():
+            stored = states[key]
+            if now - stored.write_timestamp_ms < interval_ms:
+                continue
+            source = stored
+            if _mutants.ACTIVE == "cold-snapshot-ignores-updates":
+                snapshot = self.records[self._snapshot_offsets[key] - self.log_start_offset]
+                assert isinstance(snapshot, ShareSnapshot)
+                source = ShareGroupState(stored.state_epoch, stored.leader_epoch, stored.snapshot_epoch,
+                                         snapshot.start_offset, snapshot.state_batches, 0,
+                                         snapshot.delivery_complete_count)  # mutant: the last snapshot's state
+            record = ShareSnapshot(
+                key=key,
+                snapshot_epoch=stored.snapshot_epoch + 1,
+                state_epoch=stored.state_epoch,
+                leader_epoch=source.leader_epoch,
+                start_offset=source.start_offset,
+                state_batches=source.state_batches,
+                delivery_complete_count=source.delivery_complete_count,
+                create_timestamp_ms=stored.create_timestamp_ms,
+                write_timestamp_ms=now,
+            )
+            self.apply(record)
+            records.append(record)
+        return records
+
+
+def _no_clock() -> int:
+    return 0
+
+
+_NO_CLOCK: Final = _no_clock
 
 
 def share_state_error(request: object, error: Errors) -> object:

@@ -11,6 +11,9 @@ Layouts follow ShareSnapshotValue / ShareUpdateValue of
 - Both carry KIP-1226's ``delivery_complete_count`` (Kafka 4.2, a tagged
   field, default -1): the offsets at or above the start offset whose delivery
   is complete. An update's replaces the stored one, as its start offset does.
+- A snapshot carries trunk's create and write timestamps: a cold snapshot
+  (``ShareCoordinatorShard.snapshot_cold``) rewrites the state unchanged and
+  moves only the write timestamp.
 - ``ShareTombstone`` is the deletion marker (Kafka writes a ShareSnapshot key
   with a null value; 002 describes a snapshot with snapshot epoch -1). After it,
   the key is unknown (SC-8, SC-9).
@@ -37,6 +40,10 @@ class ShareSnapshot:
     start_offset: int
     state_batches: tuple[StateBatch, ...]
     delivery_complete_count: int = UNKNOWN_COUNT  # KIP-1226 tagged field (Kafka 4.2), default -1
+    # ShareSnapshotValue's CreateTimestamp / WriteTimestamp: when the state was created (by an initialize or
+    # a write's snapshot) and when it was last written; a cold snapshot keeps the one and moves the other.
+    create_timestamp_ms: int = 0
+    write_timestamp_ms: int = 0
 
 
 class ShareUpdate(Message):

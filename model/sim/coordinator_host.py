@@ -137,7 +137,9 @@ class ShareCoordinatorHost(_Host):
 
     def _replayed(self) -> ShareCoordinatorShard:
         config = self.broker.config
-        shard = ShareCoordinatorShard(config.snapshot_update_records_per_snapshot, kafka=config.kafka)
+        scheduler = self.broker.scheduler
+        shard = ShareCoordinatorShard(config.snapshot_update_records_per_snapshot, kafka=config.kafka,
+                                      clock=lambda: scheduler.now_ms)
         if self.metadata is not None:
             shard.on_metadata_update(self.metadata)
         shard.begin_load(self.log.log_start_offset)
@@ -182,10 +184,13 @@ class ShareCoordinatorHost(_Host):
         self._housekeeping.append(timer)
 
     def _snapshot_cold(self) -> None:
-        """Fresh snapshots of the idle keys that hold redundant records back from pruning."""
+        """Fresh snapshots of cold keys: trunk's snapshotColdPartitions (keys whose latest snapshot is an
+        interval old); under protocol "kip", of the idle keys that hold redundant records back from pruning."""
         if self.log.writable() != Errors.NONE:
             return
-        records = self.shard.resnapshot_idle()
+        config = self.broker.config
+        records = (self.shard.snapshot_cold(config.share_coordinator_cold_partition_snapshot_interval_ms)
+                   if config.kafka else self.shard.resnapshot_idle())
         if not records:
             return
         error = self.log.append(records, lambda err, _offset: self._snapshots_committed(err, records))

@@ -15,9 +15,6 @@ import pytest
 
 # Deliberate or documented differences from Kafka trunk at the pinned commit.
 DIVERGENCES: Final[dict[str, str]] = {
-    "cold-snapshot-by-redundancy":
-        "the coordinator re-snapshots a key when its old snapshot holds redundant records back from pruning "
-        "(resnapshot_idle); trunk snapshots keys whose last snapshot is older than a time interval",
     "ack-across-log-start-rejected":
         "an acknowledgement that spans a moved log start offset is rejected whole; trunk skips the offsets "
         "below the start and applies the rest",

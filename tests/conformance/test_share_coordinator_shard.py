@@ -31,7 +31,6 @@ from tests.conformance.builders import (
     write,
     write_and_replay,
 )
-from tests.conformance.divergences import divergence
 
 NEGATIVE_PARTITION = SharePartitionKey(KEY.group_id, KEY.topic_id, -1)
 # Kafka's test builder: an image that knows the topic with one partition (PARTITION + 1).
@@ -429,35 +428,56 @@ def test_initialize_partition_id_non_existent_in_metadata_image() -> None:
 # -- cold partitions -----------------------------------------------------------------------------
 
 
-def test_snapshot_cold_partitions_no_eligible_partitions() -> None:
-    """ShareCoordinatorShardTest.testSnapshotColdPartitionsNoEligiblePartitions: two keys, each one fresh
-    snapshot: nothing to re-snapshot."""
-    shard = ShareCoordinatorShard()
-    for partition in (0, 1):
+class _Clock:
+    """Kafka's MockTime: the shard's clock, moved by hand."""
+
+    def __init__(self) -> None:
+        self.now_ms = 0
+
+    def __call__(self) -> int:
+        return self.now_ms
+
+
+INTERVAL_MS = 10_000  # ShareCoordinatorTestConfig: share.coordinator.cold.partition.snapshot.interval.ms
+
+
+def _cold_shard(*partitions: int) -> tuple[ShareCoordinatorShard, _Clock]:
+    """A shard on a clock with a snapshot (0-10 Available, written now) of each of ``partitions``."""
+    clock = _Clock()
+    shard = ShareCoordinatorShard(clock=clock)
+    for partition in partitions:
         shard.apply(ShareSnapshot(SharePartitionKey(KEY.group_id, KEY.topic_id, partition), 0, 0, 0, 0,
-                                  (batch(0, 10, 0, 1),)))
-    assert shard.resnapshot_idle() == []
+                                  (batch(0, 10, 0, 1),), 11, clock.now_ms, clock.now_ms))
+    return shard, clock
 
 
-@divergence("cold-snapshot-by-redundancy")
+def test_snapshot_cold_partitions_no_eligible_partitions() -> None:
+    """ShareCoordinatorShardTest.testSnapshotColdPartitionsNoEligiblePartitions: two keys whose snapshots are
+    younger than the interval: nothing to snapshot."""
+    shard, clock = _cold_shard(0, 1)
+    clock.now_ms += 5_000
+    assert shard.snapshot_cold(INTERVAL_MS) == []
+
+
 def test_snapshot_cold_partitions_snapshot_update_not_considered() -> None:
     """ShareCoordinatorShardTest.testSnapshotColdPartitionsSnapshotUpdateNotConsidered: a key written by an
-    update since its snapshot is re-snapshotted once the interval has passed."""
-    shard = ShareCoordinatorShard()
-    shard.apply(ShareSnapshot(KEY, 0, 0, 0, 0, (batch(0, 10, 0, 1),)))
-    write(shard, state_epoch=0, leader_epoch=0, start=0, batches=[batch(0, 10, 0, 1)])
-    records = shard.resnapshot_idle()
-    assert [type(r) for r in records] == [ShareSnapshot]
+    update since its snapshot is re-snapshotted once the interval has passed, with the update merged in, its
+    create timestamp kept and now as its write timestamp."""
+    shard, clock = _cold_shard(0)
+    write_and_replay(shard, 0)  # a read and a write: updates; the snapshot's timestamps stay
+    clock.now_ms += 12_000
+    records = shard.snapshot_cold(INTERVAL_MS)
+    assert records == [ShareSnapshot(KEY, 1, 0, 0, 0, (batch(0, 10, 0, 1),), 11, 0, 12_000)]
 
 
-@divergence("cold-snapshot-by-redundancy")
 def test_snapshot_cold_partitions_does_not_perpetually_snapshot() -> None:
     """ShareCoordinatorShardTest.testSnapshotColdPartitionsDoesNotPerpetuallySnapshot: a lone snapshot older
-    than the interval is re-snapshotted once, then not again."""
-    shard = ShareCoordinatorShard()
-    shard.apply(ShareSnapshot(KEY, 0, 0, 0, 0, (batch(0, 10, 0, 1),)))
-    assert len(shard.resnapshot_idle()) == 1
-    assert shard.resnapshot_idle() == []
+    than the interval is re-snapshotted once, then, every key being cold-snapshotted, not again."""
+    shard, clock = _cold_shard(0)
+    clock.now_ms += 12_000
+    assert shard.snapshot_cold(INTERVAL_MS) == [ShareSnapshot(KEY, 1, 0, 0, 0, (batch(0, 10, 0, 1),), 11, 0, 12_000)]
+    clock.now_ms += 12_000
+    assert shard.snapshot_cold(INTERVAL_MS) == []
 
 
 def test_on_topics_deleted_topic_ids() -> None:

@@ -828,3 +828,27 @@ def test_an_acquired_batch_is_stored_by_kafka_and_refused_by_the_kip() -> None:
         state = shard.state(KEY)
         assert state is not None
         assert [int(x.delivery_state) for x in state.state_batches] == ([1] if kafka else [])
+
+
+def test_cold_snapshots_by_the_protocol() -> None:
+    """Kafka trunk (snapshot_cold, snapshotColdPartitions): a key whose latest snapshot is an interval old
+    is snapshotted again with its state (updates merged in), once; the KIP reading (resnapshot_idle):
+    a key is snapshotted again only when its snapshot holds redundant records back from pruning."""
+    now = [0]
+    shard = ShareCoordinatorShard(2, clock=lambda: now[0])
+    init(shard, A, start=0)
+    init(shard, B, start=0)
+    now[0] = 1_000
+    for offset in range(1, 4):  # A: U U S (the snapshot at 1 000 ms)
+        write(shard, offset, key=A)
+    assert shard.resnapshot_idle(min_redundant_records=10) == []  # KIP: not enough redundancy yet
+    now[0] = 5_000
+    assert shard.snapshot_cold(5_000) == [ShareSnapshot(B, 1, 0, -1, 0, (), 0, 0, 5_000)]  # A's is 4 s old
+    assert shard.snapshot_cold(5_000) == []  # B is cold-snapshotted, A not old enough
+    now[0] = 6_000
+    records = shard.snapshot_cold(5_000)
+    assert [r.key for r in records] == [A] and isinstance(records[0], ShareSnapshot)
+    assert records[0].start_offset == 3 and records[0].write_timestamp_ms == 6_000
+    now[0] = 60_000
+    assert shard.snapshot_cold(5_000) == []  # every key cold-snapshotted: the partition is quiet
+    assert_replay_matches(shard)
