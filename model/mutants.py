@@ -224,7 +224,7 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
            "the share coordinator answers a duplicate InitializeShareGroupState (same state epoch and start "
            "offset) by writing a fresh snapshot that drops the state's batches and every start offset move since "
            "(Kafka trunk's initializeState answers it without writing)",
-           "stored-start-offset-monotonic", "duplicate_initialize",
+           "stored-delivery-complete-count", "duplicate_initialize",
            "model/core/share_coordinator.py: initialize"),
     Mutant("share-coordinator-stale-metadata",
            "a share coordinator keeps the metadata image it was loaded with and misses every later update (trunk's "
