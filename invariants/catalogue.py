@@ -40,8 +40,6 @@ _CHECKERS: Final = {
     "stored-start-offset-monotonic": "invariants.coordinator_checks.StoredStartOffsetMonitor",
     "negative-epoch-changes-nothing": "invariants.coordinator_checks.NegativeEpochMonitor",
     "snapshot-update-limit": "invariants.coordinator_checks.SnapshotLimitMonitor",
-    "stored-delivery-complete-count": "invariants.coordinator_checks.StoredCompleteCountMonitor",
-    "delivery-complete-count": "invariants.coordinator_checks.CompleteCountMonitor",
     "group-epoch-order": "invariants.group_checks.GroupEpochMonitor",
     "assign-initialized-only": "invariants.group_checks.AssignInitializedMonitor",
     "exclusive-ownership": "invariants.group_checks.ExclusiveOwnershipMonitor",
@@ -52,6 +50,8 @@ _CHECKERS: Final = {
     "exclusive-acquisition": "invariants.monitors.ExclusiveAcquisitionMonitor",
     "member-convergence": "model.sim.cluster.Cluster",
     "share-session-epoch": "invariants.share_checks.ShareSessionMonitor",
+    "stored-delivery-complete-count": "invariants.coordinator_checks.StoredCompleteCountMonitor",
+    "delivery-complete-count": "invariants.coordinator_checks.CompleteCountMonitor",
 }
 
 

@@ -70,14 +70,6 @@ TABLE: Final[dict[str, Entry]] = {
         ("SC-5",), "transition",
         "a read or write with a negative leader epoch, or a write or initialize with a negative state epoch, "
         "is answered with an error (INVALID_REQUEST) and no share-state record is appended for it"),
-    "stored-delivery-complete-count": Entry(
-        ("SC-4",), "transition",
-        "within one state epoch of a share-partition, the DeliveryCompleteCount of the state the share coordinator "
-        "committed never decreases while its start offset stays (KIP-1226; apache/kafka 2225a16c7e)"),
-    "delivery-complete-count": Entry(
-        ("SP-1",), "state",
-        "a share-partition leader with no write in flight counts as delivery-complete (KIP-1226) no more offsets "
-        "of its window than the ghost ledger holds durably Acknowledged or Archived there"),
     "snapshot-update-limit": Entry(
         ("SC-3",), "state",
         "updates since the last snapshot <= share.coordinator.snapshot.update.records.per.snapshot"),
@@ -104,6 +96,14 @@ TABLE: Final[dict[str, Entry]] = {
     "share-session-epoch": Entry(
         ("CL-1",), "transition",
         "a share session accepts epoch 0 to open, -1 to close, otherwise exactly one more than its last"),
+    "stored-delivery-complete-count": Entry(
+        ("SC-4",), "transition",
+        "within one state epoch of a share-partition, the DeliveryCompleteCount of the state the share coordinator "
+        "committed never decreases while its start offset stays (KIP-1226; apache/kafka 2225a16c7e)"),
+    "delivery-complete-count": Entry(
+        ("SP-1",), "state",
+        "a share-partition leader with no write in flight counts as delivery-complete (KIP-1226) no more offsets "
+        "of its window than the ghost ledger holds durably Acknowledged or Archived there"),
 }
 
 

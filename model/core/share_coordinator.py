@@ -32,7 +32,29 @@ snapshot among live keys; records before it are not needed by replay.
 ``resnapshot_idle`` writes fresh snapshots for keys whose old snapshot keeps
 redundant records from being pruned. ``prune`` drops the records before an
 offset, like ``deleteRecords`` moving the log start offset. Only committed
-records may be pruned: pass the committed end to ``prune_offset``.
+records may be pruned: pass the committed end to ``prune_offset``. Cold
+snapshots: ``snapshot_cold`` (Kafka trunk's snapshotColdPartitions: keys
+whose latest snapshot is an interval old, by the shard's ``clock``) is what
+the simulated coordinator runs by default; ``resnapshot_idle`` (keys whose
+snapshot holds redundant records back) under ``protocol = "kip"``.
+
+Metadata (trunk's onLoaded / onMetadataUpdate). ``on_metadata_update`` gives
+the shard the data topics (topic id -> partition count); from then on a
+request for a topic or partition it lacks answers UNKNOWN_TOPIC_OR_PARTITION
+(with no image at all, every request does), checked where trunk checks it:
+after the epoch and fencing checks, before the state is touched. A shard never
+given an image knows every topic (as Kafka's test builder's mock image).
+``on_topics_deleted`` tombstones the keys of deleted topics (trunk's
+maybeCleanupShareState); the simulation deletes no topics, so nothing calls it
+there.
+
+DeliveryCompleteCount (KIP-1226, Kafka 4.2). A write carries the leader's
+count of complete offsets at or above its start offset; the stored count
+follows trunk's generateShareStateRecord (apache/kafka 2225a16c7e): a write
+ahead of the stored start offset brings its count, one at it keeps the higher
+of the two, one behind it keeps the stored one (``_written_count``). An
+initialize stores -1 with start offset -1 and 0 with a known one (KAFKA-20034);
+reads and re-snapshots keep it; the read-summary returns it.
 
 Decisions where SPEC.md is silent (Kafka's ShareCoordinatorShard is the
 reference unless noted):
@@ -53,18 +75,22 @@ reference unless noted):
 - Write with a state epoch *higher* than stored is accepted and does not raise
   the stored one (Kafka; SC-5 "writes never raise stored epochs"). Only
   initialize sets the state epoch. The same holds for a higher leader epoch.
-- Initialize with a state epoch equal to the stored one is accepted and writes
-  a fresh snapshot (no batches, the request's start offset). Kafka trunk's
-  ``initializeState`` answers a duplicate (same state epoch and start offset)
-  without writing anything: a listed divergence (tests/conformance). A
-  retried initialize therefore leaves the same state as the first one; the
-  group coordinator only retries before the partition is assignable (GC-5), so
-  no leader has written in between. A lower state epoch is FENCED_STATE_EPOCH.
+- An initialize with the stored state epoch AND the stored start offset is a
+  duplicate: answered NONE, nothing written (Kafka trunk's ``initializeState``;
+  the mutant initialize-overwrites writes a fresh snapshot, as the model did).
+  One with the stored state epoch and another start offset writes a fresh
+  snapshot (no batches, the request's start offset), as trunk does, even when
+  that moves the start offset back within the state epoch (README "A finding:
+  a late duplicate initialize"). A lower state epoch is FENCED_STATE_EPOCH.
   Re-initializing keeps the stored leader epoch, so a zombie leader stays
-  fenced across an admin reset (SP-12).
-- Read, write and read-summary of a key never initialized, or deleted, answer
-  UNKNOWN_TOPIC_OR_PARTITION (SC-9; newer Kafka answers INVALID_REQUEST for
-  these, older Kafka answered a read with start offset -1).
+  fenced across an admin reset (SP-12; trunk's snapshot says -1, but its
+  leaderEpochMap keeps the highest seen, so it fences the same).
+- A read or write of a key never initialized, or deleted, answers
+  INVALID_REQUEST (Kafka trunk: "uninitialized share partition"); under
+  ``protocol = "kip"`` (``kafka=False``) UNKNOWN_TOPIC_OR_PARTITION (SC-9).
+  A read-summary of such a key answers UNKNOWN_TOPIC_OR_PARTITION under both
+  (trunk answers it with start offset -1; the model's leaders take
+  UNKNOWN_TOPIC_OR_PARTITION for a deleted state, SP-12).
 - Delete of an unknown key answers NONE and writes nothing (Kafka), so the
   group coordinator can retry deletes. A delete whose state epoch (the
   deleting coordinator's group epoch) is below the stored state epoch also
@@ -74,8 +100,10 @@ reference unless noted):
   it: the mutant delete-unfenced).
 - Read-summary is fenced like read but never raises the leader epoch.
 - Malformed requests (negative partition, batch with first > last or a
-  negative offset or count, ACQUIRED or an unknown delivery state, start
+  negative offset or count, a delivery state the protocol lacks, start
   offset < -1, initialize with a negative state epoch) answer INVALID_REQUEST.
+  A batch in ACQUIRED is stored, as trunk stores any state it is sent
+  (testNonSequentialBatchUpdates); ``protocol = "kip"`` refuses it (SP-1).
 - The snapshot count: a write produces a ShareSnapshot when the key's updates
   since its last snapshot have reached the limit, else a ShareUpdate; every
   snapshot (initialize, write, read, re-snapshot) resets the count to 0, so
