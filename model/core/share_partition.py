@@ -889,15 +889,18 @@ def _settle(r: InFlightRange) -> None:
 
 
 def _complete_from(ranges: Sequence[InFlightRange], start: int) -> int:
-    """KIP-1226 deliveryCompleteCount: offsets at or above ``start`` that are, or are being made, terminal."""
-    mutant = _mutants.ACTIVE == "delivery-complete-count-wrong"
+    """KIP-1226 deliveryCompleteCount: offsets at or above ``start`` that are, or are being made, terminal
+    (ACKNOWLEDGED or ARCHIVED). One scan per write: kept to the plainest loop."""
+    # mutant: a delivery (ACQUIRED) counted as complete
+    also = ACQUIRED if _mutants.ACTIVE == "delivery-complete-count-wrong" else ACKNOWLEDGED
+    terminal = (ACKNOWLEDGED, ARCHIVED, also)
     complete = 0
     for r in ranges:
-        if r.last < start:
-            continue
-        state = r.state if r.write_id == NO_WRITE else r.target
-        if state in _TERMINAL or (mutant and state == ACQUIRED):  # mutant: a delivery counted as complete
-            complete += r.last - max(r.first, start) + 1
+        if (r.target if r.write_id else r.state) in terminal:
+            last = r.last
+            if last >= start:
+                first = r.first
+                complete += last - (first if first > start else start) + 1
     return complete
 
 
