@@ -95,3 +95,32 @@ def test_each_mechanism_s_mutant_is_caught_on_seeds_0_to_2(mutant: str, scenario
               if invariant in {v.invariant for v in run(library.get(scenario), seed, stop_on_first_violation=False,
                                                         mutant=mutant).violations}]
     assert caught, f"{mutant} was not caught by {invariant} in {scenario} seeds 0-2"
+
+
+class _Reached(_Seen):
+    """Besides what ``_Seen`` keeps: the answers UNKNOWN_TOPIC_OR_PARTITION / INVALID_REQUEST served."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.errors: dict[str, set[Errors]] = {}
+
+    def on_share_state_request(self, partition: int, request: object, response: object,
+                               records: Sequence[object], sent_ms: int, now_ms: int) -> None:
+        error = Errors(getattr(response, "error_code", Errors.NONE))
+        self.errors.setdefault(type(request).__name__, set()).add(error)
+        if isinstance(request, WriteShareGroupStateRequest):
+            self.served.append((request, response, len(records)))
+
+
+@pytest.mark.parametrize("seed", [1])
+def test_the_swarm_config_runs_trunk_s_coordinator_clean_and_reaches_its_mechanisms(seed: int) -> None:
+    """swarm_config (which draws share.coordinator.cold.partition.snapshot.interval.ms and adds partitions)
+    on protocol kafka: the leaders' writes carry counts above zero, cold snapshots (create != write
+    timestamp) commit, and the run is clean."""
+    seen = _Reached()
+    result, _ = run_cluster(library.get("swarm_config"), seed, extra_monitors=[seen])
+    assert result.violations == [], [v.describe() for v in result.violations]
+    writes = [r for r, _, _ in seen.served if isinstance(r, WriteShareGroupStateRequest)]
+    assert any(w.delivery_complete_count > 0 for w in writes)
+    cold = [r for r in seen.committed if isinstance(r, ShareSnapshot) and r.create_timestamp_ms != r.write_timestamp_ms]
+    assert cold, "no cold snapshot committed"
