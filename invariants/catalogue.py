@@ -50,6 +50,8 @@ _CHECKERS: Final = {
     "exclusive-acquisition": "invariants.monitors.ExclusiveAcquisitionMonitor",
     "member-convergence": "model.sim.cluster.Cluster",
     "share-session-epoch": "invariants.share_checks.ShareSessionMonitor",
+    "stored-delivery-complete-count": "invariants.coordinator_checks.StoredCompleteCountMonitor",
+    "delivery-complete-count": "invariants.coordinator_checks.CompleteCountMonitor",
 }
 
 

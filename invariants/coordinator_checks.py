@@ -42,6 +42,22 @@
   the records it appended for that request, at the boundary.
 * ``SnapshotLimitMonitor`` (snapshot-update-limit, SC-3): after each request,
   the key's updates since its last snapshot are at most the limit.
+* ``StoredCompleteCountMonitor`` (stored-delivery-complete-count, SC-4,
+  KIP-1226): the DeliveryCompleteCount of each key's committed state, worked
+  out from the committed records as ``StoredStartOffsetMonitor`` does, never
+  goes down while the start offset it counts from stays (within one state
+  epoch). A write that lands after a later one (a retry, a replay) must not
+  take back completions the later one counted; Kafka before apache/kafka
+  2225a16c7e stored whichever count landed last.
+* ``CompleteCountMonitor`` (delivery-complete-count, SP-1, KIP-1226): a
+  share-partition leader with no write in flight counts as delivery-complete
+  no more offsets of its window than the ghost ledger holds durably terminal
+  there (from the writes the share coordinators accepted: the ledger's own
+  count, not the leader's bookkeeping). With no write in flight, a terminal
+  record of the leader's is one a write made durable; the ledger may hold
+  more (a write applied whose answer was lost; a newer leader's writes), never
+  fewer. Skipped while the ledger's view of the key is another life or state
+  epoch than the leader's.
 * ``ReplayEqualMonitor`` (coordinator-replay-equal, SC-6): a reference shard per
   ``__share_group_state`` partition applies the committed records once each,
   at every load; the loading coordinator's replayed state must equal it for
@@ -53,6 +69,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from invariants.intervals import IntervalSet
 from invariants.share_checks import LedgerMonitor
 from invariants.sink import Monitor, ViolationSink
 from model.core.errors import Errors
@@ -68,7 +85,9 @@ from model.core.share_state import (
 )
 
 if TYPE_CHECKING:
+    from invariants.ledger import Ledger
     from model.core.share_coordinator import ShareGroupState
+    from model.core.share_partition import SharePartition
 
 
 class ZombieWriteMonitor(LedgerMonitor):
@@ -185,6 +204,87 @@ class StoredStartOffsetMonitor(Monitor):
                          f"start offset back from {stored[2]} to {start} within state epoch {state_epoch}",
                          key=str(key), partition=partition, state_epoch=state_epoch, start_offset=start,
                          previous_start_offset=stored[2], record=kind)
+
+
+class StoredCompleteCountMonitor(Monitor):
+    """KIP-1226 on the coordinator's side: the committed records' delivery complete count per key, start
+    offset and state epoch."""
+
+    def __init__(self, sink: ViolationSink) -> None:
+        super().__init__(sink)
+        # key -> (state epoch, snapshot epoch, start offset, delivery complete count) of its committed state
+        self._stored: dict[SharePartitionKey, tuple[int, int, int, int]] = {}
+
+    def on_share_state_committed(self, partition: int, records: Sequence[object], now_ms: int) -> None:
+        for record in records:
+            if isinstance(record, ShareSnapshot):
+                self._counted(partition, record.key, record.state_epoch, record.snapshot_epoch, record.start_offset,
+                              record.delivery_complete_count, "ShareSnapshot", now_ms)
+            elif isinstance(record, ShareUpdate):
+                stored = self._stored.get(record.key)
+                if stored is not None and record.snapshot_epoch == stored[1]:  # SC-2: of the latest snapshot
+                    start = stored[2] if record.start_offset == UNKNOWN_OFFSET else record.start_offset
+                    self._counted(partition, record.key, stored[0], stored[1], start, record.delivery_complete_count,
+                                  "ShareUpdate", now_ms)
+            elif isinstance(record, ShareTombstone):
+                self._stored.pop(record.key, None)
+
+    def _counted(self, partition: int, key: SharePartitionKey, state_epoch: int, snapshot_epoch: int, start: int,
+                 count: int, kind: str, now_ms: int) -> None:
+        stored = self._stored.get(key)
+        self._stored[key] = (state_epoch, snapshot_epoch, start, count)
+        if stored is None or stored[0] != state_epoch or stored[2] != start or count >= stored[3]:
+            return
+        self.sink.report("stored-delivery-complete-count", now_ms, event=f"{kind} committed",
+                         message=f"{key}: a {kind} committed to __share_group_state-{partition} lowered the stored "
+                         f"delivery complete count from {stored[3]} to {count} at start offset {start} within "
+                         f"state epoch {state_epoch}", key=str(key), partition=partition, state_epoch=state_epoch,
+                         start_offset=start, delivery_complete_count=count, previous_count=stored[3], record=kind)
+
+
+class CompleteCountMonitor(LedgerMonitor):
+    """KIP-1226 on the leader's side, judged against the ghost ledger's durably terminal offsets."""
+
+    def __init__(self, sink: ViolationSink, ledger: Ledger) -> None:
+        super().__init__(sink, ledger)
+        self._life: dict[SharePartitionKey, int] = {}  # key -> the state epoch its latest life began with
+
+    def on_share_state_created(self, key: SharePartitionKey, state_epoch: int, now_ms: int) -> None:
+        self._life[key] = state_epoch
+
+    def on_share_partition_step(self, partition: SharePartition, bound: int, now_ms: int) -> None:
+        if not partition.ready or partition.speo <= partition.spso or partition.pending_write_ids():
+            return
+        key = partition.key
+        durable = self.ledger.durable.get(key)
+        if (durable is None or durable.state_epoch != partition.state_epoch
+                or partition.state_epoch < self._life.get(key, -1)):
+            return
+        count = partition.delivery_complete_count
+        # Offsets below what the ledger still knows of (its start, its trim) get the benefit of the doubt.
+        low = max(partition.spso, durable.start, durable.trimmed)
+        allowed = max(0, min(low, partition.speo) - partition.spso) + _count_in(durable.terminal, low,
+                                                                               partition.speo - 1)
+        if count <= allowed:
+            return
+        self.sink.report("delivery-complete-count", now_ms, event="share-partition step",
+                         message=f"{key}: the leader (leader epoch {partition.leader_epoch}) counts {count} offsets "
+                         f"of [{partition.spso}, {partition.speo}) as delivery-complete with no write in flight, "
+                         f"but only {allowed} are durably Acknowledged or Archived there",
+                         key=str(key), leader_epoch=partition.leader_epoch, state_epoch=partition.state_epoch,
+                         spso=partition.spso, speo=partition.speo, delivery_complete_count=count, durable=allowed)
+
+
+def _count_in(ranges: IntervalSet, first: int, last: int) -> int:
+    """How many offsets of ``first..last`` the set holds."""
+    total = 0
+    for lo, hi in ranges:
+        if hi < first:
+            continue
+        if lo > last:
+            break
+        total += min(hi, last) - max(lo, first) + 1
+    return total
 
 
 class NegativeEpochMonitor(Monitor):

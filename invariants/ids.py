@@ -96,6 +96,14 @@ TABLE: Final[dict[str, Entry]] = {
     "share-session-epoch": Entry(
         ("CL-1",), "transition",
         "a share session accepts epoch 0 to open, -1 to close, otherwise exactly one more than its last"),
+    "stored-delivery-complete-count": Entry(
+        ("SC-4",), "transition",
+        "within one state epoch of a share-partition, the DeliveryCompleteCount of the state the share coordinator "
+        "committed never decreases while its start offset stays (KIP-1226; apache/kafka 2225a16c7e)"),
+    "delivery-complete-count": Entry(
+        ("SP-1",), "state",
+        "a share-partition leader with no write in flight counts as delivery-complete (KIP-1226) no more offsets "
+        "of its window than the ghost ledger holds durably Acknowledged or Archived there"),
 }
 
 

@@ -36,10 +36,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
 from invariants.coordinator_checks import (
+    CompleteCountMonitor,
     EarlierLifeMonitor,
     NegativeEpochMonitor,
     ReplayEqualMonitor,
     SnapshotLimitMonitor,
+    StoredCompleteCountMonitor,
     StoredEpochMonitor,
     StoredStartOffsetMonitor,
     ZombieWriteMonitor,
@@ -564,6 +566,8 @@ def standard_monitors(seed: int, *, delivery_count_limit: int = 5, lock_duration
             StoredStartOffsetMonitor(sink),
             NegativeEpochMonitor(sink),
             SnapshotLimitMonitor(sink),
+            StoredCompleteCountMonitor(sink),
+            CompleteCountMonitor(sink, ledger),
             ReplayEqualMonitor(sink),
             GroupEpochMonitor(sink),
             AssignInitializedMonitor(sink),

@@ -100,7 +100,8 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
     Mutant("persist-acquired",
            "a lock-timeout or release write persists the records' current in-memory state (ACQUIRED) instead "
            "of the state they move to, and the share coordinator stores it without checking the delivery state "
-           "(SP-1: ACQUIRED is never persisted)",
+           "(SP-1: ACQUIRED is never persisted; Kafka trunk's coordinator stores any state it is sent, so under "
+           "protocol kafka only the leader's half is the mutant's)",
            "record-state-transition", "all_slow_consumers",
            "model/core/share_partition.py: _release; model/core/share_coordinator.py: _invalid_write"),
     Mutant("continue-unknown-session",
@@ -206,6 +207,39 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
            "deletes the state of the group created and initialized since, which its leaders can never read again "
            "(SC-8, GC-8)",
            "earlier-life-delete-fenced", "stale_state_delete", "model/core/share_coordinator.py: delete"),
+    Mutant("delivery-complete-count-wrong",
+           "a share-partition leader counts the records it has delivered (ACQUIRED) as delivery-complete in the "
+           "DeliveryCompleteCount it writes with its state (KIP-1226: only Acknowledged and Archived records "
+           "are), so the lag the group coordinator reports from it is too small",
+           "delivery-complete-count", "small", "model/core/share_partition.py: _complete_from"),
+    Mutant("delivery-complete-count-last-write",
+           "the share coordinator stores the DeliveryCompleteCount of whichever WriteShareGroupState lands last, "
+           "so a write that lands after a later one (a retry, a replayed request) takes back completions the "
+           "later one counted at the same start offset (KIP-1226; Kafka 4.2 and later until apache/kafka "
+           "2225a16c7e, 2026-08-07, which keeps the higher count at an equal start offset and the stored one "
+           "behind it)",
+           "stored-delivery-complete-count", "hostile_complete_count",
+           "model/core/share_coordinator.py: _written_count"),
+    Mutant("initialize-overwrites",
+           "the share coordinator answers a duplicate InitializeShareGroupState (same state epoch and start "
+           "offset) by writing a fresh snapshot that drops the state's batches and every start offset move since "
+           "(Kafka trunk's initializeState answers it without writing)",
+           "stored-delivery-complete-count", "duplicate_initialize",
+           "model/core/share_coordinator.py: initialize"),
+    Mutant("share-coordinator-stale-metadata",
+           "a share coordinator keeps the metadata image it was loaded with and misses every later update (trunk's "
+           "ShareCoordinatorShard.onMetadataUpdate), so it answers UNKNOWN_TOPIC_OR_PARTITION to the "
+           "InitializeShareGroupState of a partition added since: the group coordinator retries for ever and "
+           "the new partition is never assigned",
+           "eventual-resolution", "share_coordinator_new_partition",
+           "model/core/share_coordinator.py: on_metadata_update"),
+    Mutant("cold-snapshot-ignores-updates",
+           "the share coordinator's cold snapshot (trunk's snapshotColdPartitions) rewrites a key's latest "
+           "snapshot as it was, without the updates written since: the start offset they moved and the batches "
+           "they acknowledged are lost once the snapshot commits (SC-2, SC-8; ShareCoordinatorShardTest"
+           ".testSnapshotColdPartitionsSnapshotUpdateNotConsidered guards it in Kafka)",
+           "stored-start-offset-monotonic", "share_coordinator_pruning",
+           "model/core/share_coordinator.py: snapshot_cold"),
     Mutant("rejoin-with-old-epoch",
            "a share member answered UNKNOWN_MEMBER_ID or FENCED_MEMBER_EPOCH rejoins with its last member epoch "
            "instead of epoch 0, is fenced again, and never gets back into the group (GC-1, KIP-848)",

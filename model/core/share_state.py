@@ -99,6 +99,9 @@ class StateBatch(Message):
 
 # A start offset of -1 means "not being written" (write) or "not yet known" (read, SP-10).
 UNKNOWN_OFFSET = -1
+# KIP-1226 (Kafka 4.2): DeliveryCompleteCount -1 means "not known": nothing written it yet, or the
+# start offset is not yet known (initialize with start offset -1).
+UNKNOWN_COUNT = -1
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,16 +135,19 @@ class ReadShareGroupStateResponse:
 
 
 class WriteShareGroupStateRequest(Message):
-    FIELDS = ("key", "state_epoch", "leader_epoch", "start_offset", "state_batches")
+    FIELDS = ("key", "state_epoch", "leader_epoch", "start_offset", "state_batches", "delivery_complete_count")
     __slots__ = FIELDS
 
     def __init__(self, key: SharePartitionKey, state_epoch: int, leader_epoch: int, start_offset: int,
-                 state_batches: tuple[StateBatch, ...]) -> None:
+                 state_batches: tuple[StateBatch, ...], delivery_complete_count: int = UNKNOWN_COUNT) -> None:
         self.key: Final = key
         self.state_epoch: Final = state_epoch
         self.leader_epoch: Final = leader_epoch
         self.start_offset: Final = start_offset
         self.state_batches: Final = state_batches
+        # KIP-1226 (version 1): the offsets at or above the start offset whose delivery is complete
+        # (Acknowledged or Archived) as the leader counts them when it writes; -1: not given.
+        self.delivery_complete_count: Final = delivery_complete_count
 
 
 class WriteShareGroupStateResponse(Message):
@@ -184,3 +190,4 @@ class ReadShareGroupStateSummaryResponse:
     error_message: str | None = None
     state_epoch: int = 0
     start_offset: int = UNKNOWN_OFFSET
+    delivery_complete_count: int = UNKNOWN_COUNT  # KIP-1226, version 1 (ReadShareGroupStateResponse has none)

@@ -277,7 +277,9 @@ class Broker:
                     share_host = None
                 if share_host is None and info.leader == me:
                     self.share_coordinators[partition] = ShareCoordinatorHost(
-                        self, partition, self.controller.log(topic, partition))
+                        self, partition, self.controller.log(topic, partition), image)
+                elif share_host is not None and image_changed:
+                    share_host.on_metadata(image)
             elif topic == CONSUMER_OFFSETS_TOPIC:
                 group_host = self.group_coordinators.get(partition)
                 if group_host is not None and (info.leader != me or group_host.leader_epoch != info.leader_epoch):

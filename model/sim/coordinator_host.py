@@ -123,13 +123,25 @@ class ShareCoordinatorHost(_Host):
 
     topic = SHARE_STATE_TOPIC
 
-    def __init__(self, broker: Broker, partition: int, log: ReplicatedLog) -> None:
+    def __init__(self, broker: Broker, partition: int, log: ReplicatedLog,
+                 metadata: MetadataImage | None = None) -> None:
         super().__init__(broker, partition, log)
         self._housekeeping: list[Timer] = []
+        self.metadata = metadata  # the data topics, as the broker last heard (trunk's onLoaded image)
         self._reload()
 
+    def on_metadata(self, metadata: MetadataImage) -> None:
+        """New cluster metadata (trunk's onMetadataUpdate): requests for topics it lacks are refused."""
+        self.metadata = metadata
+        self.shard.on_metadata_update(metadata)
+
     def _replayed(self) -> ShareCoordinatorShard:
-        shard = ShareCoordinatorShard(self.broker.config.snapshot_update_records_per_snapshot)
+        config = self.broker.config
+        scheduler = self.broker.scheduler
+        shard = ShareCoordinatorShard(config.snapshot_update_records_per_snapshot, kafka=config.kafka,
+                                      clock=lambda: scheduler.now_ms)
+        if self.metadata is not None:
+            shard.on_metadata_update(self.metadata)
         shard.begin_load(self.log.log_start_offset)
         for record in self.log.committed:
             if _mutants.ACTIVE == "replay-skips-updates" and isinstance(record, ShareUpdate):
@@ -172,10 +184,13 @@ class ShareCoordinatorHost(_Host):
         self._housekeeping.append(timer)
 
     def _snapshot_cold(self) -> None:
-        """Fresh snapshots of the idle keys that hold redundant records back from pruning."""
+        """Fresh snapshots of cold keys: trunk's snapshotColdPartitions (keys whose latest snapshot is an
+        interval old); under protocol "kip", of the idle keys that hold redundant records back from pruning."""
         if self.log.writable() != Errors.NONE:
             return
-        records = self.shard.resnapshot_idle()
+        config = self.broker.config
+        records = (self.shard.snapshot_cold(config.share_coordinator_cold_partition_snapshot_interval_ms)
+                   if config.kafka else self.shard.resnapshot_idle())
         if not records:
             return
         error = self.log.append(records, lambda err, _offset: self._snapshots_committed(err, records))

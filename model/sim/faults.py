@@ -116,6 +116,9 @@ FAULT_KINDS: Final[Mapping[str, FaultKindSpec]] = {
 # first write with a start offset the client captured at the latest epochs it saw for the share-partition.
 HOSTILE_STATE_REQUESTS: Final = ("replayed_write", "write_negative_leader_epoch", "write_negative_state_epoch",
                                  "read_negative_leader_epoch")
+# Sent only when params.request names it: a ReadShareGroupStateSummary, then an InitializeShareGroupState
+# repeating the state epoch and start offset it answered (a duplicate: trunk answers it without writing).
+HOSTILE_NAMED_ONLY: Final = ("repeated_initialize",)
 
 _ALL_USES: Final = ("side_a", "side_b", "one_way", "kinds", "links", "nodes", "probability", "extra", "extra_ms")
 _OFFSET_WORDS: Final = ("earliest", "latest")
@@ -346,9 +349,9 @@ def _check_params(event: FaultEvent, spec: FaultKindSpec) -> list[str]:
     elif kind == "hostile_state_request":
         request = event.param("request")
         out += _topic_partition_problems(event, absent_partition="partition 0")
-        if request is not None and request not in HOSTILE_STATE_REQUESTS:
-            out.append(f"params.request = {request!r}: must be one of {', '.join(HOSTILE_STATE_REQUESTS)} "
-                       "(or absent: all of them)")
+        if request is not None and request not in HOSTILE_STATE_REQUESTS + HOSTILE_NAMED_ONLY:
+            out.append(f"params.request = {request!r}: must be one of "
+                       f"{', '.join(HOSTILE_STATE_REQUESTS + HOSTILE_NAMED_ONLY)} (or absent: the first four)")
     elif kind == "admin_add_partitions":
         add = event.param("add")
         if not isinstance(add, int) or isinstance(add, bool) or add < 1:

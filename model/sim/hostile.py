@@ -14,6 +14,10 @@ node, each request of ``HOSTILE_STATE_REQUESTS`` (or the one ``params.request`` 
 * ``write_negative_leader_epoch`` / ``write_negative_state_epoch``: the same write with leader epoch
   -1, or state epoch -1 (without a captured write: an empty one at epochs 0). INVALID_REQUEST.
 * ``read_negative_leader_epoch``: ReadShareGroupState with leader epoch -1. INVALID_REQUEST.
+* ``repeated_initialize`` (only when ``params.request`` names it): ReadShareGroupStateSummary, then
+  InitializeShareGroupState with the state epoch and start offset it answered: a duplicate, as a
+  retried admin reset would be. Kafka trunk answers it without writing (initializeState); one that
+  wrote a fresh snapshot would drop the batches and the delivery complete count at that start offset.
 
 A request is retried as an admin call is while the coordinator moves or loads (NOT_COORDINATOR,
 COORDINATOR_NOT_AVAILABLE, COORDINATOR_LOAD_IN_PROGRESS, no answer); any other answer is final and
@@ -23,18 +27,22 @@ kept in ``results``. The invariants ``negative-epoch-changes-nothing`` and
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from typing import Any, Final
 
 from model.core.errors import Errors
 from model.core.message import Message as Value
 from model.core.share_state import (
     UNKNOWN_OFFSET,
+    InitializeShareGroupStateRequest,
     ReadShareGroupStateRequest,
+    ReadShareGroupStateSummaryRequest,
     SharePartitionKey,
     WriteShareGroupStateRequest,
 )
 from model.sim.client import Client
-from model.sim.faults import HOSTILE_STATE_REQUESTS, FaultEvent
+from model.sim.faults import HOSTILE_NAMED_ONLY, HOSTILE_STATE_REQUESTS, FaultEvent
 from model.sim.network import Message, Network
 from model.sim.protocol import SHARE_STATE_TOPIC
 
@@ -109,10 +117,14 @@ class HostileStateClient:
         wanted = event.param("request")
         replay = self.replay_of(key)
         base = replay or WriteShareGroupStateRequest(key, 0, 0, UNKNOWN_OFFSET, ())
-        for name in HOSTILE_STATE_REQUESTS:
-            if wanted is not None and name != wanted:
+        for name in HOSTILE_STATE_REQUESTS + HOSTILE_NAMED_ONLY:
+            if (wanted is None and name in HOSTILE_NAMED_ONLY) or (wanted is not None and name != wanted):
                 continue
             body: Any
+            if name == "repeated_initialize":
+                self._send("state_summary", key, ReadShareGroupStateSummaryRequest(key, -1),
+                           functools.partial(self._repeat_initialize, key))
+                continue
             if name == "replayed_write":
                 if replay is None:
                     client.record("hostile.nothing_to_replay", key=str(key))
@@ -127,7 +139,15 @@ class HostileStateClient:
             self._send(name, key, body)
         return True
 
-    def _send(self, name: str, key: SharePartitionKey, body: Any) -> None:
+    def _repeat_initialize(self, key: SharePartitionKey, summary: Any) -> None:
+        if summary is None or summary.error_code != Errors.NONE:
+            self.client.record("hostile.nothing_to_repeat", key=str(key))
+            return
+        self._send("repeated_initialize", key,
+                   InitializeShareGroupStateRequest(key, summary.state_epoch, summary.start_offset))
+
+    def _send(self, name: str, key: SharePartitionKey, body: Any,
+              then: Callable[[Any], None] | None = None) -> None:
         client = self.client
         kind = type(body).__name__.removesuffix("Request")
         start_offset = body.start_offset if isinstance(body, WriteShareGroupStateRequest) else UNKNOWN_OFFSET
@@ -143,6 +163,8 @@ class HostileStateClient:
             error = Errors.REQUEST_TIMED_OUT if response is None else Errors(response.error_code)
             self.results.append(HostileResult(name, key, error, client.scheduler.now_ms, start_offset))
             client.record("hostile.answer", request=name, key=str(key), error=int(error))
+            if then is not None:
+                then(response)
 
         client.call(coordinator, kind, body, done, error_of=_error_of)
 

@@ -84,15 +84,16 @@ def write_and_replay(shard: ShareCoordinatorShard, leader_epoch: int,
     read, _ = shard.read(ReadShareGroupStateRequest(key, leader_epoch))
     assert read.error_code == Errors.NONE, read
     written, _ = shard.write(WriteShareGroupStateRequest(key, read.state_epoch, leader_epoch, 0,
-                                                         (batch(0, 10, 0, 1),)))
+                                                         (batch(0, 10, 0, 1),), 0))
     assert written.error_code == Errors.NONE, written
 
 
 def write(shard: ShareCoordinatorShard, *, state_epoch: int, leader_epoch: int, start: int,
-          batches: Sequence[StateBatch] = (), key: SharePartitionKey = COORDINATOR_KEY) -> tuple[Errors, int]:
-    """A WriteShareGroupState: its error and how many records it wrote."""
+          batches: Sequence[StateBatch] = (), key: SharePartitionKey = COORDINATOR_KEY,
+          complete: int = -1) -> tuple[Errors, int]:
+    """A WriteShareGroupState (``complete``: its deliveryCompleteCount): its error and how many records it wrote."""
     response, records = shard.write(WriteShareGroupStateRequest(key, state_epoch, leader_epoch, start,
-                                                                tuple(batches)))
+                                                                tuple(batches), complete))
     return response.error_code, len(records)
 
 

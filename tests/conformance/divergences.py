@@ -15,17 +15,6 @@ import pytest
 
 # Deliberate or documented differences from Kafka trunk at the pinned commit.
 DIVERGENCES: Final[dict[str, str]] = {
-    "uninitialized-key-error":
-        "a read or write of a key never initialized answers UNKNOWN_TOPIC_OR_PARTITION (SC-9); trunk "
-        "answers INVALID_REQUEST",
-    "acquired-state-persisted":
-        "the share coordinator refuses a state batch in ACQUIRED (SP-1: never persisted); trunk stores it",
-    "initialize-not-idempotent":
-        "a duplicate InitializeShareGroupState (same state epoch and start offset) writes a new snapshot; "
-        "trunk answers it without writing",
-    "cold-snapshot-by-redundancy":
-        "the coordinator re-snapshots a key when its old snapshot holds redundant records back from pruning "
-        "(resnapshot_idle); trunk snapshots keys whose last snapshot is older than a time interval",
     "ack-across-log-start-rejected":
         "an acknowledgement that spans a moved log start offset is rejected whole; trunk skips the offsets "
         "below the start and applies the rest",
@@ -79,15 +68,12 @@ DIVERGENCES: Final[dict[str, str]] = {
 MISSING: Final[dict[str, str]] = {
     "record-batches": "no record batches: acquisition, in-flight state and its splitting are per offset range",
     "fetch-offset": "acquire takes no fetch offset and there is no nextFetchOffset",
-    "delivery-complete-count": "no deliveryCompleteCount in the share-partition or the written state",
     "renew": "no RENEW acknowledge type",
     "throttling": "no delivery-count throttling of acquisitions",
     "record-limit-acquire": "no share.acquire.mode record_limit",
     "archiving-dlq": "no ARCHIVING state, no dead-letter queue",
     "dynamic-group-config": "no per-group dynamic delivery-count limit or partition max record locks",
     "leader-not-available": "no LEADER_NOT_AVAILABLE while loading or fenced (the model answers others)",
-    "coordinator-metadata-image": "the share coordinator has no metadata image: no UNKNOWN_TOPIC_OR_PARTITION "
-                                  "for topics it does not know, no onTopicsDeleted",
 }
 
 

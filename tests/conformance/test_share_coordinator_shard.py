@@ -3,14 +3,15 @@
 Kafka's shard returns records and its runtime replays them; the model's shard applies the records
 it returns before returning (``apply`` is its replay), so "replay the result" is implicit here.
 Where Kafka's test deliberately does not replay a record (to show the stored leader epoch is
-untouched until it is), only the response and the record are compared. Kafka's deliveryCompleteCount
-and timestamps are not in the model (``missing("delivery-complete-count")``); its metadata image
-checks are not either (``missing("coordinator-metadata-image")``).
+untouched until it is), only the response and the record are compared. Kafka's timestamps are not
+in the model; its deliveryCompleteCount is (KIP-1226: ``delivery_complete_count`` of the write, the
+records, the stored state and the read-summary).
 """
 
 from __future__ import annotations
 
 from model.core.errors import Errors
+from model.core.metadata import MetadataImage
 from model.core.share_coordinator import ShareCoordinatorShard
 from model.core.share_records import ShareSnapshot, ShareTombstone, ShareUpdate
 from model.core.share_state import (
@@ -30,9 +31,10 @@ from tests.conformance.builders import (
     write,
     write_and_replay,
 )
-from tests.conformance.divergences import divergence, missing
 
 NEGATIVE_PARTITION = SharePartitionKey(KEY.group_id, KEY.topic_id, -1)
+# Kafka's test builder: an image that knows the topic with one partition (PARTITION + 1).
+ONE_PARTITION = MetadataImage().with_topic("topic", 1, topic_id=KEY.topic_id)
 
 
 def _stored(shard: ShareCoordinatorShard, key: SharePartitionKey = KEY) -> tuple[int, int, int, list[tuple[int, ...]]]:
@@ -58,7 +60,6 @@ def test_replay_with_share_snapshot() -> None:
 # -- write -----------------------------------------------------------------------------------
 
 
-@divergence("uninitialized-key-error")
 def test_write_fails_on_uninitialized_partition() -> None:
     """ShareCoordinatorShardTest.testWriteFailsOnUninitializedPartition"""
     shard = ShareCoordinatorShard()
@@ -126,11 +127,11 @@ def test_write_state_invalid_state_epoch_request_data() -> None:
     assert _stored(shard) == (0, 0, 0, [(0, 10, 0, 1)])
 
 
-@missing("coordinator-metadata-image")
 def test_write_null_metadata_image() -> None:
     """ShareCoordinatorShardTest.testWriteNullMetadataImage: without a metadata image, UNKNOWN_TOPIC_OR_PARTITION."""
     shard = initialized_shard()
-    shard.__dict__["metadata_image"] = None  # the model's shard has no metadata image to take away
+    write_and_replay(shard, 0)
+    shard.on_metadata_update(None)
     assert write(shard, state_epoch=0, leader_epoch=0, start=0) == (Errors.UNKNOWN_TOPIC_OR_PARTITION, 0)
 
 
@@ -164,39 +165,48 @@ def test_write_state_discards_start_offset_regression() -> None:
     assert _stored(shard) == (5, 3, 5, [(5, 10, 0, 1), (11, 20, 4, 1)])
 
 
-@missing("delivery-complete-count")
-def test_write_state_discards_delivery_complete_count_regression_incoming_start_offset_greater() -> None:
-    """ShareCoordinatorShardTest.testWriteStateDiscardsDeliveryCompleteCountRegressionIncomingStartOffsetGreater"""
+def _two_writes(first: tuple[int, int], second: tuple[int, int]) -> tuple[ShareUpdate, ShareUpdate]:
+    """ShareCoordinatorShardTest's delivery-complete-count cases: a key at state epoch 5 read and written by
+    leader epoch 3, then two writes of (start offset, deliveryCompleteCount) with no batches."""
     shard = initialized_shard(5)
     write_and_replay(shard, 3)
+    records = []
+    for start, complete in (first, second):
+        assert write(shard, state_epoch=5, leader_epoch=3, start=start, complete=complete) == (Errors.NONE, 1)
+        records.append(shard.records[-1])
+    a, b = records
+    assert isinstance(a, ShareUpdate) and isinstance(b, ShareUpdate)
+    assert (a.start_offset, a.delivery_complete_count) == first  # the first write is stored as sent
     state = shard.state(KEY)
-    assert hasattr(state, "delivery_complete_count")
+    assert state is not None
+    assert (state.start_offset, state.delivery_complete_count) == (b.start_offset, b.delivery_complete_count)
+    return a, b
 
 
-@missing("delivery-complete-count")
+def test_write_state_discards_delivery_complete_count_regression_incoming_start_offset_greater() -> None:
+    """ShareCoordinatorShardTest.testWriteStateDiscardsDeliveryCompleteCountRegressionIncomingStartOffsetGreater:
+    a write ahead of the stored start offset brings its own count, even a lower one."""
+    _, second = _two_writes((5, 10), (11, 4))
+    assert (second.start_offset, second.delivery_complete_count) == (11, 4)
+
+
 def test_write_state_discards_delivery_complete_count_regression_incoming_start_offset_equal() -> None:
-    """ShareCoordinatorShardTest.testWriteStateDiscardsDeliveryCompleteCountRegressionIncomingStartOffsetEqual"""
-    shard = initialized_shard(5)
-    write_and_replay(shard, 3)
-    assert hasattr(shard.state(KEY), "delivery_complete_count")
+    """ShareCoordinatorShardTest.testWriteStateDiscardsDeliveryCompleteCountRegressionIncomingStartOffsetEqual:
+    at the stored start offset the higher count stays."""
+    _, second = _two_writes((11, 10), (11, 5))
+    assert (second.start_offset, second.delivery_complete_count) == (11, 10)
 
 
-@missing("delivery-complete-count")
 def test_write_state_discards_delivery_complete_count_regression_incoming_start_offset_smaller() -> None:
     """ShareCoordinatorShardTest.testWriteStateDiscardsDeliveryCompleteCountRegressionIncomingStartOffsetSmaller:
-    the start offset part (the higher is kept) holds; the count it is about does not exist."""
-    shard = initialized_shard(5)
-    write_and_replay(shard, 3)
-    write(shard, state_epoch=5, leader_epoch=3, start=10, batches=[batch(11, 20, 4, 1)])
-    write(shard, state_epoch=5, leader_epoch=3, start=5, batches=[batch(5, 20, 0, 1)])
-    assert _stored(shard)[2] == 10
-    assert hasattr(shard.state(KEY), "delivery_complete_count")
+    a write behind the stored start offset keeps the stored start offset and count."""
+    _, second = _two_writes((15, 10), (11, 20))
+    assert (second.start_offset, second.delivery_complete_count) == (15, 10)
 
 
 # -- read ------------------------------------------------------------------------------------
 
 
-@divergence("uninitialized-key-error")
 def test_read_fails_on_uninitialized_partition() -> None:
     """ShareCoordinatorShardTest.testReadFailsOnUninitializedPartition"""
     shard = ShareCoordinatorShard()
@@ -222,6 +232,7 @@ def test_read_state_summary_success() -> None:
     write_and_replay(shard, 0)
     response, records = shard.read_summary(ReadShareGroupStateSummaryRequest(KEY, 1))
     assert (response.error_code, response.state_epoch, response.start_offset, records) == (Errors.NONE, 0, 0, [])
+    assert response.delivery_complete_count == 0
     assert _stored(shard)[1] == 0
 
 
@@ -242,14 +253,14 @@ def test_read_state_summary_invalid_request_data() -> None:
     assert (response.error_code, records) == (Errors.INVALID_REQUEST, [])
 
 
-@missing("coordinator-metadata-image")
 def test_read_null_metadata_image() -> None:
     """ShareCoordinatorShardTest.testReadNullMetadataImage"""
     shard = initialized_shard()
     write_and_replay(shard, 0)
-    shard.__dict__["metadata_image"] = None
-    response, _ = shard.read(ReadShareGroupStateRequest(KEY, 5))
-    assert response.error_code == Errors.UNKNOWN_TOPIC_OR_PARTITION
+    shard.on_metadata_update(None)
+    response, records = shard.read(ReadShareGroupStateRequest(KEY, 5))
+    assert (response.error_code, records) == (Errors.UNKNOWN_TOPIC_OR_PARTITION, [])
+    assert _stored(shard)[1] == 0
 
 
 def test_read_state_fenced_leader_epoch_error() -> None:
@@ -297,7 +308,6 @@ def test_read_state_negative_leader_epoch_disallowed() -> None:
 # -- the snapshot policy -------------------------------------------------------------------------
 
 
-@divergence("acquired-state-persisted")
 def test_non_sequential_batch_updates() -> None:
     """ShareCoordinatorShardTest.testNonSequentialBatchUpdates: with a snapshot on every write, batches
     written in ACQUIRED (state 1) survive later writes of other batches and a start offset move."""
@@ -345,28 +355,29 @@ def test_delete_state_invalid_request_data() -> None:
     assert (response.error_code, records) == (Errors.INVALID_REQUEST, [])
 
 
-@missing("coordinator-metadata-image")
 def test_delete_topic_id_non_existent_in_metadata_image() -> None:
-    """ShareCoordinatorShardTest.testDeleteTopicIdNonExistentInMetadataImage"""
+    """ShareCoordinatorShardTest.testDeleteTopicIdNonExistentInMetadataImage: the image lacks the topic."""
     shard = ShareCoordinatorShard()
     shard.apply(ShareSnapshot(KEY, 0, 0, 0, 0, ()))
-    response, _ = shard.delete(DeleteShareGroupStateRequest(SharePartitionKey(KEY.group_id, "no-such-topic", 0)))
-    assert response.error_code == Errors.UNKNOWN_TOPIC_OR_PARTITION
+    shard.on_metadata_update(MetadataImage())
+    response, records = shard.delete(DeleteShareGroupStateRequest(KEY))
+    assert (response.error_code, records) == (Errors.UNKNOWN_TOPIC_OR_PARTITION, [])
+    assert shard.state(KEY) is not None
 
 
 # -- initialize ------------------------------------------------------------------------------
 
 
 def test_initialize_state_success() -> None:
-    """ShareCoordinatorShardTest.testInitializeStateSuccess: one snapshot with the state epoch and start offset."""
+    """ShareCoordinatorShardTest.testInitializeStateSuccess: one snapshot with the state epoch and start offset
+    (and, the start offset being known, deliveryCompleteCount 0: ShareGroupOffset.fromRequest)."""
     shard = ShareCoordinatorShard()
     response, records = shard.initialize(InitializeShareGroupStateRequest(KEY, 5, 10))
     assert response.error_code == Errors.NONE
-    assert records == [ShareSnapshot(KEY, 0, 5, -1, 10, ())]
+    assert records == [ShareSnapshot(KEY, 0, 5, -1, 10, (), 0)]
     assert _stored(shard) == (5, -1, 10, [])
 
 
-@divergence("initialize-not-idempotent")
 def test_initialize_state_idempotent() -> None:
     """ShareCoordinatorShardTest.testInitializeStateIdempotent: the same initialize again writes nothing."""
     shard = ShareCoordinatorShard()
@@ -402,52 +413,80 @@ def test_initialize_state_invalid_state_epoch_request_data() -> None:
     assert (response.error_code, records) == (Errors.INVALID_REQUEST, [])
 
 
-@missing("coordinator-metadata-image")
 def test_initialize_partition_id_non_existent_in_metadata_image() -> None:
-    """ShareCoordinatorShardTest.testInitializePartitionIdNonExistentInMetadataImage"""
-    response, _ = ShareCoordinatorShard().initialize(
-        InitializeShareGroupStateRequest(SharePartitionKey(KEY.group_id, KEY.topic_id, 99), 0, 0))
-    assert response.error_code == Errors.UNKNOWN_TOPIC_OR_PARTITION
+    """ShareCoordinatorShardTest.testInitializePartitionIdNonExistentInMetadataImage: the topic is known,
+    the partition is not."""
+    shard = ShareCoordinatorShard()
+    shard.on_metadata_update(ONE_PARTITION)
+    response, records = shard.initialize(
+        InitializeShareGroupStateRequest(SharePartitionKey(KEY.group_id, KEY.topic_id, 1), 0, 0))
+    assert (response.error_code, records) == (Errors.UNKNOWN_TOPIC_OR_PARTITION, [])
+    response, records = shard.initialize(InitializeShareGroupStateRequest(KEY, 0, 0))  # partition 0 is known
+    assert (response.error_code, len(records)) == (Errors.NONE, 1)
 
 
 # -- cold partitions -----------------------------------------------------------------------------
 
 
-def test_snapshot_cold_partitions_no_eligible_partitions() -> None:
-    """ShareCoordinatorShardTest.testSnapshotColdPartitionsNoEligiblePartitions: two keys, each one fresh
-    snapshot: nothing to re-snapshot."""
-    shard = ShareCoordinatorShard()
-    for partition in (0, 1):
+class _Clock:
+    """Kafka's MockTime: the shard's clock, moved by hand."""
+
+    def __init__(self) -> None:
+        self.now_ms = 0
+
+    def __call__(self) -> int:
+        return self.now_ms
+
+
+INTERVAL_MS = 10_000  # ShareCoordinatorTestConfig: share.coordinator.cold.partition.snapshot.interval.ms
+
+
+def _cold_shard(*partitions: int) -> tuple[ShareCoordinatorShard, _Clock]:
+    """A shard on a clock with a snapshot (0-10 Available, written now) of each of ``partitions``."""
+    clock = _Clock()
+    shard = ShareCoordinatorShard(clock=clock)
+    for partition in partitions:
         shard.apply(ShareSnapshot(SharePartitionKey(KEY.group_id, KEY.topic_id, partition), 0, 0, 0, 0,
-                                  (batch(0, 10, 0, 1),)))
-    assert shard.resnapshot_idle() == []
+                                  (batch(0, 10, 0, 1),), 11, clock.now_ms, clock.now_ms))
+    return shard, clock
 
 
-@divergence("cold-snapshot-by-redundancy")
+def test_snapshot_cold_partitions_no_eligible_partitions() -> None:
+    """ShareCoordinatorShardTest.testSnapshotColdPartitionsNoEligiblePartitions: two keys whose snapshots are
+    younger than the interval: nothing to snapshot."""
+    shard, clock = _cold_shard(0, 1)
+    clock.now_ms += 5_000
+    assert shard.snapshot_cold(INTERVAL_MS) == []
+
+
 def test_snapshot_cold_partitions_snapshot_update_not_considered() -> None:
     """ShareCoordinatorShardTest.testSnapshotColdPartitionsSnapshotUpdateNotConsidered: a key written by an
-    update since its snapshot is re-snapshotted once the interval has passed."""
-    shard = ShareCoordinatorShard()
-    shard.apply(ShareSnapshot(KEY, 0, 0, 0, 0, (batch(0, 10, 0, 1),)))
-    write(shard, state_epoch=0, leader_epoch=0, start=0, batches=[batch(0, 10, 0, 1)])
-    records = shard.resnapshot_idle()
-    assert [type(r) for r in records] == [ShareSnapshot]
+    update since its snapshot is re-snapshotted once the interval has passed, with the update merged in, its
+    create timestamp kept and now as its write timestamp."""
+    shard, clock = _cold_shard(0)
+    write_and_replay(shard, 0)  # a read and a write: updates; the snapshot's timestamps stay
+    clock.now_ms += 12_000
+    records = shard.snapshot_cold(INTERVAL_MS)
+    assert records == [ShareSnapshot(KEY, 1, 0, 0, 0, (batch(0, 10, 0, 1),), 11, 0, 12_000)]
 
 
-@divergence("cold-snapshot-by-redundancy")
 def test_snapshot_cold_partitions_does_not_perpetually_snapshot() -> None:
     """ShareCoordinatorShardTest.testSnapshotColdPartitionsDoesNotPerpetuallySnapshot: a lone snapshot older
-    than the interval is re-snapshotted once, then not again."""
-    shard = ShareCoordinatorShard()
-    shard.apply(ShareSnapshot(KEY, 0, 0, 0, 0, (batch(0, 10, 0, 1),)))
-    assert len(shard.resnapshot_idle()) == 1
-    assert shard.resnapshot_idle() == []
+    than the interval is re-snapshotted once, then, every key being cold-snapshotted, not again."""
+    shard, clock = _cold_shard(0)
+    clock.now_ms += 12_000
+    assert shard.snapshot_cold(INTERVAL_MS) == [ShareSnapshot(KEY, 1, 0, 0, 0, (batch(0, 10, 0, 1),), 11, 0, 12_000)]
+    clock.now_ms += 12_000
+    assert shard.snapshot_cold(INTERVAL_MS) == []
 
 
-@missing("coordinator-metadata-image")
 def test_on_topics_deleted_topic_ids() -> None:
-    """ShareCoordinatorShardTest.testOnTopicsDeletedTopicIds: the shard tombstones the keys of deleted topics."""
+    """ShareCoordinatorShardTest.testOnTopicsDeletedTopicIds: the shard tombstones the keys of deleted topics
+    (and only those; none for an empty set)."""
     shard = ShareCoordinatorShard()
-    shard.apply(ShareSnapshot(KEY, 0, 0, 0, 0, ()))
-    on_topics_deleted = shard.__getattribute__("on_topics_deleted")
-    assert on_topics_deleted({KEY.topic_id}) == [ShareTombstone(KEY)]
+    shard.apply(ShareSnapshot(KEY, 0, 0, 0, 0, (batch(0, 10, 0, 1),), 11))
+    other = SharePartitionKey(KEY.group_id, "other-topic-id", 0)
+    shard.apply(ShareSnapshot(other, 0, 0, 0, 0, ()))
+    assert shard.on_topics_deleted(set()) == []
+    assert shard.on_topics_deleted({KEY.topic_id}) == [ShareTombstone(KEY)]
+    assert shard.keys() == [other]

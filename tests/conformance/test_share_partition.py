@@ -2,10 +2,9 @@
 
 Kafka's test compares the cached in-flight batches (and their per-offset state once split); the
 model keeps ranges of offsets, so the translations compare the state and delivery count of each
-offset (``Leader.states``) and the owner where Kafka names it. Kafka's nextFetchOffset and
-deliveryCompleteCount have no counterpart (``missing("fetch-offset")``,
-``missing("delivery-complete-count")``): where a test is about them it is marked, elsewhere those
-assertions are left out. Kafka's ``updateCacheAndOffsets(n)`` is the log start offset moving to
+offset (``Leader.states``) and the owner where Kafka names it. Kafka's nextFetchOffset
+has no counterpart (``missing("fetch-offset")``): where a test is about it it is marked, elsewhere
+those assertions are left out. Kafka's ``updateCacheAndOffsets(n)`` is the log start offset moving to
 n (``Leader.move_log_start``); its timer tasks are deadlines here (``Leader.advance_time``).
 """
 
@@ -47,11 +46,10 @@ def test_maybe_initialize() -> None:
     assert leader.states(11, 15) == [(ARCHIVED, 3)] * 5
 
 
-@missing("delivery-complete-count")
 def test_maybe_initialize_delivery_complete_count() -> None:
     """SharePartitionTest.testMaybeInitialize: deliveryCompleteCount is the 5 archived records read."""
     leader = Leader(start=5, state_epoch=3, batches=[batch(5, 10, 0, 2), batch(11, 15, 4, 3)])
-    assert leader.sp.__getattribute__("delivery_complete_count") == 5
+    assert leader.sp.delivery_complete_count == 5
 
 
 def test_maybe_initialize_with_empty_state_batches() -> None:

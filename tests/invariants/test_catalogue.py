@@ -45,6 +45,8 @@ IDS = {
     "exclusive-acquisition": ("E-3",),
     "member-convergence": ("E-5",),
     "share-session-epoch": ("CL-1",),
+    "stored-delivery-complete-count": ("SC-4",),
+    "delivery-complete-count": ("SP-1",),
 }
 LIVENESS = {"eventual-resolution", "member-convergence"}
 

@@ -1,13 +1,16 @@
-"""The share-coordinator checks (SC-3, SC-5, SC-6, SC-8) on a real ``ShareCoordinatorShard`` driven by hand:
-each fires with exactly its catalogue id on a bad step and stays quiet on the good one."""
+"""The share-coordinator checks (SC-3, SC-4, SC-5, SC-6, SC-8, KIP-1226) on a real ``ShareCoordinatorShard``
+(and, for the delivery complete count, a real ``SharePartition``) driven by hand: each fires with exactly its
+catalogue id on a bad step and stays quiet on the good one."""
 
 from __future__ import annotations
 
 from invariants.coordinator_checks import (
+    CompleteCountMonitor,
     EarlierLifeMonitor,
     NegativeEpochMonitor,
     ReplayEqualMonitor,
     SnapshotLimitMonitor,
+    StoredCompleteCountMonitor,
     StoredEpochMonitor,
     StoredStartOffsetMonitor,
     ZombieWriteMonitor,
@@ -17,7 +20,9 @@ from invariants.monitors import Monitors
 from invariants.sink import ViolationSink
 from model import mutants
 from model.core.errors import Errors
+from model.core.log import PartitionLog
 from model.core.share_coordinator import ShareCoordinatorShard, ShareGroupState
+from model.core.share_partition import SharePartition
 from model.core.share_records import ShareSnapshot, ShareTombstone, ShareUpdate
 from model.core.share_state import (
     DeleteShareGroupStateRequest,
@@ -367,3 +372,57 @@ def test_the_check_sees_a_coordinator_that_takes_epoch_minus_one_for_not_given()
             _serve(shard, monitor, request)
     assert _ids(sink) == ["negative-epoch-changes-nothing"] * 3
     assert [v.state["records"] for v in sink.violations] == [0, 1, 1]
+
+
+# -- stored-delivery-complete-count (SC-4, KIP-1226) ---------------------------------------------------------
+
+
+def test_the_stored_delivery_complete_count_never_drops_at_an_unmoved_start_offset() -> None:
+    sink = ViolationSink(1)
+    monitor = StoredCompleteCountMonitor(sink)
+    monitor.on_share_state_committed(0, [
+        ShareSnapshot(KEY, 0, 1, 2, 0, (), 0),
+        ShareUpdate(KEY, 0, 2, -1, (), 5),  # -1: the start offset stays; the count rises
+        ShareUpdate(KEY, 0, 2, 10, (), 1),  # the start offset moved: a count from there
+        ShareUpdate(KEY, 7, 2, 10, (), 0),  # of another snapshot epoch: not applied (SC-2)
+        ShareSnapshot(KEY, 1, 2, 2, 10, (), 0),  # a new state epoch starts afresh
+        ShareTombstone(KEY),
+        ShareSnapshot(KEY, 0, 3, -1, 0, (), 4),
+    ], 0)
+    assert sink.violations == []
+    monitor.on_share_state_committed(0, [ShareUpdate(KEY, 0, 2, 0, (), 3)], 1)  # 4 -> 3 at start offset 0
+    monitor.on_share_state_committed(0, [ShareSnapshot(KEY, 1, 3, 2, 0, (), 2)], 2)  # a snapshot, same epoch
+    assert _ids(sink) == ["stored-delivery-complete-count"] * 2
+    assert sink.violations[0].state["previous_count"] == 4 and sink.violations[0].spec == ("SC-4",)
+
+
+# -- delivery-complete-count (SP-1, KIP-1226) ---------------------------------------------------------------
+
+
+def test_a_leader_counts_no_more_complete_offsets_than_the_ledger_holds_durable() -> None:
+    def leader(key: SharePartitionKey) -> SharePartition:
+        log = PartitionLog(0)
+        log.append(20)
+        log.advance_high_watermark()
+        sp = SharePartition(key, log, leader_epoch=0)
+        sp.read_request()
+        sp.recover(ReadShareGroupStateResponse(key, state_epoch=1, start_offset=0, state_batches=(
+            StateBatch(0, 4, RecordState.AVAILABLE, 1), StateBatch(5, 9, RecordState.ACKNOWLEDGED, 1))), 0)
+        assert sp.ready and sp.delivery_complete_count == 5 and not sp.pending_write_ids()
+        return sp
+
+    sink = ViolationSink(1)
+    ledger = Ledger(sink)
+    monitors = Monitors((CompleteCountMonitor(sink, ledger), ledger), sink)
+    for key, last in ((KEY, 9), (OTHER, 7)):  # OTHER's ledger holds 5-7 durable, the leader counts 5-9
+        monitors.on_write_accepted(WriteShareGroupStateRequest(
+            key, 1, 0, 0, (StateBatch(5, last, RecordState.ACKNOWLEDGED, 1),), 5), 0)
+    monitors.on_share_partition_step(leader(KEY), 20, 1)
+    assert sink.violations == []
+    monitors.on_share_partition_step(leader(OTHER), 20, 2)
+    assert _ids(sink) == ["delivery-complete-count"]
+    assert (sink.violations[0].state["delivery_complete_count"], sink.violations[0].state["durable"]) == (5, 3)
+    # A leader of a life before the key's latest one (re-created at state epoch 2) is not judged.
+    monitors.on_share_state_created(OTHER, 2, 3)
+    monitors.on_share_partition_step(leader(OTHER), 20, 4)
+    assert len(sink.violations) == 1

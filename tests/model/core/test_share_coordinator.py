@@ -305,23 +305,27 @@ FENCE_CASES = [
     FenceCase("read summary stale leader epoch", _summary(LE - 1), Errors.FENCED_LEADER_EPOCH, 0),
     FenceCase("read summary never raises the leader epoch", _summary(LE + 1), Errors.NONE, 0),
     FenceCase("initialize stale state epoch", _initialize(SE - 1), Errors.FENCED_STATE_EPOCH, 0),
-    FenceCase("initialize equal state epoch re-initializes", _initialize(SE), Errors.NONE, 1),
+    FenceCase("initialize equal state epoch, another start offset, re-initializes", _initialize(SE), Errors.NONE, 1),
+    FenceCase("initialize equal state epoch and start offset is a no-op", _initialize(SE, start=10), Errors.NONE, 0),
     FenceCase("initialize higher state epoch", _initialize(SE + 1), Errors.NONE, 1, (SE + 1, LE)),
     FenceCase("delete writes a tombstone", _delete(), Errors.NONE, 1, None),
-    FenceCase("read uninitialized key", _read(0, OTHER), Errors.UNKNOWN_TOPIC_OR_PARTITION, 0),
-    FenceCase("write uninitialized key", _write(0, 0, OTHER), Errors.UNKNOWN_TOPIC_OR_PARTITION, 0),
+    # Kafka trunk (maybeGetReadStateError / maybeGetWriteStateError); SC-9's answer under protocol "kip".
+    FenceCase("read uninitialized key", _read(0, OTHER), Errors.INVALID_REQUEST, 0),
+    FenceCase("write uninitialized key", _write(0, 0, OTHER), Errors.INVALID_REQUEST, 0),
     FenceCase("summary uninitialized key", _summary(0, OTHER), Errors.UNKNOWN_TOPIC_OR_PARTITION, 0),
     FenceCase("delete uninitialized key is a no-op", _delete(OTHER), Errors.NONE, 0),
-    FenceCase("read deleted key", _then_delete(_read(LE)), Errors.UNKNOWN_TOPIC_OR_PARTITION, 1, None),
-    FenceCase("write deleted key", _then_delete(_write(SE, LE)), Errors.UNKNOWN_TOPIC_OR_PARTITION, 1, None),
+    FenceCase("read deleted key", _then_delete(_read(LE)), Errors.INVALID_REQUEST, 1, None),
+    FenceCase("write deleted key", _then_delete(_write(SE, LE)), Errors.INVALID_REQUEST, 1, None),
     FenceCase("summary deleted key", _then_delete(_summary(LE)), Errors.UNKNOWN_TOPIC_OR_PARTITION, 1, None),
     FenceCase("re-initialize deleted key starts fresh", _then_delete(_initialize(1)), Errors.NONE, 2, (1, -1)),
     FenceCase(
-        "write with an ACQUIRED batch is invalid",
+        "write with an ACQUIRED batch is stored (Kafka trunk; INVALID_REQUEST under protocol kip)",
         _write(SE, LE, batches=(b(11, 11, RecordState.ACQUIRED, 1),)),
-        Errors.INVALID_REQUEST,
-        0,
+        Errors.NONE,
+        1,
     ),
+    FenceCase("write with a delivery state the protocol lacks is invalid",
+              _write(SE, LE, batches=(b(11, 11, 3, 1),)), Errors.INVALID_REQUEST, 0),  # type: ignore[arg-type]
     FenceCase(
         "write with first > last is invalid", _write(SE, LE, batches=(b(12, 11, ACKED, 1),)), Errors.INVALID_REQUEST, 0
     ),
@@ -386,7 +390,8 @@ def test_the_mutant_start_offset_every_write_keeps_the_coordinator_of_kafka_4_3(
 def test_reinitialize_keeps_the_leader_epoch_and_drops_the_batches() -> None:
     shard = _stored_shard()
     assert _initialize(SE, start=20)(shard)[0] == Errors.NONE
-    assert shard.state(KEY) == ShareGroupState(SE, LE, 1, 20, (), 0)  # snapshot epoch 0 → 1
+    # snapshot epoch 0 → 1; a known start offset starts the delivery complete count at 0 (KAFKA-20034)
+    assert shard.state(KEY) == ShareGroupState(SE, LE, 1, 20, (), 0, 0)
     # A zombie leader from before the admin reset is still fenced (SP-12).
     assert _write(SE, LE - 1)(shard)[0] == Errors.FENCED_LEADER_EPOCH
 
@@ -467,7 +472,7 @@ def test_prune_offset_is_the_oldest_latest_snapshot_of_live_keys() -> None:
     assert shard.redundant_offsets() == [0, 2, 3]
     # B's snapshot is older than A's redundant updates: re-snapshot B so they can go.
     resnapshots = shard.resnapshot_idle()
-    assert resnapshots == [ShareSnapshot(B, 1, 0, -1, 0, ())]
+    assert resnapshots == [ShareSnapshot(B, 1, 0, -1, 0, (), 0)]
     assert shard.prune_offset() == 4
     shard.prune(4)
     assert shard.log_start_offset == 4 and len(shard.records) == 3
@@ -501,7 +506,7 @@ def test_deleted_keys_do_not_hold_back_pruning() -> None:
     assert shard.prune_offset() == shard.log_end_offset == 4
     shard.prune(4)
     assert shard.records == [] and shard.keys() == []
-    assert _read(0, A)(shard)[0] == Errors.UNKNOWN_TOPIC_OR_PARTITION
+    assert _read(0, A)(shard)[0] == Errors.INVALID_REQUEST  # no state (trunk; SC-9 under "kip")
 
 
 def test_prune_offset_of_the_committed_prefix() -> None:
@@ -538,6 +543,7 @@ class ModelState:
     leader_epoch: int
     start_offset: int
     offsets: dict[int, tuple[int, int]] = field(default_factory=dict)  # offset → (count, state)
+    delivery_complete_count: int = -1
 
 
 def expand(batches: tuple[StateBatch, ...]) -> dict[int, tuple[int, int]]:
@@ -559,10 +565,10 @@ class ShareCoordinatorMachine(RuleBasedStateMachine):
         for key in KEYS[:2]:  # start with two live keys; the third waits for an initialize rule
             self.initialize(key, state_epoch=0, start=-1)
 
-    def _fenced_leader(self, key: SharePartitionKey, leader_epoch: int) -> Errors | None:
+    def _fenced_leader(self, key: SharePartitionKey, leader_epoch: int, summary: bool = False) -> Errors | None:
         stored = self.model.get(key)
-        if stored is None:
-            return Errors.UNKNOWN_TOPIC_OR_PARTITION
+        if stored is None:  # a read or write: trunk's INVALID_REQUEST; a read-summary: SC-9
+            return Errors.UNKNOWN_TOPIC_OR_PARTITION if summary else Errors.INVALID_REQUEST
         if leader_epoch != -1 and stored.leader_epoch > leader_epoch:
             return Errors.FENCED_LEADER_EPOCH
         return None
@@ -575,8 +581,12 @@ class ShareCoordinatorMachine(RuleBasedStateMachine):
             assert (response.error_code, records) == (Errors.FENCED_STATE_EPOCH, [])
             return
         assert response.error_code == Errors.NONE
+        if stored is not None and (stored.state_epoch, stored.start_offset) == (state_epoch, start):
+            assert records == []  # a duplicate (trunk's initializeState): nothing written, nothing changed
+            return
         assert [type(r) for r in records] == [ShareSnapshot]  # SC-3: always a snapshot
-        self.model[key] = ModelState(state_epoch, -1 if stored is None else stored.leader_epoch, start)
+        self.model[key] = ModelState(state_epoch, -1 if stored is None else stored.leader_epoch, start,
+                                     delivery_complete_count=-1 if start == -1 else 0)
 
     @rule(key=st.sampled_from(KEYS), leader_epoch=epochs)
     def read(self, key: SharePartitionKey, leader_epoch: int) -> None:
@@ -600,11 +610,13 @@ class ShareCoordinatorMachine(RuleBasedStateMachine):
         leader_epoch=epochs,
         start=st.integers(-1, 30),
         batches=st.lists(batch_st, max_size=3),
+        complete=st.integers(-1, 40),
     )
     def write(
-        self, key: SharePartitionKey, state_epoch: int, leader_epoch: int, start: int, batches: list[StateBatch]
+        self, key: SharePartitionKey, state_epoch: int, leader_epoch: int, start: int, batches: list[StateBatch],
+        complete: int = -1,
     ) -> None:
-        request = WriteShareGroupStateRequest(key, state_epoch, leader_epoch, start, tuple(batches))
+        request = WriteShareGroupStateRequest(key, state_epoch, leader_epoch, start, tuple(batches), complete)
         response, records = self.shard.write(request)
         # KAFKA-20743: a negative epoch is refused before anything else is looked at.
         negative = leader_epoch < 0 or state_epoch < 0
@@ -619,6 +631,12 @@ class ShareCoordinatorMachine(RuleBasedStateMachine):
         # SC-4: per offset the higher (count, state) wins, then clip to the start offset.
         for offset, value in expand(tuple(batches)).items():
             stored.offsets[offset] = max(stored.offsets.get(offset, value), value)
+        # KIP-1226 (apache/kafka 2225a16c7e): the count goes with the start offset it was counted from.
+        effective = stored.start_offset if start == -1 else start
+        if effective == stored.start_offset:
+            stored.delivery_complete_count = max(stored.delivery_complete_count, complete)
+        elif effective > stored.start_offset:
+            stored.delivery_complete_count = complete
         if start != -1:
             stored.start_offset = max(stored.start_offset, start)  # never back (SP-6; Kafka trunk)
         if stored.start_offset != -1:
@@ -631,13 +649,15 @@ class ShareCoordinatorMachine(RuleBasedStateMachine):
         leader_epoch=epochs,
         start=st.integers(-1, 30),
         batches=st.lists(batch_st, max_size=3),
+        complete=st.integers(-1, 40),
     )
     def write_live_key(
-        self, data: st.DataObject, state_epoch: int, leader_epoch: int, start: int, batches: list[StateBatch]
+        self, data: st.DataObject, state_epoch: int, leader_epoch: int, start: int, batches: list[StateBatch],
+        complete: int,
     ) -> None:
         """Most writes go to initialized keys, so the merge and snapshot paths get exercised."""
         key = data.draw(st.sampled_from(sorted(self.model)))
-        self.write(key, state_epoch, leader_epoch, start, batches)
+        self.write(key, state_epoch, leader_epoch, start, batches, complete)
 
     @precondition(lambda self: self.model)
     @rule(data=st.data(), leader_epoch=epochs)
@@ -655,11 +675,12 @@ class ShareCoordinatorMachine(RuleBasedStateMachine):
     def read_summary(self, key: SharePartitionKey, leader_epoch: int) -> None:
         response, records = self.shard.read_summary(ReadShareGroupStateSummaryRequest(key, leader_epoch))
         assert records == []
-        expected = self._fenced_leader(key, leader_epoch)
+        expected = self._fenced_leader(key, leader_epoch, summary=True)
         assert response.error_code == (expected or Errors.NONE)
         if expected is None:
             stored = self.model[key]
-            assert (response.state_epoch, response.start_offset) == (stored.state_epoch, stored.start_offset)
+            assert (response.state_epoch, response.start_offset, response.delivery_complete_count) == (
+                stored.state_epoch, stored.start_offset, stored.delivery_complete_count)
 
     @rule(min_redundant=st.integers(1, 3))
     def resnapshot_idle(self, min_redundant: int) -> None:
@@ -774,3 +795,60 @@ def test_a_delete_of_an_earlier_life_is_fenced_by_the_state_epoch() -> None:
 def _delete_at(shard: ShareCoordinatorShard, state_epoch: int) -> tuple[Errors, list[ShareStateRecord]]:
     response, records = shard.delete(DeleteShareGroupStateRequest(KEY, state_epoch=state_epoch))
     return response.error_code, records
+
+
+@pytest.mark.parametrize("kafka", [True, False])
+def test_a_read_or_write_of_a_key_with_no_state_answers_by_the_protocol(kafka: bool) -> None:
+    """Kafka trunk answers INVALID_REQUEST ("uninitialized share partition"); the KIP's SC-9, kept under
+    protocol "kip", UNKNOWN_TOPIC_OR_PARTITION. Either way nothing is written; a read-summary answers
+    UNKNOWN_TOPIC_OR_PARTITION under both (the leaders take it for a deleted state, SP-12)."""
+    expected = Errors.INVALID_REQUEST if kafka else Errors.UNKNOWN_TOPIC_OR_PARTITION
+    for deleted in (False, True):
+        shard = ShareCoordinatorShard(kafka=kafka)
+        if deleted:
+            init(shard, start=0)
+            shard.delete(DeleteShareGroupStateRequest(KEY))
+        before = len(shard.records)
+        response, records = shard.read(ReadShareGroupStateRequest(KEY, 0))
+        assert (response.error_code, records) == (expected, [])
+        assert write(shard, 0, (b(0, 3, ACKED, 1),))[0] == expected
+        summary, _ = shard.read_summary(ReadShareGroupStateSummaryRequest(KEY, 0))
+        assert summary.error_code == Errors.UNKNOWN_TOPIC_OR_PARTITION
+        assert len(shard.records) == before and shard.state(KEY) is None
+
+
+def test_an_acquired_batch_is_stored_by_kafka_and_refused_by_the_kip() -> None:
+    """Kafka trunk's coordinator stores whatever delivery state it is sent (ShareCoordinatorShardTest
+    .testNonSequentialBatchUpdates writes ACQUIRED); SP-1 never persists ACQUIRED, so protocol "kip" refuses it.
+    The model's leaders never send it (invariant record-state-transition; the mutant persist-acquired)."""
+    for kafka, expected in ((True, Errors.NONE), (False, Errors.INVALID_REQUEST)):
+        shard = ShareCoordinatorShard(kafka=kafka)
+        init(shard, start=0)
+        assert write(shard, -1, (b(0, 4, RecordState.ACQUIRED, 1),))[0] == expected
+        state = shard.state(KEY)
+        assert state is not None
+        assert [int(x.delivery_state) for x in state.state_batches] == ([1] if kafka else [])
+
+
+def test_cold_snapshots_by_the_protocol() -> None:
+    """Kafka trunk (snapshot_cold, snapshotColdPartitions): a key whose latest snapshot is an interval old
+    is snapshotted again with its state (updates merged in), once; the KIP reading (resnapshot_idle):
+    a key is snapshotted again only when its snapshot holds redundant records back from pruning."""
+    now = [0]
+    shard = ShareCoordinatorShard(2, clock=lambda: now[0])
+    init(shard, A, start=0)
+    init(shard, B, start=0)
+    now[0] = 1_000
+    for offset in range(1, 4):  # A: U U S (the snapshot at 1 000 ms)
+        write(shard, offset, key=A)
+    assert shard.resnapshot_idle(min_redundant_records=10) == []  # KIP: not enough redundancy yet
+    now[0] = 5_000
+    assert shard.snapshot_cold(5_000) == [ShareSnapshot(B, 1, 0, -1, 0, (), 0, 0, 5_000)]  # A's is 4 s old
+    assert shard.snapshot_cold(5_000) == []  # B is cold-snapshotted, A not old enough
+    now[0] = 6_000
+    records = shard.snapshot_cold(5_000)
+    assert [r.key for r in records] == [A] and isinstance(records[0], ShareSnapshot)
+    assert records[0].start_offset == 3 and records[0].write_timestamp_ms == 6_000
+    now[0] = 60_000
+    assert shard.snapshot_cold(5_000) == []  # every key cold-snapshotted: the partition is quiet
+    assert_replay_matches(shard)
