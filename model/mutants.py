@@ -220,6 +220,15 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
            "a KIP-848 consumer answered FENCED_MEMBER_EPOCH keeps consuming the partitions it owned while it "
            "rejoins (CG-4: it loses them all), so they are owned twice once reassigned (CG-3)",
            "exclusive-ownership", "kip848_fenced_member", "model/core/group/consumer_member.py: on_response"),
+    # -- the coordinator runtime (SC-6, SC-7) --------------------------------------------------------
+    Mutant("read-uncommitted-coordinator-state",
+           "the share coordinator answers a ReadShareGroupState at once from its last written state, not once "
+           "that state has committed (Kafka's CoordinatorRuntime defers it: scheduleWriteOperation, "
+           "waitForPendingWrites, DeferredEventQueue until the high-water mark passes lastWrittenOffset): a "
+           "new leader takes a leader epoch the coordinator has not made durable, a failover truncates it, "
+           "and the old leader's late writes are accepted (SC-5, SC-7)",
+           "zombie-write-fenced", "coordinator_read_truncated",
+           "model/sim/coordinator_host.py: ShareCoordinatorHost.handle"),
 )
 
 

@@ -112,6 +112,12 @@ BROKER_SETTINGS: tuple[Setting, ...] = (
     # The log cleaner of compacted topics (Kafka broker settings; model/sim/log_cleaner.py, SP-14).
     Setting("log.cleaner.backoff.ms", "log_cleaner_backoff_ms", 15_000, 1, source="kafka"),
     Setting("log.cleaner.min.compaction.lag.ms", "log_cleaner_min_compaction_lag_ms", 0, 0, source="kafka"),
+    # sharesim's own knob (not a Kafka key): how long a coordinator's load takes before the records
+    # (plus 20 us per record replayed), model/sim/coordinator_host.py. Kafka's CoordinatorLoaderImpl
+    # reads a small partition in a few milliseconds, while the new leader's high-water mark still
+    # waits for its followers: below one replication round trip, a coordinator activates before the
+    # tail it inherited has committed ("loaded but not caught up").
+    Setting("sharesim.coordinator.load.base.ms", "coordinator_load_base_ms", 10, 0, 60_000, source="sharesim"),
 )
 
 # Dynamic group configuration (003_cf42721e0e7b2a9a.txt, 004 for consumer groups).
@@ -167,6 +173,7 @@ class BrokerConfig:
     share_session_idle_eviction_ms: int = 120_000
     log_cleaner_backoff_ms: int = 15_000
     log_cleaner_min_compaction_lag_ms: int = 0
+    coordinator_load_base_ms: int = 10
 
     def with_overrides(self, overrides: Mapping[str, Any]) -> BrokerConfig:
         return load_broker_config(overrides, base=self)

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import itertools
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from model import mutants as _mutants
@@ -39,7 +39,11 @@ from model.core.group.share_records import ShareGroupMetadata, Tombstone
 from model.core.metadata import MetadataImage
 from model.core.share_coordinator import ShareCoordinatorShard, share_state_error
 from model.core.share_records import ShareStateRecord, ShareUpdate
-from model.core.share_state import InitializeShareGroupStateRequest, WriteShareGroupStateRequest
+from model.core.share_state import (
+    InitializeShareGroupStateRequest,
+    ReadShareGroupStateRequest,
+    WriteShareGroupStateRequest,
+)
 from model.sim.network import Message
 from model.sim.protocol import CONSUMER_OFFSETS_TOPIC, SHARE_STATE_TOPIC
 from model.sim.replication import ReplicatedLog
@@ -62,8 +66,8 @@ def coordinator_error(error: Errors) -> Errors:
 
 
 def load_delay_ms(broker: Broker, records: int) -> int:
-    settings = broker.settings
-    return settings.coordinator_load_base_ms + records * settings.coordinator_load_us_per_record // 1000
+    """How long a load takes: ``sharesim.coordinator.load.base.ms`` plus a little per record."""
+    return broker.config.coordinator_load_base_ms + records * broker.settings.coordinator_load_us_per_record // 1000
 
 
 class _Host(ABC):
@@ -79,9 +83,46 @@ class _Host(ABC):
         self.active = True
         self.loading = True
         self._load_timer: Timer | None = None
+        # The log end offset the last load replayed up to (Kafka: the shard's lastWrittenOffset after
+        # CoordinatorLoaderImpl read to the log end). Until the high-water mark passes it, the shard
+        # holds state above what is committed: "loaded but not caught up".
+        self.loaded_end = 0
+        # Requests that arrived after the load while the loaded tail was not yet committed.
+        self.requests_catching_up = 0
+        log.tail_listener = self._tail_done
+
+    def catching_up(self) -> bool:
+        """Whether the shard's state includes records it loaded above the high-water mark that have
+        not committed yet (Kafka: lastCommittedOffset < lastWrittenOffset right after a load)."""
+        return self.log.committed_count < self.loaded_end
+
+    def _note_request(self, body: object) -> None:
+        """Count (and trace) a request the loaded shard serves while its loaded tail is uncommitted."""
+        if not self.loading and self.catching_up():
+            self.requests_catching_up += 1
+            now = self.broker.scheduler.now_ms
+            self.broker.observer.on_event("coordinator.catching_up", now, topic=self.topic, partition=self.partition)
+            self._trace("coordinator.catching_up", request=type(body).__name__, topic=self.topic,
+                        committed=self.log.committed_count, written=self.loaded_end)
+
+    def _tail_done(self, error: Errors, records: Sequence[object]) -> None:
+        """An inherited record batch (loaded above the high-water mark) committed or was truncated
+        (Kafka: ``onHighWatermarkUpdated`` moves lastCommittedOffset; a truncation comes with a
+        resignation, which unloads the shard)."""
+        if not self.active or not self.broker.alive:
+            return
+        if error == Errors.NONE:
+            self._records_committed(records)
+        else:
+            self._lost_tail()
+
+    @abstractmethod
+    def _records_committed(self, records: Sequence[Any]) -> None:
+        """Tell the observers that ``records`` of this partition committed."""
 
     def _start_load(self, records: int) -> None:
         self.loading = True
+        self.loaded_end = self.log.end_offset
         delay = load_delay_ms(self.broker, records)
         self._load_timer = self.broker.scheduler.timer(delay, self._load_done)
         self._trace("coordinator.load", records=records, topic=self.topic)
@@ -104,6 +145,8 @@ class _Host(ABC):
     def retire(self) -> None:
         """Leadership lost or the broker crashed: stop; everything in memory is dropped."""
         self.active = False
+        if self.log.tail_listener == self._tail_done:
+            self.log.tail_listener = None
         if self._load_timer is not None:
             self._load_timer.cancel()
             self._load_timer = None
@@ -182,10 +225,13 @@ class ShareCoordinatorHost(_Host):
         assert error == Errors.NONE, error  # writable() just said so
         self._trace("coordinator.snapshot_cold", keys=len(records))
 
+    def _records_committed(self, records: Sequence[Any]) -> None:
+        self.broker.observer.on_share_state_committed(self.partition, records, self.broker.scheduler.now_ms)
+
     def _snapshots_committed(self, error: Errors, records: list[ShareStateRecord]) -> None:
         broker = self.broker
         if error == Errors.NONE:
-            broker.observer.on_share_state_committed(self.partition, records, broker.scheduler.now_ms)
+            self._records_committed(records)
         elif broker.alive:
             self._lost_tail()
 
@@ -216,11 +262,20 @@ class ShareCoordinatorHost(_Host):
         if not self.active:
             broker.reply(message, share_state_error(body, Errors.NOT_COORDINATOR))
             return
+        self._note_request(body)
         previous = self.shard.state(body.key)
         response, records = self.shard.handle(body)
         broker.observer.on_share_state_request(self.partition, body, response, records, message.sent_ms,
                                                broker.scheduler.now_ms)
+        if (_mutants.ACTIVE == "read-uncommitted-coordinator-state" and isinstance(body, ReadShareGroupStateRequest)
+                and getattr(response, "error_code", None) == Errors.NONE):
+            # mutant: a read answered from the last written state at once, not once that state (the
+            # read's own leader-epoch record, the writes before it, a loaded tail) has committed
+            broker.reply(message, response)
+            response = None
         if not records:
+            if response is None:
+                return  # the mutant answered it
             if getattr(response, "error_code", None) == Errors.NONE:
                 # It wrote nothing but may have read what earlier requests still replicate (a leader
                 # epoch a read raised, a write's batches): answer once they commit, as Kafka's coordinator
@@ -247,7 +302,7 @@ class ShareCoordinatorHost(_Host):
                    records: list[ShareStateRecord] | None = None) -> None:
         broker = self.broker
         if error == Errors.NONE and records:
-            broker.observer.on_share_state_committed(self.partition, records, broker.scheduler.now_ms)
+            self._records_committed(records)
         if not broker.alive:
             return
         if error != Errors.NONE:
@@ -325,6 +380,7 @@ class GroupCoordinatorHost(_Host):
         if not self.loading and self.log.writable() != Errors.NONE:
             broker.reply(message, error_response(body, Errors.COORDINATOR_NOT_AVAILABLE))
             return
+        self._note_request(body)
         token = next(self._tokens)
         result = self.shard.handle(body, broker.scheduler.now_ms, token)
         if result.response is None and not self.shard.loading:
@@ -400,15 +456,17 @@ class GroupCoordinatorHost(_Host):
                 self.broker.reply(message, error_response(message.payload.body, coordinator_error(error)))
             return
         if result.records:
-            self.broker.observer.on_group_records_committed(self.partition, result.records,
-                                                            self.broker.scheduler.now_ms)
-            for record in result.records:
-                if isinstance(record, Tombstone) and record.key.kind == "ShareGroupMetadata":
-                    # GC-8: the group is gone for good; its share-partition leaders must not
-                    # outlive it into a group created again under the same id (SC-5 cannot fence them).
-                    self.broker.controller.share_group_deleted(record.key.group_id)
+            self._records_committed(result.records)
         if self.active:
             self._send(result, message)
+
+    def _records_committed(self, records: Sequence[Any]) -> None:
+        self.broker.observer.on_group_records_committed(self.partition, records, self.broker.scheduler.now_ms)
+        for record in records:
+            if isinstance(record, Tombstone) and record.key.kind == "ShareGroupMetadata":
+                # GC-8: the group is gone for good; its share-partition leaders must not
+                # outlive it into a group created again under the same id (SC-5 cannot fence them).
+                self.broker.controller.share_group_deleted(record.key.group_id)
 
     def _send(self, result: ShardResult, message: Message | None) -> None:
         broker = self.broker
