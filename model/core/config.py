@@ -117,7 +117,7 @@ BROKER_SETTINGS: tuple[Setting, ...] = (
     # reads a small partition in a few milliseconds, while the new leader's high-water mark still
     # waits for its followers: below one replication round trip, a coordinator activates before the
     # tail it inherited has committed ("loaded but not caught up").
-    Setting("sharesim.coordinator.load.base.ms", "coordinator_load_base_ms", 10, 0, 60_000, source="sharesim"),
+    Setting("sharesim.coordinator.load.base.ms", "coordinator_load_base_ms", 10, 1, 60_000, source="sharesim"),
 )
 
 # Dynamic group configuration (003_cf42721e0e7b2a9a.txt, 004 for consumer groups).

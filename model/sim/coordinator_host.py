@@ -97,13 +97,20 @@ class _Host(ABC):
         return self.log.committed_count < self.loaded_end
 
     def _note_request(self, body: object) -> None:
-        """Count (and trace) a request the loaded shard serves while its loaded tail is uncommitted."""
-        if not self.loading and self.catching_up():
-            self.requests_catching_up += 1
-            now = self.broker.scheduler.now_ms
-            self.broker.observer.on_event("coordinator.catching_up", now, topic=self.topic, partition=self.partition)
-            self._trace("coordinator.catching_up", request=type(body).__name__, topic=self.topic,
-                        committed=self.log.committed_count, written=self.loaded_end)
+        """Count a request the loaded shard serves while its state is above what is committed (Kafka:
+        lastCommittedOffset < lastWrittenOffset, so its answer waits), and trace one that arrives while
+        the loaded tail itself is uncommitted (tests show the swarms reach both)."""
+        log = self.log
+        if self.loading or log.committed_count >= log.end_offset:
+            return
+        now = self.broker.scheduler.now_ms
+        if not self.catching_up():
+            self.broker.observer.on_event("coordinator.uncommitted_window", now, topic=self.topic)
+            return
+        self.requests_catching_up += 1
+        self.broker.observer.on_event("coordinator.catching_up", now, topic=self.topic, partition=self.partition)
+        self._trace("coordinator.catching_up", request=type(body).__name__, topic=self.topic,
+                    committed=log.committed_count, written=self.loaded_end)
 
     def _tail_done(self, error: Errors, records: Sequence[object]) -> None:
         """An inherited record batch (loaded above the high-water mark) committed or was truncated

@@ -174,7 +174,7 @@ class ReplicatedLog:
             kept.append(p)
         for p in kept:
             self.inherited_appends += 1
-            self._append(p.records, partial(self._inherited_done, p.records), minimum=False)
+            self._append(p.records, partial(self._inherited_done, p.records), minimum=False, fetched=p.arrivals)
 
     def _inherited_done(self, records: Sequence[object], error: Errors, offset: int) -> None:
         listener = self.tail_listener
@@ -230,8 +230,10 @@ class ReplicatedLog:
             return Errors.NOT_LEADER_OR_FOLLOWER
         return self._append(records, on_done)
 
-    def _append(self, records: Sequence[object], on_done: CommitCallback, *, minimum: bool = True) -> Errors:
-        """``append`` by the leader; ``minimum=False`` (an inherited append) ignores min.insync.replicas."""
+    def _append(self, records: Sequence[object], on_done: CommitCallback, *, minimum: bool = True,
+                fetched: dict[int, int] | None = None) -> Errors:
+        """``append`` by the leader; ``minimum=False`` (an inherited append) ignores min.insync.replicas;
+        ``fetched``: when each replica already had these records from an earlier leader."""
         leader = self.leader
         rng, sample, reachable = self._rng, self._sample, self._reachable
         scheduler = self._scheduler
@@ -246,7 +248,8 @@ class ReplicatedLog:
             there = sample(rng)
             rtt = there + sample(rng)
             if arrivals is not None:
-                arrivals[follower] = now + there
+                earlier = None if fetched is None else fetched.get(follower)
+                arrivals[follower] = now + there if earlier is None else min(earlier, now + there)
             if rtt > delay:
                 delay = rtt
         if minimum and in_sync < self.min_insync_replicas:
