@@ -5,22 +5,44 @@
 * ``GroupCoordinatorHost`` serves the group RPCs for one
   ``__consumer_offsets`` partition with a ``GroupCoordinatorShard``.
 
-Both follow the same life (SC-6, SC-7, GC-6):
+Both follow the life of Kafka's ``CoordinatorRuntime`` (SC-6, SC-7, GC-6;
+Kafka trunk at ``KAFKA_TRUNK_COMMIT``):
 
 1. **Load.** Built when the broker becomes the partition's leader: the shard
-   replays the committed records and answers COORDINATOR_LOAD_IN_PROGRESS
-   until a load delay proportional to the record count has passed.
-2. **Serve.** A handler's records are appended to the partition's
-   ``ReplicatedLog``; the response (and, for the group coordinator, the
-   requests to the share coordinator) is sent ONLY when they commit. A call
-   that writes nothing is answered at once.
+   replays the log up to its END, the committed records and the tail above the
+   high-water mark this replica had fetched from the old leader
+   (``CoordinatorLoaderImpl`` reads with ``FetchIsolation.LOG_END``; the
+   tail's fate is ``ReplicatedLog(keep_tail=True)``'s), and answers
+   COORDINATOR_LOAD_IN_PROGRESS until a load delay has passed
+   (``sharesim.coordinator.load.base.ms`` plus 20 us per record).
+2. **Serve.** The shard's state is the last WRITTEN one (Kafka's
+   ``SnapshottableCoordinator.lastWrittenOffset``); ``log.committed_count`` is
+   its ``lastCommittedOffset``. A handler's records are appended to the
+   partition's ``ReplicatedLog`` and the response (and, for the group
+   coordinator, the requests to the share coordinator) is sent ONLY when they
+   commit; a call that writes nothing is answered once everything appended
+   before it has committed (``scheduleWriteOperation``,
+   ``waitForPendingWrites``, the ``DeferredEventQueue`` completed by
+   ``onHighWatermarkUpdated``). So a coordinator that has loaded but not yet
+   seen its inherited tail commit ("catching up": ``catching_up()``) answers
+   nothing from it before it is durable; requests that arrive then are
+   counted (``coordinator.catching_up`` events and trace lines). The
+   inherited tail's commit reaches the observers through the log's
+   ``tail_listener``. Kafka's share coordinator runs every RPC, reads too, as a
+   write operation; the group coordinator's read operations (describe, list,
+   OffsetFetch without requireStable: ``scheduleReadOperation`` at
+   ``lastCommittedOffset``) are answered here like the others, after the
+   pending writes (no client of the simulation sends them).
 3. **Fail.** If the log cannot take the append (fewer in-sync replicas than
    min.insync.replicas: COORDINATOR_NOT_AVAILABLE, as Kafka maps
    NOT_ENOUGH_REPLICAS), the shard is rebuilt from the log (committed records
-   plus the tail still being replicated) and reloaded, and the request gets
-   the error. If the uncommitted tail is lost (leadership moved), the pending
-   requests get NOT_COORDINATOR and the host stops serving; the broker drops
-   it when the new metadata arrives.
+   plus the tail still being replicated: Kafka reverts to the snapshot of its
+   last written offset before the failed batch, ``revertLastWrittenOffset``)
+   and reloaded, and the request gets the error. If the uncommitted tail is
+   lost to this host (leadership moved), the pending requests get
+   NOT_COORDINATOR (Kafka's unload: ``deferredEventQueue.failAll``) and the
+   host stops serving; the broker drops it when the new metadata arrives. The
+   new leader may still commit those records: their clients never learn it.
 4. **Retire.** When the broker loses leadership or crashes, the host is gone
    with everything in memory.
 """
