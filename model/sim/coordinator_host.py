@@ -142,12 +142,16 @@ class _Host(ABC):
             return
         if error == Errors.NONE:
             self._records_committed(records)
+            self._inherited_committed(records)
         else:
             self._lost_tail()
 
     @abstractmethod
     def _records_committed(self, records: Sequence[Any]) -> None:
         """Tell the observers that ``records`` of this partition committed."""
+
+    def _inherited_committed(self, records: Sequence[Any]) -> None:  # noqa: B027 (most hosts: nothing)
+        """An inherited record batch committed: what else the observers must hear of it."""
 
     def _start_load(self, records: int) -> None:
         self.loading = True
@@ -186,6 +190,17 @@ class _Host(ABC):
 
 
 # --- share coordinator (SC-*) ---------------------------------------------------------------
+
+
+class _Appended(list[ShareStateRecord]):
+    """The records one request appended, with the request: if a new leader inherits them and they
+    commit there, the write they carry is durable although its client was told NOT_COORDINATOR."""
+
+    __slots__ = ("request",)
+
+    def __init__(self, records: list[ShareStateRecord], request: object) -> None:
+        super().__init__(records)
+        self.request = request
 
 
 class ShareCoordinatorHost(_Host):
@@ -321,7 +336,7 @@ class ShareCoordinatorHost(_Host):
         if _mutants.ACTIVE == "respond-before-commit":
             broker.reply(message, response)  # mutant: answered before the records commit
             response = None
-        error = self.log.append(records,
+        error = self.log.append(_Appended(records, body),
                                 lambda err, _offset: self._committed(err, message, body, response, records))
         if error != Errors.NONE:
             self._reload()
@@ -342,11 +357,23 @@ class ShareCoordinatorHost(_Host):
         if response is not None:
             broker.reply(message, response)  # SC-7: only now
         if isinstance(body, WriteShareGroupStateRequest):
-            now = broker.scheduler.now_ms
-            broker.observer.on_write_accepted(body, now)
-            if broker.trace is not None:
-                broker.trace.emit(COORDINATOR_WRITE, now, broker.node, len(body.state_batches), str(body.key),
-                                  body.leader_epoch, body.start_offset, body.state_epoch)
+            self._write_durable(body)
+
+    def _write_durable(self, body: WriteShareGroupStateRequest) -> None:
+        broker = self.broker
+        now = broker.scheduler.now_ms
+        broker.observer.on_write_accepted(body, now)
+        if broker.trace is not None:
+            broker.trace.emit(COORDINATOR_WRITE, now, broker.node, len(body.state_batches), str(body.key),
+                              body.leader_epoch, body.start_offset, body.state_epoch)
+
+    def _inherited_committed(self, records: Sequence[Any]) -> None:
+        # A write the old coordinator accepted and a new leader kept is durable now: the observers that
+        # follow the durable state (the ledger, the SPSO window) must count it, or a leader that reads
+        # it would seem to move past offsets no write made durable.
+        request = getattr(records, "request", None)
+        if isinstance(request, WriteShareGroupStateRequest):
+            self._write_durable(request)
 
 
 # --- group coordinator (GC-*, CG-*) -----------------------------------------------------------
