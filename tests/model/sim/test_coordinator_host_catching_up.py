@@ -50,9 +50,12 @@ def test_the_new_coordinator_loads_the_inherited_tail_and_the_old_one_refuses_it
     # Kafka unloads the old coordinator and fails its deferred events with NOT_COORDINATOR: the write's
     # client never learns that the write is durable after all.
     assert client.wait(written).error_code == Errors.NOT_COORDINATOR
+    assert c.observer.of("write") == []
     c.run(100)
     assert log.pending_count == 0 and not host.catching_up()
     assert log.committed[-1].key == key  # type: ignore[attr-defined]
+    # Durable now: the observers that follow the durable state count it (the invariants stay honest).
+    assert [e[1] for e in c.observer.of("write")] == [write(key, 0, 0, 4)]
 
 
 def test_a_read_while_the_loaded_tail_is_uncommitted_is_answered_once_it_commits() -> None:
