@@ -275,6 +275,15 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
            "(Kafka checks the purgatory after each: SharePartitionManager's acknowledge and release, and the "
            "acquisition-lock timeout since KAFKA-17400, apache/kafka#16969)",
            "eventual-resolution", "purgatory_wakeup", "model/sim/share_leader.py: _write_answered"),
+    # -- the coordinator runtime (SC-6, SC-7) --------------------------------------------------------
+    Mutant("read-uncommitted-coordinator-state",
+           "the share coordinator answers a ReadShareGroupState at once from its last written state, not once "
+           "that state has committed (Kafka's CoordinatorRuntime defers it: scheduleWriteOperation, "
+           "waitForPendingWrites, DeferredEventQueue until the high-water mark passes lastWrittenOffset): a "
+           "new leader takes a leader epoch the coordinator has not made durable, a failover truncates it, "
+           "and the old leader's late writes are accepted (SC-5, SC-7)",
+           "zombie-write-fenced", "coordinator_read_truncated",
+           "model/sim/coordinator_host.py: ShareCoordinatorHost.handle"),
 )
 
 

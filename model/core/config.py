@@ -118,6 +118,12 @@ BROKER_SETTINGS: tuple[Setting, ...] = (
     Setting("num.io.threads", "num_io_threads", 8, 1, 64, source="kafka"),
     Setting("sharesim.handler.step.min.ms", "handler_step_min_ms", 0, 0, 1_000, source="sharesim"),
     Setting("sharesim.handler.step.max.ms", "handler_step_max_ms", 0, 0, 1_000, source="sharesim"),
+    # sharesim's own knob (not a Kafka key): how long a coordinator's load takes before the records
+    # (plus 20 us per record replayed), model/sim/coordinator_host.py. Kafka's CoordinatorLoaderImpl
+    # reads a small partition in a few milliseconds, while the new leader's high-water mark still
+    # waits for its followers: below one replication round trip, a coordinator activates before the
+    # tail it inherited has committed ("loaded but not caught up").
+    Setting("sharesim.coordinator.load.base.ms", "coordinator_load_base_ms", 10, 1, 60_000, source="sharesim"),
 )
 
 # Dynamic group configuration (003_cf42721e0e7b2a9a.txt, 004 for consumer groups).
@@ -176,6 +182,7 @@ class BrokerConfig:
     num_io_threads: int = 8
     handler_step_min_ms: int = 0
     handler_step_max_ms: int = 0
+    coordinator_load_base_ms: int = 10
 
     def with_overrides(self, overrides: Mapping[str, Any]) -> BrokerConfig:
         return load_broker_config(overrides, base=self)

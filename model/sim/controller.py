@@ -161,6 +161,7 @@ class Controller:
                 keep_committed=internal,
                 apply=data.apply if data is not None else None,
                 reachable=self._reachable,
+                keep_tail=internal,  # a new coordinator loads the tail it inherited (coordinator_host.py)
             )
             state = PartitionState(topic, p, replicas, replicas, -1, 0, log, data)
             self.partitions[(topic, p)] = state

@@ -5,22 +5,44 @@
 * ``GroupCoordinatorHost`` serves the group RPCs for one
   ``__consumer_offsets`` partition with a ``GroupCoordinatorShard``.
 
-Both follow the same life (SC-6, SC-7, GC-6):
+Both follow the life of Kafka's ``CoordinatorRuntime`` (SC-6, SC-7, GC-6;
+Kafka trunk at ``KAFKA_TRUNK_COMMIT``):
 
 1. **Load.** Built when the broker becomes the partition's leader: the shard
-   replays the committed records and answers COORDINATOR_LOAD_IN_PROGRESS
-   until a load delay proportional to the record count has passed.
-2. **Serve.** A handler's records are appended to the partition's
-   ``ReplicatedLog``; the response (and, for the group coordinator, the
-   requests to the share coordinator) is sent ONLY when they commit. A call
-   that writes nothing is answered at once.
+   replays the log up to its END, the committed records and the tail above the
+   high-water mark this replica had fetched from the old leader
+   (``CoordinatorLoaderImpl`` reads with ``FetchIsolation.LOG_END``; the
+   tail's fate is ``ReplicatedLog(keep_tail=True)``'s), and answers
+   COORDINATOR_LOAD_IN_PROGRESS until a load delay has passed
+   (``sharesim.coordinator.load.base.ms`` plus 20 us per record).
+2. **Serve.** The shard's state is the last WRITTEN one (Kafka's
+   ``SnapshottableCoordinator.lastWrittenOffset``); ``log.committed_count`` is
+   its ``lastCommittedOffset``. A handler's records are appended to the
+   partition's ``ReplicatedLog`` and the response (and, for the group
+   coordinator, the requests to the share coordinator) is sent ONLY when they
+   commit; a call that writes nothing is answered once everything appended
+   before it has committed (``scheduleWriteOperation``,
+   ``waitForPendingWrites``, the ``DeferredEventQueue`` completed by
+   ``onHighWatermarkUpdated``). So a coordinator that has loaded but not yet
+   seen its inherited tail commit ("catching up": ``catching_up()``) answers
+   nothing from it before it is durable; requests that arrive then are
+   counted (``coordinator.catching_up`` events and trace lines). The
+   inherited tail's commit reaches the observers through the log's
+   ``tail_listener``. Kafka's share coordinator runs every RPC, reads too, as a
+   write operation; the group coordinator's read operations (describe, list,
+   OffsetFetch without requireStable: ``scheduleReadOperation`` at
+   ``lastCommittedOffset``) are answered here like the others, after the
+   pending writes (no client of the simulation sends them).
 3. **Fail.** If the log cannot take the append (fewer in-sync replicas than
    min.insync.replicas: COORDINATOR_NOT_AVAILABLE, as Kafka maps
    NOT_ENOUGH_REPLICAS), the shard is rebuilt from the log (committed records
-   plus the tail still being replicated) and reloaded, and the request gets
-   the error. If the uncommitted tail is lost (leadership moved), the pending
-   requests get NOT_COORDINATOR and the host stops serving; the broker drops
-   it when the new metadata arrives.
+   plus the tail still being replicated: Kafka reverts to the snapshot of its
+   last written offset before the failed batch, ``revertLastWrittenOffset``)
+   and reloaded, and the request gets the error. If the uncommitted tail is
+   lost to this host (leadership moved), the pending requests get
+   NOT_COORDINATOR (Kafka's unload: ``deferredEventQueue.failAll``) and the
+   host stops serving; the broker drops it when the new metadata arrives. The
+   new leader may still commit those records: their clients never learn it.
 4. **Retire.** When the broker loses leadership or crashes, the host is gone
    with everything in memory.
 """
@@ -29,7 +51,7 @@ from __future__ import annotations
 
 import itertools
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from model import mutants as _mutants
@@ -39,7 +61,11 @@ from model.core.group.share_records import ShareGroupMetadata, Tombstone
 from model.core.metadata import MetadataImage
 from model.core.share_coordinator import ShareCoordinatorShard, share_state_error
 from model.core.share_records import ShareStateRecord, ShareUpdate
-from model.core.share_state import InitializeShareGroupStateRequest, WriteShareGroupStateRequest
+from model.core.share_state import (
+    InitializeShareGroupStateRequest,
+    ReadShareGroupStateRequest,
+    WriteShareGroupStateRequest,
+)
 from model.sim.network import Message
 from model.sim.protocol import CONSUMER_OFFSETS_TOPIC, SHARE_STATE_TOPIC
 from model.sim.replication import ReplicatedLog
@@ -62,8 +88,8 @@ def coordinator_error(error: Errors) -> Errors:
 
 
 def load_delay_ms(broker: Broker, records: int) -> int:
-    settings = broker.settings
-    return settings.coordinator_load_base_ms + records * settings.coordinator_load_us_per_record // 1000
+    """How long a load takes: ``sharesim.coordinator.load.base.ms`` plus a little per record."""
+    return broker.config.coordinator_load_base_ms + records * broker.settings.coordinator_load_us_per_record // 1000
 
 
 class _Host(ABC):
@@ -79,9 +105,57 @@ class _Host(ABC):
         self.active = True
         self.loading = True
         self._load_timer: Timer | None = None
+        # The log end offset the last load replayed up to (Kafka: the shard's lastWrittenOffset after
+        # CoordinatorLoaderImpl read to the log end). Until the high-water mark passes it, the shard
+        # holds state above what is committed: "loaded but not caught up".
+        self.loaded_end = 0
+        # Requests that arrived after the load while the loaded tail was not yet committed.
+        self.requests_catching_up = 0
+        log.tail_listener = self._tail_done
+
+    def catching_up(self) -> bool:
+        """Whether the shard's state includes records it loaded above the high-water mark that have
+        not committed yet (Kafka: lastCommittedOffset < lastWrittenOffset right after a load)."""
+        return self.log.committed_count < self.loaded_end
+
+    def _note_request(self, body: object) -> None:
+        """Count a request the loaded shard serves while its state is above what is committed (Kafka:
+        lastCommittedOffset < lastWrittenOffset, so its answer waits), and trace one that arrives while
+        the loaded tail itself is uncommitted (tests show the swarms reach both)."""
+        log = self.log
+        if self.loading or log.committed_count >= log.end_offset:
+            return
+        now = self.broker.scheduler.now_ms
+        if not self.catching_up():
+            self.broker.observer.on_event("coordinator.uncommitted_window", now, topic=self.topic)
+            return
+        self.requests_catching_up += 1
+        self.broker.observer.on_event("coordinator.catching_up", now, topic=self.topic, partition=self.partition)
+        self._trace("coordinator.catching_up", request=type(body).__name__, topic=self.topic,
+                    committed=log.committed_count, written=self.loaded_end)
+
+    def _tail_done(self, error: Errors, records: Sequence[object]) -> None:
+        """An inherited record batch (loaded above the high-water mark) committed or was truncated
+        (Kafka: ``onHighWatermarkUpdated`` moves lastCommittedOffset; a truncation comes with a
+        resignation, which unloads the shard)."""
+        if not self.active or not self.broker.alive:
+            return
+        if error == Errors.NONE:
+            self._records_committed(records)
+            self._inherited_committed(records)
+        else:
+            self._lost_tail()
+
+    @abstractmethod
+    def _records_committed(self, records: Sequence[Any]) -> None:
+        """Tell the observers that ``records`` of this partition committed."""
+
+    def _inherited_committed(self, records: Sequence[Any]) -> None:  # noqa: B027 (most hosts: nothing)
+        """An inherited record batch committed: what else the observers must hear of it."""
 
     def _start_load(self, records: int) -> None:
         self.loading = True
+        self.loaded_end = self.log.end_offset
         delay = load_delay_ms(self.broker, records)
         self._load_timer = self.broker.scheduler.timer(delay, self._load_done)
         self._trace("coordinator.load", records=records, topic=self.topic)
@@ -104,6 +178,8 @@ class _Host(ABC):
     def retire(self) -> None:
         """Leadership lost or the broker crashed: stop; everything in memory is dropped."""
         self.active = False
+        if self.log.tail_listener == self._tail_done:
+            self.log.tail_listener = None
         if self._load_timer is not None:
             self._load_timer.cancel()
             self._load_timer = None
@@ -114,6 +190,17 @@ class _Host(ABC):
 
 
 # --- share coordinator (SC-*) ---------------------------------------------------------------
+
+
+class _Appended(list[ShareStateRecord]):
+    """The records one request appended, with the request: if a new leader inherits them and they
+    commit there, the write they carry is durable although its client was told NOT_COORDINATOR."""
+
+    __slots__ = ("request",)
+
+    def __init__(self, records: list[ShareStateRecord], request: object) -> None:
+        super().__init__(records)
+        self.request = request
 
 
 class ShareCoordinatorHost(_Host):
@@ -197,10 +284,13 @@ class ShareCoordinatorHost(_Host):
         assert error == Errors.NONE, error  # writable() just said so
         self._trace("coordinator.snapshot_cold", keys=len(records))
 
+    def _records_committed(self, records: Sequence[Any]) -> None:
+        self.broker.observer.on_share_state_committed(self.partition, records, self.broker.scheduler.now_ms)
+
     def _snapshots_committed(self, error: Errors, records: list[ShareStateRecord]) -> None:
         broker = self.broker
         if error == Errors.NONE:
-            broker.observer.on_share_state_committed(self.partition, records, broker.scheduler.now_ms)
+            self._records_committed(records)
         elif broker.alive:
             self._lost_tail()
 
@@ -231,11 +321,20 @@ class ShareCoordinatorHost(_Host):
         if not self.active:
             broker.reply(message, share_state_error(body, Errors.NOT_COORDINATOR))
             return
+        self._note_request(body)
         previous = self.shard.state(body.key)
         response, records = self.shard.handle(body)
         broker.observer.on_share_state_request(self.partition, body, response, records, message.sent_ms,
                                                broker.scheduler.now_ms)
+        if (_mutants.ACTIVE == "read-uncommitted-coordinator-state" and isinstance(body, ReadShareGroupStateRequest)
+                and getattr(response, "error_code", None) == Errors.NONE):
+            # mutant: a read answered from the last written state at once, not once that state (the
+            # read's own leader-epoch record, the writes before it, a loaded tail) has committed
+            broker.reply(message, response)
+            response = None
         if not records:
+            if response is None:
+                return  # the mutant answered it
             if getattr(response, "error_code", None) == Errors.NONE:
                 # It wrote nothing but may have read what earlier requests still replicate (a leader
                 # epoch a read raised, a write's batches): answer once they commit, as Kafka's coordinator
@@ -252,7 +351,7 @@ class ShareCoordinatorHost(_Host):
         if _mutants.ACTIVE == "respond-before-commit":
             broker.reply(message, response)  # mutant: answered before the records commit
             response = None
-        error = self.log.append(records,
+        error = self.log.append(_Appended(records, body),
                                 lambda err, _offset: self._committed(err, message, body, response, records))
         if error != Errors.NONE:
             self._reload()
@@ -262,7 +361,7 @@ class ShareCoordinatorHost(_Host):
                    records: list[ShareStateRecord] | None = None) -> None:
         broker = self.broker
         if error == Errors.NONE and records:
-            broker.observer.on_share_state_committed(self.partition, records, broker.scheduler.now_ms)
+            self._records_committed(records)
         if not broker.alive:
             return
         if error != Errors.NONE:
@@ -273,11 +372,23 @@ class ShareCoordinatorHost(_Host):
         if response is not None:
             broker.reply(message, response)  # SC-7: only now
         if isinstance(body, WriteShareGroupStateRequest):
-            now = broker.scheduler.now_ms
-            broker.observer.on_write_accepted(body, now)
-            if broker.trace is not None:
-                broker.trace.emit(COORDINATOR_WRITE, now, broker.node, len(body.state_batches), str(body.key),
-                                  body.leader_epoch, body.start_offset, body.state_epoch)
+            self._write_durable(body)
+
+    def _write_durable(self, body: WriteShareGroupStateRequest) -> None:
+        broker = self.broker
+        now = broker.scheduler.now_ms
+        broker.observer.on_write_accepted(body, now)
+        if broker.trace is not None:
+            broker.trace.emit(COORDINATOR_WRITE, now, broker.node, len(body.state_batches), str(body.key),
+                              body.leader_epoch, body.start_offset, body.state_epoch)
+
+    def _inherited_committed(self, records: Sequence[Any]) -> None:
+        # A write the old coordinator accepted and a new leader kept is durable now: the observers that
+        # follow the durable state (the ledger, the SPSO window) must count it, or a leader that reads
+        # it would seem to move past offsets no write made durable.
+        request = getattr(records, "request", None)
+        if isinstance(request, WriteShareGroupStateRequest):
+            self._write_durable(request)
 
 
 # --- group coordinator (GC-*, CG-*) -----------------------------------------------------------
@@ -340,6 +451,7 @@ class GroupCoordinatorHost(_Host):
         if not self.loading and self.log.writable() != Errors.NONE:
             broker.reply(message, error_response(body, Errors.COORDINATOR_NOT_AVAILABLE))
             return
+        self._note_request(body)
         token = next(self._tokens)
         result = self.shard.handle(body, broker.scheduler.now_ms, token)
         if result.response is None and not self.shard.loading:
@@ -415,15 +527,17 @@ class GroupCoordinatorHost(_Host):
                 self.broker.reply(message, error_response(message.payload.body, coordinator_error(error)))
             return
         if result.records:
-            self.broker.observer.on_group_records_committed(self.partition, result.records,
-                                                            self.broker.scheduler.now_ms)
-            for record in result.records:
-                if isinstance(record, Tombstone) and record.key.kind == "ShareGroupMetadata":
-                    # GC-8: the group is gone for good; its share-partition leaders must not
-                    # outlive it into a group created again under the same id (SC-5 cannot fence them).
-                    self.broker.controller.share_group_deleted(record.key.group_id)
+            self._records_committed(result.records)
         if self.active:
             self._send(result, message)
+
+    def _records_committed(self, records: Sequence[Any]) -> None:
+        self.broker.observer.on_group_records_committed(self.partition, records, self.broker.scheduler.now_ms)
+        for record in records:
+            if isinstance(record, Tombstone) and record.key.kind == "ShareGroupMetadata":
+                # GC-8: the group is gone for good; its share-partition leaders must not
+                # outlive it into a group created again under the same id (SC-5 cannot fence them).
+                self.broker.controller.share_group_deleted(record.key.group_id)
 
     def _send(self, result: ShardResult, message: Message | None) -> None:
         broker = self.broker

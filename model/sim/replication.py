@@ -12,8 +12,19 @@ topics, ``__share_group_state``, ``__consumer_offsets``). It holds
 link latency round trip to the slowest in-sync follower the leader can reach.
 If fewer than ``min_insync_replicas`` replicas (leader included) are in sync and
 reachable, it fails at once with NOT_ENOUGH_REPLICAS. Commits happen in append
-order. A leader change (``set_leader`` with a new leader or epoch) drops the
-uncommitted tail and fails its callbacks with NOT_LEADER_OR_FOLLOWER.
+order. A leader change (``set_leader`` with a new leader or epoch) fails the
+callbacks of the uncommitted tail with NOT_LEADER_OR_FOLLOWER: the old leader's
+callers never learn the outcome. By default the tail is gone with them. A log
+built with ``keep_tail`` (the coordinators' internal topics) does what Kafka's
+replicas do instead: the appends the new leader had already fetched (a prefix
+of the tail: each append remembers when it reached each follower, the first
+half of the round trip it was given) stay in its log ABOVE the high-water mark,
+and commit one replication round trip later, when the followers have fetched
+them from the new leader; the rest is truncated. A coordinator loading on the
+new leader replays them (Kafka's ``CoordinatorLoaderImpl`` reads up to the log
+end) and hears of their commit through ``tail_listener``
+(``PartitionWriter.Listener.onHighWatermarkUpdated``); if leadership moves again
+first, they are in turn kept or truncated by the same rule.
 
 One timer per append, no SimPy process: a commit is a heap entry.
 
@@ -31,6 +42,7 @@ from __future__ import annotations
 from array import array
 from collections import deque
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Final, NamedTuple
 
 from model.core.errors import Errors
@@ -50,19 +62,22 @@ Reachable = Callable[[int, int], bool]
 class _Pending:
     """An append waiting for replication; ``after_pending`` may chain onto ``on_done``."""
 
-    __slots__ = ("due_ms", "on_done", "records")
+    __slots__ = ("arrivals", "due_ms", "on_done", "records")
 
-    def __init__(self, due_ms: int, records: Sequence[object], on_done: CommitCallback) -> None:
+    def __init__(self, due_ms: int, records: Sequence[object], on_done: CommitCallback,
+                 arrivals: dict[int, int] | None = None) -> None:
         self.due_ms = due_ms
         self.records = records
         self.on_done = on_done
+        # keep_tail logs: replica -> when it has these records (the leader: at once)
+        self.arrivals = arrivals
 
 
 class ReplicatedLog:
     __slots__ = (
-        "_apply", "_generation", "_keep", "_last_due", "_pending", "_reachable", "_rng", "_sample",
-        "_scheduler", "committed", "committed_count", "isr", "leader", "leader_epoch",
-        "log_start_offset", "min_insync_replicas", "partition", "topic",
+        "_apply", "_generation", "_keep", "_keep_tail", "_last_due", "_limbo", "_pending", "_reachable", "_rng",
+        "_sample", "_scheduler", "committed", "committed_count", "inherited_appends", "isr", "leader",
+        "leader_epoch", "log_start_offset", "min_insync_replicas", "partition", "tail_listener", "topic",
     )
 
     def __init__(
@@ -77,6 +92,7 @@ class ReplicatedLog:
         keep_committed: bool = True,
         apply: Callable[[Sequence[object]], int] | None = None,
         reachable: Reachable | None = None,
+        keep_tail: bool = False,
     ) -> None:
         self.topic = topic
         self.partition = partition
@@ -98,6 +114,13 @@ class ReplicatedLog:
         self._pending: deque[_Pending] = deque()
         self._last_due = 0
         self._generation = 0
+        self._keep_tail = keep_tail
+        # keep_tail: the tail of a leader that lost leadership while no replica was leader yet
+        self._limbo: list[_Pending] = []
+        # keep_tail: told (error, records) when an inherited append (one a new leader kept from
+        # its predecessor's tail) commits or is truncated; the coordinator hosted here sets it.
+        self.tail_listener: Callable[[Errors, Sequence[object]], None] | None = None
+        self.inherited_appends = 0  # how many appends a new leader kept above its high-water mark
 
     # -- queries -------------------------------------------------------------------------
 
@@ -129,6 +152,34 @@ class ReplicatedLog:
         lost, self._pending = self._pending, deque()
         for p in lost:
             p.on_done(Errors.NOT_LEADER_OR_FOLLOWER, -1)
+        if self._keep_tail:
+            self._inherit([*self._limbo, *lost], leader)
+
+    def _inherit(self, tail: list[_Pending], leader: int) -> None:
+        """What the new ``leader`` keeps of the old tail: the appends it had fetched, in order, up to
+        the first it had not (a follower fetches in log order; Kafka truncates the rest when the
+        follower becomes leader, KIP-101). They stay above its high-water mark and commit when the
+        followers have fetched them from it: one round trip to the slowest reachable in-sync follower
+        (Kafka's HWM does not wait for min.insync.replicas)."""
+        if leader < 0:
+            self._limbo = tail  # no leader yet: whoever is elected next decides
+            return
+        self._limbo = []
+        now = self._scheduler._now
+        kept: list[_Pending] = []
+        for p in tail:
+            arrived = None if p.arrivals is None else p.arrivals.get(leader)
+            if arrived is None or arrived > now:
+                break
+            kept.append(p)
+        for p in kept:
+            self.inherited_appends += 1
+            self._append(p.records, partial(self._inherited_done, p.records), minimum=False, fetched=p.arrivals)
+
+    def _inherited_done(self, records: Sequence[object], error: Errors, offset: int) -> None:
+        listener = self.tail_listener
+        if listener is not None:
+            listener(error, records)
 
     def after_pending(self, callback: Callable[[Errors], None]) -> None:
         """Call ``callback(error)`` once everything appended so far is committed (NONE) or lost; at once
@@ -175,27 +226,39 @@ class ReplicatedLog:
     def append(self, records: Sequence[object], on_done: CommitCallback) -> Errors:
         """Replicate ``records`` (the leader's append). Returns NONE if accepted (``on_done``
         runs at commit or loss), else the error (``on_done`` never runs)."""
-        leader = self.leader
-        if leader < 0:
+        if self.leader < 0:
             return Errors.NOT_LEADER_OR_FOLLOWER
+        return self._append(records, on_done)
+
+    def _append(self, records: Sequence[object], on_done: CommitCallback, *, minimum: bool = True,
+                fetched: dict[int, int] | None = None) -> Errors:
+        """``append`` by the leader; ``minimum=False`` (an inherited append) ignores min.insync.replicas;
+        ``fetched``: when each replica already had these records from an earlier leader."""
+        leader = self.leader
         rng, sample, reachable = self._rng, self._sample, self._reachable
+        scheduler = self._scheduler
+        now = scheduler._now
+        arrivals = {leader: now} if self._keep_tail else None
         in_sync = 1
         delay = 0
         for follower in self.isr:
             if follower == leader or (reachable is not None and not reachable(leader, follower)):
                 continue
             in_sync += 1
-            rtt = sample(rng) + sample(rng)
+            there = sample(rng)
+            rtt = there + sample(rng)
+            if arrivals is not None:
+                earlier = None if fetched is None else fetched.get(follower)
+                arrivals[follower] = now + there if earlier is None else min(earlier, now + there)
             if rtt > delay:
                 delay = rtt
-        if in_sync < self.min_insync_replicas:
+        if minimum and in_sync < self.min_insync_replicas:
             return Errors.NOT_ENOUGH_REPLICAS
-        scheduler = self._scheduler
-        due = scheduler._now + delay
+        due = now + delay
         if due < self._last_due:
             due = self._last_due  # commits in append order
         self._last_due = due
-        self._pending.append(_Pending(due, records, on_done))
+        self._pending.append(_Pending(due, records, on_done, arrivals))
         scheduler.post_at(due, self._commit_due, self._generation)
         return Errors.NONE
 

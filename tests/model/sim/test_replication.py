@@ -205,3 +205,129 @@ class ReplicationMachine(RuleBasedStateMachine):
 
 ReplicationMachine.TestCase.settings = settings(max_examples=60, stateful_step_count=40, deadline=None)
 TestReplicationProperties = ReplicationMachine.TestCase
+
+
+# -- keep_tail: a new leader keeps the tail it had fetched (the coordinators' internal topics) -------
+
+
+def test_a_new_leader_keeps_the_prefix_of_the_tail_it_had_fetched_and_commits_it_later() -> None:
+    sched, log = make_log(keep_tail=True)  # one way 5 ms, a round trip 10 ms
+    heard: list[tuple[Errors, list[object], int]] = []
+    log.tail_listener = lambda error, records: heard.append((error, list(records), sched.now_ms))
+    done = Done()
+    log.append(["a"], done.cb("a", sched))  # reaches 2 and 3 at 5 ms
+    sched.run(until=6)
+    log.append(["b"], done.cb("b", sched))  # reaches them at 11 ms
+    sched.run(until=7)
+    log.set_leader(2, 2, (1, 2, 3))
+    # The old leader's callers never learn the outcome; the new leader has "a" above its high-water mark.
+    assert [(n, e) for n, e, _, _ in done.calls] == [("a", Errors.NOT_LEADER_OR_FOLLOWER),
+                                                     ("b", Errors.NOT_LEADER_OR_FOLLOWER)]
+    assert log.uncommitted() == ["a"] and log.committed == [] and log.end_offset == 1
+    assert log.inherited_appends == 1
+    sched.run(until=100)
+    assert log.committed == ["a"] and heard == [(Errors.NONE, ["a"], 17)]  # 7 ms + a round trip
+
+
+def test_an_inherited_tail_is_truncated_by_a_leader_that_had_not_fetched_it() -> None:
+    cut = {(1, 3)}  # 1 cannot reach 3
+    sched, log = make_log(keep_tail=True, reachable=lambda leader, follower: (leader, follower) not in cut)
+    heard: list[tuple[Errors, list[object]]] = []
+    log.tail_listener = lambda error, records: heard.append((error, list(records)))
+    log.append(["a"], Done().cb("a", sched))
+    sched.run(until=5)
+    log.set_leader(2, 2, (1, 2, 3))  # 2 has "a"; 3 has not
+    sched.run(until=6)
+    log.set_leader(3, 3, (1, 2, 3))  # 2's copy reaches 3 only at 10 ms: truncated
+    assert heard == [(Errors.NOT_LEADER_OR_FOLLOWER, ["a"])] and log.end_offset == 0
+    sched.run(until=100)
+    assert log.committed == []
+
+
+def test_the_tail_waits_while_no_replica_leads_and_goes_to_the_next_leader_that_has_it() -> None:
+    sched, log = make_log(keep_tail=True)
+    log.append(["a"], Done().cb("a", sched))
+    sched.run(until=5)
+    log.set_leader(-1, 1, (2, 3))
+    assert log.end_offset == 0
+    sched.run(until=50)
+    log.set_leader(3, 2, (2, 3))
+    assert log.uncommitted() == ["a"]
+    sched.run(until=100)
+    assert log.committed == ["a"]
+
+
+def test_a_replica_that_fetched_the_tail_from_an_earlier_leader_keeps_it() -> None:
+    sched, log = make_log(keep_tail=True)
+    log.append(["a"], Done().cb("a", sched))
+    sched.run(until=5)  # 2 and 3 both have "a"
+    log.set_leader(2, 2, (1, 2, 3))
+    sched.run(until=6)
+    log.set_leader(3, 3, (1, 2, 3))  # before 2's copy would reach it, but it has 1's
+    assert log.uncommitted() == ["a"] and log.inherited_appends == 2
+    sched.run(until=100)
+    assert log.committed == ["a"]
+
+
+def test_a_log_without_keep_tail_records_no_arrivals() -> None:
+    sched, log = make_log()
+    log.append(["a"], Done().cb("a", sched))
+    sched.run(until=5)
+    log.set_leader(2, 2, (1, 2, 3))
+    assert log.end_offset == 0 and log.inherited_appends == 0
+    assert all(p.arrivals is None for p in log._pending)
+
+
+class KeepTailMachine(RuleBasedStateMachine):
+    """keep_tail: whatever the appends, delays and leader changes, the committed records are appended
+    ones, each once, in append order; a record answered NONE is committed; every append is answered
+    once, and an append still pending on a leader change is answered NOT_LEADER_OR_FOLLOWER then (it
+    may still commit later: the tail the new leader inherited)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sched, self.log = make_log(Distribution.uniform(0, 15), min_isr=2, keep_tail=True)
+        self.epoch = 1
+        self.appended: list[str] = []
+        self.answers: dict[str, list[Errors]] = {}
+        self.next = 0
+
+    @rule(size=st.integers(1, 3))
+    def append(self, size: int) -> None:
+        names = [f"r{self.next + k}" for k in range(size)]
+        self.next += size
+
+        def answered(error: Errors, offset: int) -> None:
+            for n in names:
+                self.answers[n].append(error)
+
+        for n in names:
+            self.answers[n] = []
+        if self.log.append(names, answered) == Errors.NONE:
+            self.appended.extend(names)
+
+    @rule(ms=st.integers(0, 20))
+    def time_passes(self, ms: int) -> None:
+        self.sched.run(until=self.sched.now_ms + ms + 1)
+
+    @rule(leader=st.sampled_from([-1, 1, 2, 3]))
+    def new_leader(self, leader: int) -> None:
+        self.epoch += 1
+        self.log.set_leader(leader, self.epoch, (1, 2, 3))
+        assert all(self.answers[n] for n in self.appended), "an append unanswered after a leader change"
+
+    @invariant()
+    def committed_in_append_order_once(self) -> None:
+        committed = [str(r) for r in self.log.committed]
+        assert len(set(committed)) == len(committed)
+        order = {n: i for i, n in enumerate(self.appended)}
+        assert [order[n] for n in committed] == sorted(order[n] for n in committed)
+        assert all(len(a) <= 1 for a in self.answers.values())
+        assert {n for n, a in self.answers.items() if a == [Errors.NONE]} <= set(committed)
+        tail = [str(r) for r in self.log.uncommitted()]
+        assert not set(tail) & set(committed)
+        assert self.log.end_offset == len(committed) + len(tail)
+
+
+KeepTailMachine.TestCase.settings = settings(max_examples=60, stateful_step_count=40, deadline=None)
+TestKeepTailProperties = KeepTailMachine.TestCase
