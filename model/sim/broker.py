@@ -92,8 +92,8 @@ StateCallback = Callable[[object | None], None]  # None: no answer (timeout, no 
 class BrokerSettings:
     """Simulation knobs that are not Kafka configuration."""
 
-    coordinator_load_base_ms: int = 10  # SC-6/GC-6: a load takes this ...
-    coordinator_load_us_per_record: int = 20  # ... plus this per committed record
+    # SC-6/GC-6: a load takes sharesim.coordinator.load.base.ms (BrokerConfig) plus this per committed record
+    coordinator_load_us_per_record: int = 20
     request_timeout_ms: int = 5_000  # broker → share coordinator requests
     retry_backoff_ms: int = 100
     max_retry_backoff_ms: int = 1_000
