@@ -26,19 +26,9 @@ DIVERGENCES: Final[dict[str, str]] = {
     "cold-snapshot-by-redundancy":
         "the coordinator re-snapshots a key when its old snapshot holds redundant records back from pruning "
         "(resnapshot_idle); trunk snapshots keys whose last snapshot is older than a time interval",
-    "ack-across-log-start-rejected":
-        "an acknowledgement that spans a moved log start offset is rejected whole; trunk skips the offsets "
-        "below the start and applies the rest",
     "compacted-archived-at-acquire":
         "offsets with no record (compacted away) are archived by the leader at acquisition; trunk delivers "
         "the fetched batch and the client acknowledges the missing offsets with GAP",
-    "ack-beyond-window-code":
-        "acknowledging offsets beyond the in-flight window answers INVALID_RECORD_STATE; trunk answers "
-        "INVALID_REQUEST (and INVALID_RECORD_STATE when nothing is in flight, as the model does)",
-    "overlapping-ack-batches":
-        "a request whose acknowledgement batches overlap is malformed (INVALID_REQUEST, nothing applied); "
-        "trunk applies the batches in order and fails the repeated one with INVALID_RECORD_STATE, rolling "
-        "back the rest",
     "unknown-topic-write-drops-state":
         "a write answered UNKNOWN_TOPIC_OR_PARTITION means the state was deleted (the model's coordinator "
         "answers it for deleted keys, SC-9): the leader drops its state; trunk treats it as a failed write",
@@ -81,12 +71,10 @@ MISSING: Final[dict[str, str]] = {
     "fetch-offset": "acquire takes no fetch offset and there is no nextFetchOffset",
     "fetch-lock": "a fetch is one atomic event: no per-share-partition fetch lock",
     "delivery-complete-count": "no deliveryCompleteCount in the share-partition or the written state",
-    "renew": "no RENEW acknowledge type",
     "throttling": "no delivery-count throttling of acquisitions",
     "record-limit-acquire": "no share.acquire.mode record_limit",
     "archiving-dlq": "no ARCHIVING state, no dead-letter queue",
     "dynamic-group-config": "no per-group dynamic delivery-count limit or partition max record locks",
-    "leader-not-available": "no LEADER_NOT_AVAILABLE while loading or fenced (the model answers others)",
     "coordinator-metadata-image": "the share coordinator has no metadata image: no UNKNOWN_TOPIC_OR_PARTITION "
                                   "for topics it does not know, no onTopicsDeleted",
 }

@@ -108,7 +108,6 @@ def test_maybe_initialize_share_partition_again() -> None:
     assert leader.states(5, 10) == [(AVAILABLE, 2)] * 6
 
 
-@missing("leader-not-available")
 def test_maybe_initialize_fenced_share_partition() -> None:
     """SharePartitionTest.testMaybeInitializeFencedSharePartition: a fenced partition answers
     LEADER_NOT_AVAILABLE and stays fenced."""
@@ -291,7 +290,6 @@ def test_acknowledge_out_of_range_cached_data_empty_cache() -> None:
     assert leader.acknowledge(MEMBER, (0, 15, REJECT)) == Errors.INVALID_RECORD_STATE
 
 
-@divergence("ack-beyond-window-code")
 def test_acknowledge_out_of_range_cached_data() -> None:
     """SharePartitionTest.testAcknowledgeOutOfRangeCachedData: offsets beyond the in-flight records are
     INVALID_REQUEST."""
@@ -320,7 +318,6 @@ def test_acknowledge_when_offset_not_acquired() -> None:
     assert leader.acknowledge(MEMBER, (6, 8, REJECT)) == Errors.INVALID_RECORD_STATE
 
 
-@divergence("overlapping-ack-batches")
 def test_acknowledge_rollback_with_full_batch_error() -> None:
     """SharePartitionTest.testAcknowledgeRollbackWithFullBatchError: a request repeating a batch fails
     with INVALID_RECORD_STATE and every record stays ACQUIRED."""
@@ -332,7 +329,6 @@ def test_acknowledge_rollback_with_full_batch_error() -> None:
     assert error == Errors.INVALID_RECORD_STATE
 
 
-@divergence("overlapping-ack-batches")
 def test_acknowledge_rollback_with_subset_error() -> None:
     """SharePartitionTest.testAcknowledgeRollbackWithSubsetError: the same with an overlapping subset."""
     leader = Leader(log_start=5)
@@ -801,7 +797,6 @@ def test_lso_movement_to_end_offset() -> None:
     assert leader.states(7, 10) == [(ARCHIVED, 1)] * 2 + [(ACQUIRED, 1)] * 2
 
 
-@divergence("ack-across-log-start-rejected")
 def test_acknowledge_batch_post_lso_movement() -> None:
     """SharePartitionTest.testAcknowledgeBatchPostLsoMovement: a batch acknowledged after the start moved
     into it: the offsets below the start are skipped, the rest applied."""
@@ -839,7 +834,6 @@ def test_maybe_acquire_and_release_fetch_lock() -> None:
     assert Leader().sp.__getattribute__("maybe_acquire_fetch_lock")("fetch-1")
 
 
-@missing("renew")
 def test_renew_acknowledge_with_complete_batch_ack() -> None:
     """SharePartitionTest.testRenewAcknowledgeWithCompleteBatchAck: RENEW (type 4) keeps the records
     acquired under a new lock."""

@@ -15,6 +15,7 @@ from model.core.share_partition import (
     PendingWrite,
     SharePartition,
     WriteReason,
+    ack_batches_problem,
 )
 from model.core.share_state import (
     UNKNOWN_OFFSET,
@@ -31,6 +32,8 @@ OK = WriteShareGroupStateResponse(KEY)
 AV, AQ, ACK, ARC = RecordState.AVAILABLE, RecordState.ACQUIRED, RecordState.ACKNOWLEDGED, RecordState.ARCHIVED
 GAP, ACCEPT, RELEASE, REJECT = 0, 1, 2, 3
 LOCK = 30_000
+KIP = BrokerConfig(protocol="kip")  # the KIP as written, where Kafka trunk answers otherwise
+RENEW = 4
 
 
 def make(records: int = 20, *, start: int = 0, broker: BrokerConfig | None = None,
@@ -132,7 +135,8 @@ def test_sp3_each_type_moves_to_its_state_after_the_write(ack_type: int, state: 
 
 
 def test_sp3_invalid_record_state_cases_change_nothing() -> None:
-    sp = make(20)
+    """protocol = "kip": every offset outside the window is INVALID_RECORD_STATE (Kafka: see below)."""
+    sp = make(20, broker=KIP)
     sp.acquire("m1", 5, now_ms=0)  # 0-4
     sp.acquire("m2", 5, now_ms=0)  # 5-9
     bad = [
@@ -163,6 +167,92 @@ def test_sp3_invalid_record_state_cases_change_nothing() -> None:
     assert ack(sp, "m1", 2, 2, ACCEPT) == Errors.INVALID_RECORD_STATE
 
 
+def test_sp3_kafka_answers_outside_the_window() -> None:
+    """Trunk (SharePartition.acknowledge): below the SPSO is skipped, past the window INVALID_REQUEST,
+    nothing in flight INVALID_RECORD_STATE; a batch across the SPSO is applied from the SPSO on."""
+    empty = make(20)
+    assert ack(empty, "m1", 0, 3, ACCEPT) == Errors.INVALID_RECORD_STATE
+    sp = make(20)
+    sp.acquire("m1", 5, now_ms=0)  # 0-4
+    before = list(sp.batches())
+    assert ack(sp, "m1", 10, 10, ACCEPT) == Errors.INVALID_REQUEST
+    assert ack(sp, "m1", 3, 5, ACCEPT) == Errors.INVALID_REQUEST
+    assert list(sp.batches()) == before and sp.take_writes() == []
+    assert ack(sp, "m1", 0, 1, ACCEPT) == Errors.NONE
+    settle(sp)
+    assert sp.spso == 2
+    assert ack(sp, "m1", 0, 1, ACCEPT) == Errors.NONE and sp.take_writes() == []  # all below: skipped
+    assert ack(sp, "m1", 0, 3, ACCEPT) == Errors.NONE  # 0-1 skipped, 2-3 applied
+    [w] = sp.take_writes()
+    assert [(b.first_offset, b.last_offset) for b in w.request.state_batches] == [(2, 3)] or w.request.start_offset == 4
+    sp.complete_write(w.write_id, OK, 0)
+    assert sp.spso == 4
+
+
+def test_sp3_kafka_overlapping_batches_fail_whole() -> None:
+    """Trunk: batches applied in order; an offset acknowledged twice in one request is INVALID_RECORD_STATE
+    and the batches before it roll back (SharePartitionTest.testAcknowledgeRollbackWithFullBatchError)."""
+    sp = make(20)
+    sp.acquire("m1", 10, now_ms=0)
+    before = list(sp.batches())
+    result = sp.acknowledge("m1", [AcknowledgementBatch(0, 4, (ACCEPT,)), AcknowledgementBatch(4, 6, (RELEASE,))], 0)
+    assert result.error_code == Errors.INVALID_RECORD_STATE and result.write_id is None
+    assert list(sp.batches()) == before and sp.take_writes() == []
+    # Out of order but disjoint: the share-partition applies both (the broker refuses the request first,
+    # ack_batches_problem).
+    result = sp.acknowledge("m1", [AcknowledgementBatch(5, 9, (ACCEPT,)), AcknowledgementBatch(0, 4, (ACCEPT,))], 0)
+    assert result.error_code == Errors.NONE
+
+
+@pytest.mark.parametrize(("batches", "problem"), [
+    ([AcknowledgementBatch(0, 2, (ACCEPT,)), AcknowledgementBatch(2, 3, (ACCEPT,))], False),  # trunk's "<"
+    ([AcknowledgementBatch(0, 2, (ACCEPT,)), AcknowledgementBatch(1, 3, (ACCEPT,))], True),
+    ([AcknowledgementBatch(2, 3, (ACCEPT,)), AcknowledgementBatch(0, 1, (ACCEPT,))], True),
+    ([AcknowledgementBatch(3, 2, (ACCEPT,))], True),
+    ([AcknowledgementBatch(0, 1, ())], True),
+    ([AcknowledgementBatch(0, 3, (ACCEPT, ACCEPT))], True),
+    ([AcknowledgementBatch(0, 0, (5,))], True),
+    ([AcknowledgementBatch(0, 0, (RENEW,)), AcknowledgementBatch(1, 2, (GAP, REJECT))], False),
+])
+def test_broker_refuses_what_kafka_apis_refuses(batches: list[AcknowledgementBatch], problem: bool) -> None:
+    """KafkaApis.validateAcknowledgementBatches: what never reaches a share-partition."""
+    assert (ack_batches_problem(batches) is not None) is problem
+
+
+def test_renew_restarts_the_lock_and_writes_nothing() -> None:
+    """KIP-1222 / trunk acknowledgeCompleteBatch: RENEW keeps the records ACQUIRED by the member under a
+    lock of a full duration from now; nothing is written; the old deadline no longer expires them."""
+    sp = make(20)
+    sp.acquire("m1", 10, now_ms=0)
+    result = sp.acknowledge("m1", [AcknowledgementBatch(2, 5, (RENEW,))], 20_000)
+    assert result.error_code == Errors.NONE and result.write_id is None and sp.take_writes() == []
+    deadlines = {b.first_offset: b.lock_deadline_ms for b in sp.batches()}
+    assert deadlines == {0: LOCK, 2: 20_000 + LOCK, 6: LOCK}
+    assert sp.next_lock_deadline_ms() == LOCK
+    sp.expire_locks(LOCK)
+    [w] = sp.take_writes()
+    assert {(b.first_offset, b.last_offset) for b in w.request.state_batches} == {(0, 1), (6, 9)}
+    sp.complete_write(w.write_id, OK, LOCK)
+    assert sp.state_of(3) == OffsetState(AQ, 1, "m1", False)
+    assert ack(sp, "m1", 2, 5, ACCEPT, now_ms=LOCK + 1) == Errors.NONE  # within the renewed lock
+    # Another member's records, or records not ACQUIRED, cannot be renewed.
+    assert sp.acknowledge("m2", [AcknowledgementBatch(2, 2, (RENEW,))], LOCK).error_code == Errors.INVALID_RECORD_STATE
+
+
+def test_renew_mixed_with_other_types_writes_only_the_others() -> None:
+    sp = make(10)
+    sp.acquire("m1", 10, now_ms=0)
+    result = sp.acknowledge("m1", [AcknowledgementBatch(0, 3, (ACCEPT, RENEW, RENEW, REJECT))], 100)
+    assert result.error_code == Errors.NONE and result.write_id is not None
+    [w] = sp.take_writes()
+    assert [(b.first_offset, b.last_offset, b.delivery_state) for b in w.request.state_batches] == [
+        (0, 0, ACK), (3, 3, ARC)]
+    assert all(b.delivery_state != RENEW or b.delivery_state == ARC for b in w.request.state_batches)
+    sp.complete_write(w.write_id, OK, 100)
+    assert sp.state_of(1) == OffsetState(AQ, 1, "m1", False)
+    assert [b.lock_deadline_ms for b in sp.batches() if b.first_offset == 1] == [100 + LOCK]
+
+
 @pytest.mark.parametrize(
     "batches",
     [
@@ -176,7 +266,8 @@ def test_sp3_invalid_record_state_cases_change_nothing() -> None:
     ],
 )
 def test_sp3_malformed_requests_are_invalid_request(batches: list[AcknowledgementBatch]) -> None:
-    sp = make(10)
+    """protocol = "kip" (unordered or overlapping batches are malformed too; Kafka: see above)."""
+    sp = make(10, broker=KIP)
     sp.acquire("m1", 10, 0)
     result = sp.acknowledge("m1", batches, 0)
     assert result.error_code == Errors.INVALID_REQUEST and result.write_id is None
@@ -422,10 +513,11 @@ def test_sp10_unknown_start_offset_uses_auto_offset_reset_and_is_written_first(r
     log.advance_high_watermark()
     log.delete_records(5)
     sp = SharePartition(KEY, log, leader_epoch=3, group=GroupConfig(auto_offset_reset=reset))
-    assert sp.not_ready_error == Errors.COORDINATOR_LOAD_IN_PROGRESS
+    assert sp.not_ready_error == Errors.LEADER_NOT_AVAILABLE  # trunk's initializedOrThrowException
+    assert SharePartition(KEY, log, leader_epoch=3, broker=KIP).not_ready_error == Errors.COORDINATOR_LOAD_IN_PROGRESS
     with pytest.raises(ApiError) as refused:
         sp.acquire("m1", 1, 0)
-    assert refused.value.error == Errors.COORDINATOR_LOAD_IN_PROGRESS
+    assert refused.value.error == Errors.LEADER_NOT_AVAILABLE
     req = sp.read_request()
     assert (req.key, req.leader_epoch) == (KEY, 3)
     sp.recover(ReadShareGroupStateResponse(KEY, state_epoch=4), 0)
@@ -434,7 +526,7 @@ def test_sp10_unknown_start_offset_uses_auto_offset_reset_and_is_written_first(r
     assert w.reason is WriteReason.INITIALIZE
     assert (w.request.start_offset, w.request.state_batches) == (start, ())
     assert (w.request.state_epoch, w.request.leader_epoch) == (4, 3)
-    assert sp.acknowledge("m1", [], 0).error_code == Errors.COORDINATOR_LOAD_IN_PROGRESS
+    assert sp.acknowledge("m1", [], 0).error_code == Errors.LEADER_NOT_AVAILABLE
     sp.complete_write(w.write_id, WriteShareGroupStateResponse(KEY, Errors.COORDINATOR_NOT_AVAILABLE), 0)
     [retry] = sp.take_writes()  # retried until it is durable
     sp.complete_write(retry.write_id, OK, 0)
@@ -530,13 +622,15 @@ def test_sc9_the_first_session_finds_the_state_deleted() -> None:
     assert not fresh.check_state_epoch(transient) and fresh.ready
 
 
-def test_fenced_leader_epoch_makes_a_zombie() -> None:
-    sp = make(10)
+@pytest.mark.parametrize(("broker", "answer"), [(None, Errors.LEADER_NOT_AVAILABLE),
+                                                (KIP, Errors.NOT_LEADER_OR_FOLLOWER)])
+def test_fenced_leader_epoch_makes_a_zombie(broker: BrokerConfig | None, answer: Errors) -> None:
+    sp = make(10, broker=broker)
     sp.acquire("m1", 5, 0)
     ack(sp, "m1", 0, 4, ACCEPT)
     [w] = sp.take_writes()
     sp.complete_write(w.write_id, WriteShareGroupStateResponse(KEY, Errors.FENCED_LEADER_EPOCH), 0)
-    assert sp.status is PartitionStatus.FENCED and sp.not_ready_error == Errors.NOT_LEADER_OR_FOLLOWER
+    assert sp.status is PartitionStatus.FENCED and sp.not_ready_error == answer
     sp.recover(ReadShareGroupStateResponse(KEY, state_epoch=1, start_offset=0), 0)
     assert not sp.ready and sp.take_writes() == []
 
@@ -612,6 +706,30 @@ def test_sp15_release_member_returns_only_its_acquired_records() -> None:
 # -- log start offset -------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize(("broker", "answer", "written"), [(None, Errors.NONE, [(5, 6)]),
+                                                          (KIP, Errors.INVALID_RECORD_STATE, None)])
+def test_an_ack_across_the_log_start(broker: BrokerConfig | None, answer: Errors,
+                                     written: list[tuple[int, int]] | None) -> None:
+    """Trunk (SharePartitionTest.testAcknowledgeBatchPostLsoMovement): the offsets below the new start are
+    skipped, the rest applied; protocol = "kip": the whole acknowledgement is refused."""
+    log = PartitionLog()
+    log.append(20)
+    log.advance_high_watermark()
+    sp = make(log=log, broker=broker)
+    sp.acquire("m1", 10, 0)
+    log.delete_records(5)
+    sp.advance_log_start(0)
+    settle(sp)
+    assert ack(sp, "m1", 3, 6, ACCEPT) == answer
+    writes = sp.take_writes()
+    if written is None:
+        assert writes == []
+    else:
+        [w] = writes
+        assert [(b.first_offset, b.last_offset) for b in w.request.state_batches] == written \
+            or (w.request.start_offset == 7 and w.request.state_batches == ())
+
+
 def test_log_start_move_jumps_the_spso_durably() -> None:
     log = PartitionLog()
     log.append(20)
@@ -627,7 +745,8 @@ def test_log_start_move_jumps_the_spso_durably() -> None:
     assert w.write_id == write_id and w.reason is WriteReason.LOG_START
     assert (w.request.start_offset, w.request.state_batches) == (5, ())
     assert sp.spso == 5 and sp.state_of(3) is None
-    assert ack(sp, "m1", 3, 6, ACCEPT) == Errors.INVALID_RECORD_STATE  # 3-4 are gone
+    # 3-4 are gone: trunk skips them (protocol "kip": refused, test_kip_refuses_an_ack_across_the_log_start).
+    assert ack(sp, "m1", 3, 4, ACCEPT) == Errors.NONE and sp.take_writes() == []
     # The acknowledgement in flight for 1-2 completes as a no-op on the window.
     done = sp.complete_write(pending.write_id, OK, 0)
     assert done.error_code == Errors.NONE and sp.spso == 5
