@@ -220,6 +220,13 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
            "a KIP-848 consumer answered FENCED_MEMBER_EPOCH keeps consuming the partitions it owned while it "
            "rejoins (CG-4: it loses them all), so they are owned twice once reassigned (CG-3)",
            "exclusive-ownership", "kip848_fenced_member", "model/core/group/consumer_member.py: on_response"),
+    # -- acknowledgements (issue 24) -------------------------------------------------------------------
+    Mutant("renew-ignored",
+           "a RENEW acknowledgement (KIP-1222) is answered with success but the acquisition lock is not restarted: "
+           "the lock expires at its old deadline under a member told it still holds the records, which go to "
+           "another member (trunk restarts the lock, acknowledgeCompleteBatch / acknowledgePerOffsetBatchRecords)",
+           "exclusive-acquisition", "renew_slow_processing",
+           "model/core/share_partition.py: _apply_acknowledgement"),
 )
 
 

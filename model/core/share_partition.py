@@ -556,8 +556,8 @@ class SharePartition:
         """SP-3: apply a member's acknowledgement batches, all or nothing.
 
         As trunk's ``SharePartition.acknowledge`` (pinned commit): the batches are taken in order;
-        one wholly below the start offset is skipped and one that spans it is applied from the
-        start offset on (the log start moved past the rest, ``fetchSubMapForAcknowledgementBatch``);
+        one wholly below the log start offset is skipped and one that spans it is applied from the
+        log start on (the records below are gone, ``fetchSubMapForAcknowledgementBatch``);
         offsets past the in-flight records answer INVALID_REQUEST (INVALID_RECORD_STATE when
         nothing is in flight); an offset an earlier batch of the same request already changed, or
         one not ACQUIRED by the member under a live lock, fails the whole request with
@@ -567,6 +567,13 @@ class SharePartition:
         validateAcknowledgementBatches) answers INVALID_REQUEST first. RENEW (KIP-1222) restarts
         the acquisition lock of the records and writes nothing (``acknowledgeCompleteBatch`` /
         ``acknowledgePerOffsetBatchRecords``); a request of RENEWs only is answered at once.
+
+        Deliberately not trunk (``divergence("ack-below-spso-confirmed")``): trunk skips, with
+        success, every batch below its start offset, the SPSO, not only the log start; so a member
+        whose lock expired, and whose records another member then acknowledged past the SPSO, is told
+        its late ACCEPT or REJECT took effect when another's did (E-3: acknowledgements from anyone
+        else are rejected). Here offsets at or above the log start but below the SPSO are
+        INVALID_RECORD_STATE.
 
         protocol = "kip": overlapping or unordered batches make the request malformed
         (INVALID_REQUEST), and any offset outside the window [SPSO, SPEO) is INVALID_RECORD_STATE.
@@ -599,20 +606,21 @@ class SharePartition:
                      spans: list[AcknowledgementBatch]) -> tuple[Errors, str | None]:
         """Trunk's per-batch checks, in request order: the parts of ``batches`` to apply go to ``spans``."""
         spso, speo = self._spso, self._speo
+        gone = self.log.log_start_offset  # <= spso: _follow_log_start ran
         taken: list[tuple[int, int]] = []
         for b in batches:
             first, last = b.first_offset, b.last_offset
-            if last < spso and _mutants.ACTIVE != "ack-below-log-start-rejected":
-                continue  # the log start moved past it: archived already
+            if last < gone:
+                continue  # the log start moved past it: the records are gone
             if speo == spso:
                 return Errors.INVALID_RECORD_STATE, f"offsets {first}-{last}: nothing is in flight"
             if last >= speo:
                 return Errors.INVALID_REQUEST, (f"offsets {first}-{last} go past the in-flight records "
                                                 f"(the last is {speo - 1})")
-            if first < spso and _mutants.ACTIVE != "ack-below-log-start-rejected":
+            if first < gone:
                 types = b.acknowledge_types
-                b = AcknowledgementBatch(spso, last, types if len(types) == 1 else types[spso - first:])
-                first = spso
+                b = AcknowledgementBatch(gone, last, types if len(types) == 1 else types[gone - first:])
+                first = gone
             for f, l_ in taken:
                 if first <= l_ and f <= last:
                     return Errors.INVALID_RECORD_STATE, (f"offsets {max(f, first)}-{min(l_, last)} are "

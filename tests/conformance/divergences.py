@@ -63,6 +63,11 @@ DIVERGENCES: Final[dict[str, str]] = {
     "assignor-ignores-unknown-topic":
         "assign() takes the topics that exist; a subscription to a missing topic gets nothing instead of "
         "trunk's PartitionAssignorException",
+    "ack-below-spso-confirmed":
+        "an acknowledgement of offsets below the SPSO but at or above the log start offset (records another "
+        "member's acknowledgement completed after the sender's lock expired) is INVALID_RECORD_STATE; trunk "
+        "skips every batch below its start offset with success, so a late consumer is told its ACCEPT or "
+        "REJECT took effect when another's did (E-3: acknowledgements from anyone else are rejected)",
 }
 
 # Mechanisms of the Kafka that ships that the model lacks (issue 24's list).

@@ -168,8 +168,9 @@ def test_sp3_invalid_record_state_cases_change_nothing() -> None:
 
 
 def test_sp3_kafka_answers_outside_the_window() -> None:
-    """Trunk (SharePartition.acknowledge): below the SPSO is skipped, past the window INVALID_REQUEST,
-    nothing in flight INVALID_RECORD_STATE; a batch across the SPSO is applied from the SPSO on."""
+    """Trunk (SharePartition.acknowledge): past the window INVALID_REQUEST, nothing in flight
+    INVALID_RECORD_STATE. Below the SPSO but not the log start: INVALID_RECORD_STATE, where trunk answers
+    success (divergence ack-below-spso-confirmed); below the log start: skipped (test_an_ack_across_...)."""
     empty = make(20)
     assert ack(empty, "m1", 0, 3, ACCEPT) == Errors.INVALID_RECORD_STATE
     sp = make(20)
@@ -181,12 +182,24 @@ def test_sp3_kafka_answers_outside_the_window() -> None:
     assert ack(sp, "m1", 0, 1, ACCEPT) == Errors.NONE
     settle(sp)
     assert sp.spso == 2
-    assert ack(sp, "m1", 0, 1, ACCEPT) == Errors.NONE and sp.take_writes() == []  # all below: skipped
-    assert ack(sp, "m1", 0, 3, ACCEPT) == Errors.NONE  # 0-1 skipped, 2-3 applied
-    [w] = sp.take_writes()
-    assert [(b.first_offset, b.last_offset) for b in w.request.state_batches] == [(2, 3)] or w.request.start_offset == 4
-    sp.complete_write(w.write_id, OK, 0)
-    assert sp.spso == 4
+    assert ack(sp, "m1", 0, 1, ACCEPT) == Errors.INVALID_RECORD_STATE  # acknowledged already: refused
+    assert ack(sp, "m1", 0, 3, ACCEPT) == Errors.INVALID_RECORD_STATE and sp.take_writes() == []
+    assert ack(sp, "m1", 2, 3, ACCEPT) == Errors.NONE
+
+
+def test_late_ack_below_the_spso_is_refused_where_trunk_confirms_it() -> None:
+    """tests/conformance/divergences.py "ack-below-spso-confirmed": member m1's lock on 0-4 expires, m2
+    acquires and accepts them, the SPSO moves to 5; m1's late ACCEPT of 0-4 is INVALID_RECORD_STATE here,
+    success in trunk (SharePartition.acknowledge skips every batch below its start offset)."""
+    sp = make(10)
+    sp.acquire("m1", 5, now_ms=0)
+    sp.expire_locks(LOCK)
+    settle(sp, LOCK)
+    assert sp.acquire("m2", 5, LOCK) == [AcquiredRecords(0, 4, 2)]
+    assert ack(sp, "m2", 0, 4, ACCEPT, now_ms=LOCK) == Errors.NONE
+    settle(sp, LOCK)
+    assert sp.spso == 5 and sp.log.log_start_offset == 0
+    assert ack(sp, "m1", 0, 4, ACCEPT, now_ms=LOCK) == Errors.INVALID_RECORD_STATE
 
 
 def test_sp3_kafka_overlapping_batches_fail_whole() -> None:
