@@ -445,6 +445,8 @@ class ShareConsumer(GroupConsumer):
                     a.retries += 1
                 if again:
                     session.acks.setdefault(tp, []).extend(again)
+                    self.record("consumer.ack_retry", broker=session.broker, error=int(error),
+                                records=sum(a.count for a in again))
                 runs = [a for a in runs if a not in again]
             metrics.ack_errors += sum(a.count for a in runs if a.batch.acknowledge_types[0] != RENEW)
             return

@@ -38,12 +38,12 @@ def test_without_renewals_the_same_consumers_lose_their_locks() -> None:
     assert set(_renewed(cluster).values()) == {0}
 
 
-def test_swarm_locks_draws_a_renewing_consumer_under_failovers() -> None:
-    """c4 (swarm_locks' second [[consumers]] entry) renews; whether it is assigned a partition with records
+def test_swarm_renew_draws_a_renewing_consumer_under_failovers() -> None:
+    """c4 (swarm_renew's second [[consumers]] entry) renews; whether it is assigned a partition with records
     depends on the seed, so a few seeds, each clean, and renewals in most."""
     renewing = 0
     for seed in range(4):
-        result, cluster = run_cluster(library.get("swarm_locks"), seed)
+        result, cluster = run_cluster(library.get("swarm_renew"), seed)
         assert result.ok, (seed, [v.describe() for v in result.violations])
         assert result.metrics["records_unresolved"] == 0 and result.faults_fired
         renewed = _renewed(cluster)
