@@ -30,15 +30,25 @@ DIVERGENCES: Final[dict[str, str]] = {
         "offsets with no record (compacted away) are archived by the leader at acquisition; trunk delivers "
         "the fetched batch and the client acknowledges the missing offsets with GAP",
     "unknown-topic-write-drops-state":
-        "a write answered UNKNOWN_TOPIC_OR_PARTITION means the state was deleted (the model's coordinator "
-        "answers it for deleted keys, SC-9): the leader drops its state; trunk treats it as a failed write",
+        "any write answered UNKNOWN_TOPIC_OR_PARTITION drops the leader's state in the share-partition itself (the "
+        "model's coordinator answers it only for a key deleted with its group or topic, SC-9); trunk's "
+        "share-partition rolls an acknowledgement's records back to ACQUIRED and its SharePartitionManager then "
+        "fences and drops the share-partition (fencedSharePartitionHandler): the same outcome for an "
+        "acknowledgement, but after a lock-timeout or release write trunk only logs the error and serves on from "
+        "state that no longer exists",
     "log-start-drops-window":
-        "when the log start offset moves past in-flight records the model drops them from the window, "
-        "whatever their state; trunk archives the AVAILABLE ones and keeps ACQUIRED ones with their member "
-        "until they are acknowledged or their lock expires",
+        "when the log start offset moves past in-flight records the model drops them from the window, whatever "
+        "their state; trunk archives the AVAILABLE ones and keeps ACQUIRED ones in its cache with their member "
+        "until their lock expires. Acknowledgements of them are skipped with success either way "
+        "(SharePartition.acknowledge), so the wire shows no difference: only the share-partition's own view of "
+        "offsets below its start offset differs",
     "lock-timeout-waits-for-write":
-        "records whose lock expired stay in transition until the state write is accepted (SP-9); trunk makes "
-        "them AVAILABLE at once and only logs a failed write (the mutant lock-timeout-before-write)",
+        "records whose lock expired stay in transition until the lock timeout's write is accepted (SP-9), and a "
+        "failed write is sent again; trunk (SharePartition.releaseAcquisitionLockOnTimeout at the pinned commit) "
+        "makes them AVAILABLE or ARCHIVED at once and only logs a failed write, so they are delivered again while "
+        "their delivery count is not durable and one failover can lose several increments: the mutant "
+        "lock-timeout-before-write, which does what trunk does, violates deliveries-within-failover-bound (SP-11: "
+        "at most one lost increment per failover) on lock_timeout_write_delayed seed 1 and swarm_locks seed 34",
     "group-epoch-starts-at-zero":
         "a new share group starts at group epoch 0 and its first member's heartbeat bumps it to 1 (then 2 "
         "once its partitions are initialized); trunk creates the group at epoch 1 (KAFKA-20268)",
