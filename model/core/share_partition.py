@@ -763,6 +763,10 @@ class SharePartition:
         self._spso = log_start
         self._speo = max(self._speo, log_start)
         self._advance_spso()
+        if self.broker.kafka:
+            # Trunk's updateCacheAndOffsets writes nothing: the next write carries the new start
+            # offset (every write carries the SPSO, _payload), "lazily".
+            return None
         if not write or self._spso <= self._start_sent:
             return None  # a start offset at least this high was already sent
         if self._start_writes:
@@ -926,9 +930,16 @@ class SharePartition:
         changes, and a log start move waits, ``_follow_log_start``), and no
         write carries a start offset at or below one sent before: the batches
         say the same thing to a recovering leader.
+
+        That is protocol = "kip" (the 002 table). Kafka trunk's leader has no
+        such guard: every write carries the SPSO it has (``writeShareGroupState``),
+        and the share coordinator keeps the higher start offset (SC-4; the
+        invariant stored-start-offset-monotonic checks it there).
         """
-        if _mutants.ACTIVE == "start-offset-every-write" or _mutants.ACTIVE == "start-offset-every-write-max":
-            return self._spso, changes  # mutant (Kafka trunk) and its variant: the SPSO now, whatever is in flight
+        if self.broker.kafka or _mutants.ACTIVE in ("start-offset-every-write", "start-offset-every-write-max"):
+            # Trunk (writeShareGroupState: startOffset()), the mutant and its variant: the SPSO now,
+            # whatever is in flight; the share coordinator keeps the higher start offset (SC-4).
+            return self._spso, changes
         if self._start_writes:
             return UNKNOWN_OFFSET, changes
         ranges = self._window.ranges

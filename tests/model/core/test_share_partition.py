@@ -288,7 +288,7 @@ def test_sp3_malformed_requests_are_invalid_request(batches: list[Acknowledgemen
 
 
 def test_sp3_per_offset_types_and_several_batches() -> None:
-    sp = make(10)
+    sp = make(10, broker=KIP)
     sp.acquire("m1", 10, 0)
     result = sp.acknowledge("m1", [
         AcknowledgementBatch(0, 3, (ACCEPT, ACCEPT, RELEASE, REJECT)),
@@ -337,7 +337,7 @@ def test_sp4_lock_timeout_returns_records_to_available_durably() -> None:
 
 
 def test_sp5_release_timeout_and_member_release_archive_at_the_limit() -> None:
-    sp = make(10, broker=BrokerConfig(delivery_count_limit=2))
+    sp = make(10, broker=BrokerConfig(delivery_count_limit=2, protocol="kip"))
     sp.acquire("m1", 3, 0)
     assert ack(sp, "m1", 0, 2, RELEASE) == Errors.NONE
     settle(sp)
@@ -361,7 +361,7 @@ def test_sp5_release_timeout_and_member_release_archive_at_the_limit() -> None:
 
 
 def test_sp6_spso_moves_only_once_durable_and_never_back() -> None:
-    sp = make(10)
+    sp = make(10, broker=KIP)
     sp.acquire("m1", 5, 0)
     assert ack(sp, "m1", 0, 4, ACCEPT) == Errors.NONE
     assert sp.spso == 0  # not before the write succeeds
@@ -372,7 +372,7 @@ def test_sp6_spso_moves_only_once_durable_and_never_back() -> None:
 
 
 def test_sp6_spso_does_not_pass_records_in_transition() -> None:
-    sp = make(10)
+    sp = make(10, broker=KIP)
     sp.acquire("m1", 1, 0)  # 0
     sp.acquire("m2", 1, 0)  # 1
     first = sp.acknowledge("m1", [AcknowledgementBatch(0, 0, (ACCEPT,))], 0).write_id
@@ -656,7 +656,7 @@ def test_sp14_gaps_are_archived_durably_and_never_delivered() -> None:
     log.append(10)
     log.advance_high_watermark()
     log.compact([0, 1, 5])
-    sp = make(log=log)
+    sp = make(log=log, broker=KIP)
     assert sp.acquire("m1", 10, 0) == [AcquiredRecords(2, 4, 1), AcquiredRecords(6, 9, 1)]
     [w] = sp.take_writes()
     assert w.reason is WriteReason.ARCHIVE
@@ -688,7 +688,7 @@ def test_sp14_gap_only_window_still_writes_the_start_offset() -> None:
     log.append(3)
     log.advance_high_watermark()
     log.compact([0, 1, 2])
-    sp = make(log=log)
+    sp = make(log=log, broker=KIP)
     assert sp.acquire("m1", 10, 0) == []
     [w] = sp.take_writes()
     assert (w.request.start_offset, w.request.state_batches) == (3, ())
@@ -719,6 +719,31 @@ def test_sp15_release_member_returns_only_its_acquired_records() -> None:
 # -- log start offset -------------------------------------------------------------------------
 
 
+def test_kafka_writes_the_spso_with_every_write_and_the_log_start_lazily() -> None:
+    """Trunk: updateCacheAndOffsets writes nothing; writeShareGroupState carries startOffset() each time,
+    whatever is in flight (the share coordinator keeps the higher, SC-4)."""
+    log = PartitionLog()
+    log.append(20)
+    log.advance_high_watermark()
+    sp = make(log=log)
+    sp.acquire("m1", 10, 0)
+    ack(sp, "m1", 0, 2, ACCEPT)
+    [first] = sp.take_writes()
+    assert first.request.start_offset == 0  # the SPSO it has; 0-2 are not durable yet
+    ack(sp, "m1", 3, 4, ACCEPT)
+    [second] = sp.take_writes()
+    assert second.request.start_offset == 0  # a start offset already in flight does not stop it
+    sp.complete_write(first.write_id, OK, 0)
+    assert sp.spso == 3
+    log.delete_records(7)
+    assert sp.advance_log_start(0) is None and sp.take_writes() == [] and sp.spso == 7  # lazily
+    ack(sp, "m1", 7, 7, RELEASE)
+    [third] = sp.take_writes()
+    assert third.request.start_offset == 7
+    sp.complete_write(second.write_id, OK, 0)  # answered late: nothing moves back
+    assert sp.spso == 7
+
+
 @pytest.mark.parametrize(("broker", "answer", "written"), [(None, Errors.NONE, [(5, 6)]),
                                                           (KIP, Errors.INVALID_RECORD_STATE, None)])
 def test_an_ack_across_the_log_start(broker: BrokerConfig | None, answer: Errors,
@@ -744,10 +769,11 @@ def test_an_ack_across_the_log_start(broker: BrokerConfig | None, answer: Errors
 
 
 def test_log_start_move_jumps_the_spso_durably() -> None:
+    """protocol = "kip": a LOG_START write at once, never two start offsets in flight (trunk: below)."""
     log = PartitionLog()
     log.append(20)
     log.advance_high_watermark()
-    sp = make(log=log)
+    sp = make(log=log, broker=KIP)
     sp.acquire("m1", 10, 0)
     ack(sp, "m1", 1, 2, ACCEPT)  # 0 stays acquired: this write carries no start offset
     [pending] = sp.take_writes()
@@ -758,8 +784,7 @@ def test_log_start_move_jumps_the_spso_durably() -> None:
     assert w.write_id == write_id and w.reason is WriteReason.LOG_START
     assert (w.request.start_offset, w.request.state_batches) == (5, ())
     assert sp.spso == 5 and sp.state_of(3) is None
-    # 3-4 are gone: trunk skips them (protocol "kip": refused, test_kip_refuses_an_ack_across_the_log_start).
-    assert ack(sp, "m1", 3, 4, ACCEPT) == Errors.NONE and sp.take_writes() == []
+    assert ack(sp, "m1", 3, 6, ACCEPT) == Errors.INVALID_RECORD_STATE  # 3-4 are gone (trunk: test_an_ack_across_...)
     # The acknowledgement in flight for 1-2 completes as a no-op on the window.
     done = sp.complete_write(pending.write_id, OK, 0)
     assert done.error_code == Errors.NONE and sp.spso == 5
@@ -793,7 +818,7 @@ def test_the_durable_start_offset_never_moves_back() -> None:
     flight when the log start moves to 3: a LOG_START write of 3 answered after it would
     move the durable start back and re-expose the archived records; none is sent. (2) The
     log start moves to 6 while it is still in flight: that write waits for the answer."""
-    sp = make(10, broker=BrokerConfig(delivery_count_limit=2))
+    sp = make(10, broker=BrokerConfig(delivery_count_limit=2, protocol="kip"))
     sp.acquire("m1", 4, 0)
     ack(sp, "m1", 0, 3, RELEASE)
     settle(sp)
@@ -814,7 +839,7 @@ def test_the_durable_start_offset_never_moves_back() -> None:
 def test_a_start_offset_sent_once_is_not_sent_lower_even_if_its_answer_was_an_error() -> None:
     """Found by the stateful test: a write may be applied although its answer is an error
     (lost). After a failed StartOffset 5, moves up to 5 are written as batches only."""
-    sp = make(10)
+    sp = make(10, broker=KIP)
     sp.acquire("m1", 5, 0)
     ack(sp, "m1", 0, 4, ACCEPT)
     [w] = sp.take_writes()
