@@ -30,6 +30,15 @@
   implicit mode ACCEPTs, explicit mode draws accept / release / reject from
   the AckPolicy probabilities. ``commit_sync`` sends the acks at once in a
   ShareAcknowledge instead of waiting for the next fetch.
+* **Renewal (KIP-1222, ``ack.renew``).** Every ``renew_interval_ms`` (half
+  the group's acquisition lock, as KafkaShareConsumer's renewal example waits)
+  the records waiting for or in processing are acknowledged RENEW in a
+  ShareAcknowledge of their own, per session with no request in flight; the
+  leader restarts their locks without a write.
+* **Retried acknowledgements.** An acknowledgement answered
+  LEADER_NOT_AVAILABLE (the leader is still reading the share-partition's
+  state) goes out again with the session's next request, up to
+  ``ACK_RETRIES`` times, as the Java consumer retries a RetriableException.
 * **Counting.** Accepted / released / rejected count acknowledgements the
   leader confirmed; ``ack_errors`` counts records whose acknowledgement failed
   (INVALID_RECORD_STATE after a lock expiry, a fenced leader …), was lost
