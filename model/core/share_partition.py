@@ -936,7 +936,8 @@ class SharePartition:
         and the share coordinator keeps the higher start offset (SC-4; the
         invariant stored-start-offset-monotonic checks it there).
         """
-        if self.broker.kafka or _mutants.ACTIVE in ("start-offset-every-write", "start-offset-every-write-max"):
+        mutant = _mutants.ACTIVE
+        if self.broker.kafka or mutant == "start-offset-every-write" or mutant == "start-offset-every-write-max":
             # Trunk (writeShareGroupState: startOffset()), the mutant and its variant: the SPSO now,
             # whatever is in flight; the share coordinator keeps the higher start offset (SC-4).
             return self._spso, changes
