@@ -785,7 +785,9 @@ class SharePartition:
         if info is None:
             raise ValueError(f"write {write_id} is not pending on {self.key}")
         error = resp.error_code
-        done = WriteCompletion(write_id, info.reason, info.member_id, error)
+        # An acknowledgement is answered as trunk's fetchPersisterError maps the write's error (protocol "kafka").
+        answer = _persister_error(error) if self.broker.kafka and info.reason is WriteReason.ACKNOWLEDGE else error
+        done = WriteCompletion(write_id, info.reason, info.member_id, answer)
         if info.orphaned:
             return done
         if info.request.start_offset != UNKNOWN_OFFSET:
@@ -969,6 +971,25 @@ class SharePartition:
 
 
 # -- helpers that read top-down from the class above -------------------------------------------
+
+
+# Trunk's SharePartition.fetchPersisterError: what a failed write makes of the request that waits on it.
+_PERSISTER_ERRORS: Final = {
+    Errors.NONE: Errors.NONE,
+    Errors.NOT_COORDINATOR: Errors.COORDINATOR_NOT_AVAILABLE,
+    Errors.COORDINATOR_NOT_AVAILABLE: Errors.COORDINATOR_NOT_AVAILABLE,
+    Errors.COORDINATOR_LOAD_IN_PROGRESS: Errors.COORDINATOR_NOT_AVAILABLE,
+    Errors.GROUP_ID_NOT_FOUND: Errors.GROUP_ID_NOT_FOUND,
+    Errors.UNKNOWN_TOPIC_OR_PARTITION: Errors.UNKNOWN_TOPIC_OR_PARTITION,
+    Errors.FENCED_LEADER_EPOCH: Errors.NOT_LEADER_OR_FOLLOWER,
+    Errors.FENCED_STATE_EPOCH: Errors.NOT_LEADER_OR_FOLLOWER,
+}
+
+
+def _persister_error(error: Errors) -> Errors:
+    """The answer an acknowledgement gets when its write failed with ``error`` (protocol "kafka");
+    anything else is UNKNOWN_SERVER_ERROR."""
+    return _PERSISTER_ERRORS.get(error, Errors.UNKNOWN_SERVER_ERROR)
 
 
 def _settle(r: InFlightRange) -> None:

@@ -675,11 +675,12 @@ def test_acknowledge_batch_with_write_share_group_state_failure() -> None:
 
 def test_acknowledge_batch_with_write_share_group_state_failure_retriable() -> None:
     """SharePartitionTest.testAcknowledgeBatchWithWriteShareGroupStateFailure, with an error the model takes
-    as a failed write (NOT_COORDINATOR): the acknowledgement fails, the records stay ACQUIRED."""
+    as a failed write (NOT_COORDINATOR): the acknowledgement fails (COORDINATOR_NOT_AVAILABLE, as trunk's
+    fetchPersisterError maps it; testWriteShareGroupStateFailure), the records stay ACQUIRED."""
     leader = Leader(log_start=5)
     leader.acquire(5, 10)
     leader.write_error = Errors.NOT_COORDINATOR
-    assert leader.acknowledge(MEMBER, (5, 14, ACCEPT)) == Errors.NOT_COORDINATOR
+    assert leader.acknowledge(MEMBER, (5, 14, ACCEPT)) == Errors.COORDINATOR_NOT_AVAILABLE
     assert leader.states(5, 14) == [(ACQUIRED, 1)] * 10 and leader.owner(5) == MEMBER
 
 
@@ -689,11 +690,11 @@ def test_acknowledge_batch_with_write_share_group_state_failure_retriable() -> N
 ])
 def test_write_share_group_state_failure(error: Errors, status: PartitionStatus) -> None:
     """SharePartitionTest.testWriteShareGroupStateFailure: FENCED_STATE_EPOCH and FENCED_LEADER_EPOCH end
-    this leader's state (trunk answers NOT_LEADER_OR_FOLLOWER for both)."""
+    this leader's state, and the acknowledgement is answered NOT_LEADER_OR_FOLLOWER for both."""
     leader = Leader()
     leader.acquire(0, 5)
     leader.write_error = error
-    assert leader.acknowledge(MEMBER, (0, 4, ACCEPT)) == error
+    assert leader.acknowledge(MEMBER, (0, 4, ACCEPT)) == Errors.NOT_LEADER_OR_FOLLOWER
     assert leader.sp.status is status
 
 

@@ -473,7 +473,7 @@ def test_sp9_failed_acknowledgement_after_the_lock_expired_releases_durably() ->
     assert sp.expire_locks(LOCK) is None  # in transition: the write decides
     [w] = sp.take_writes()
     done = sp.complete_write(w.write_id, WriteShareGroupStateResponse(KEY, Errors.REQUEST_TIMED_OUT), LOCK + 5)
-    assert done.error_code == Errors.REQUEST_TIMED_OUT
+    assert done.error_code == Errors.UNKNOWN_SERVER_ERROR  # trunk: fetchPersisterError's default
     [follow] = sp.take_writes()
     assert follow.reason is WriteReason.LOCK_TIMEOUT
     assert follow.request.state_batches == (StateBatch(0, 1, AV, 1),)
@@ -585,7 +585,7 @@ def test_sp12_fenced_state_epoch_drops_the_state_and_reads_again() -> None:
     ack(sp, "m1", 0, 1, ACCEPT)
     [w] = sp.take_writes()
     done = sp.complete_write(w.write_id, WriteShareGroupStateResponse(KEY, Errors.FENCED_STATE_EPOCH), 0)
-    assert done.error_code == Errors.FENCED_STATE_EPOCH
+    assert done.error_code == Errors.NOT_LEADER_OR_FOLLOWER  # trunk: fetchPersisterError
     assert sp.status is PartitionStatus.STALE_STATE and sp.not_ready_error == Errors.FENCED_STATE_EPOCH
     assert list(sp.batches()) == [] and sp.in_flight_count == 0
     sp.read_request()
