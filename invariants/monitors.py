@@ -66,7 +66,7 @@ from invariants.share_checks import (
 from invariants.sink import Monitor, ViolationSink
 from invariants.violation import Violation
 from model.core.message import Message
-from model.core.share_state import UNKNOWN_OFFSET, RecordState, SharePartitionKey
+from model.core.share_state import UNKNOWN_OFFSET, AcknowledgeType, RecordState, SharePartitionKey
 
 if TYPE_CHECKING:
     from model.core.share_partition import AcknowledgementBatch, AcquiredRecords, SharePartition
@@ -425,7 +425,12 @@ class ExclusiveAcquisitionMonitor(Monitor):
     lock-timeout-before-write does),
     when the leader adopts a higher state epoch (SP-12: it dropped every acquisition of the old state),
     or when the leader stops being ready in its tenure (it dropped its state: a higher state epoch,
-    the state deleted (SC-9), fenced; a not-ready leader holds no acquisition)."""
+    the state deleted (SC-9), fenced; a not-ready leader holds no acquisition).
+
+    A RENEW acknowledgement (KIP-1222) the leader took restarts the member's lock: the acquisition
+    lives a full lock duration from then on, and the leader's own state must say so at once (the
+    records ACQUIRED by the member, lock deadline at least that late): a renewal answered but not
+    applied lets the lock expire under a member that was told it holds the records."""
 
     def __init__(self, sink: ViolationSink, lock_duration_ms: int = 30_000,
                  lock_durations: dict[str, int] | None = None) -> None:
@@ -434,6 +439,10 @@ class ExclusiveAcquisitionMonitor(Monitor):
         self.lock_durations = dict(lock_durations or {})
         self._live: dict[SharePartitionKey, RangeMap[_Holder]] = {}
         self._state_epoch: dict[SharePartitionKey, int] = {}
+        # Renewals taken, to check against the leader's next step: key -> (first, last, member, until).
+        self._renewed: dict[SharePartitionKey, list[tuple[int, int, str, int]]] = {}
+        # The latest leader seen per key: an acknowledgement below its log start is skipped, not taken (trunk).
+        self._leaders: dict[SharePartitionKey, SharePartition] = {}
 
     def _map(self, key: SharePartitionKey) -> RangeMap[_Holder]:
         live = self._live.get(key)
@@ -464,8 +473,25 @@ class ExclusiveAcquisitionMonitor(Monitor):
                        leader_epoch: int, now_ms: int) -> None:
         """SP-3: a leader takes an acknowledgement only of offsets the member holds, lock unexpired."""
         live = self._map(key)
+        self._check_taken(key, member_id, batches, leader_epoch, now_ms, live)
         for batch in batches:
-            cursor, last = batch.first_offset, batch.last_offset
+            for first, last in _renew_runs(batch):
+                until = now_ms + self.lock_durations.get(key.group_id, self.lock_duration_ms)
+                for lo, hi, held in live.overlapping(first, last):
+                    if held.member_id == member_id:
+                        live.assign(lo, hi, _Holder(member_id, max(until, held.lock_deadline_ms),
+                                                    held.leader_epoch, held.delivery_count))
+                self._renewed.setdefault(key, []).append((first, last, member_id, until))
+
+    def _check_taken(self, key: SharePartitionKey, member_id: str, batches: tuple[AcknowledgementBatch, ...],
+                     leader_epoch: int, now_ms: int, live: RangeMap[_Holder]) -> None:
+        leader = self._leaders.get(key)
+        skipped_below = (leader.log.log_start_offset if leader is not None and leader.leader_epoch == leader_epoch
+                         else 0)
+        for batch in batches:
+            cursor, last = max(batch.first_offset, skipped_below), batch.last_offset
+            if cursor > last:
+                continue
             for lo, hi, held in live.overlapping(cursor, last):
                 if lo > cursor or held.member_id != member_id or held.lock_deadline_ms <= now_ms:
                     break
@@ -484,6 +510,27 @@ class ExclusiveAcquisitionMonitor(Monitor):
                              holder_deadline_ms=None if holder is None else holder.lock_deadline_ms,
                              leader_epoch=leader_epoch)
             return
+
+    def _check_renewed(self, partition: SharePartition, renewed: list[tuple[int, int, str, int]],
+                       now_ms: int) -> None:
+        ranges = list(partition.batches())
+        for first, last, member_id, until in renewed:
+            for b in ranges:
+                if b.last_offset < first or b.first_offset > last:
+                    continue
+                deadline = b.lock_deadline_ms
+                if (b.state is RecordState.ACQUIRED and b.owner == member_id and not b.in_transition
+                        and deadline is not None and deadline < until):
+                    key = partition.key
+                    lo, hi = max(first, b.first_offset), min(last, b.last_offset)
+                    self.sink.report("exclusive-acquisition", now_ms, event=f"renew {member_id}",
+                                     message=f"{key}: a RENEW of offsets {lo}-{hi} by {member_id} was taken, "
+                                     f"but their lock still ends at {deadline} ms, before {until} ms: the "
+                                     f"member is told it holds records the leader will hand to another",
+                                     key=_key_text(key), first=lo, last=hi, member=member_id,
+                                     lock_deadline_ms=deadline, renewed_until_ms=until,
+                                     leader_epoch=partition.leader_epoch)
+                    return
 
     def on_ack_confirmed(self, key: SharePartitionKey, member_id: str, batches: tuple[AcknowledgementBatch, ...],
                          leader_epoch: int, state_epoch: int, now_ms: int) -> None:
@@ -520,6 +567,10 @@ class ExclusiveAcquisitionMonitor(Monitor):
                     live.remove(lo, hi)
 
     def on_share_partition_step(self, partition: SharePartition, bound: int, now_ms: int) -> None:
+        self._leaders[partition.key] = partition
+        renewed = self._renewed.pop(partition.key, None) if self._renewed else None
+        if renewed is not None and partition.ready:
+            self._check_renewed(partition, renewed, now_ms)
         if not partition.ready:
             live = self._live.get(partition.key)
             if live is not None:
@@ -540,6 +591,26 @@ class ExclusiveAcquisitionMonitor(Monitor):
         live = self._live.get(key)
         if live is not None:
             live.discard_below(partition.spso)
+
+
+_RENEW: Final = int(AcknowledgeType.RENEW)
+
+
+def _renew_runs(batch: AcknowledgementBatch) -> list[tuple[int, int]]:
+    """The offsets ``batch`` acknowledges RENEW, as (first, last) runs."""
+    types = batch.acknowledge_types
+    if len(types) == 1:
+        return [(batch.first_offset, batch.last_offset)] if types[0] == _RENEW else []
+    runs: list[tuple[int, int]] = []
+    for index, ack_type in enumerate(types):
+        offset = batch.first_offset + index
+        if ack_type != _RENEW:
+            continue
+        if runs and runs[-1][1] == offset - 1:
+            runs[-1] = (runs[-1][0], offset)
+        else:
+            runs.append((offset, offset))
+    return runs
 
 
 def standard_monitors(seed: int, *, delivery_count_limit: int = 5, lock_duration_ms: int = 30_000,

@@ -284,6 +284,13 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
            "and the old leader's late writes are accepted (SC-5, SC-7)",
            "zombie-write-fenced", "coordinator_read_truncated",
            "model/sim/coordinator_host.py: ShareCoordinatorHost.handle"),
+    # -- acknowledgements (issue 24) -------------------------------------------------------------------
+    Mutant("renew-ignored",
+           "a RENEW acknowledgement (KIP-1222) is answered with success but the acquisition lock is not restarted: "
+           "the lock expires at its old deadline under a member told it still holds the records, which go to "
+           "another member (trunk restarts the lock, acknowledgeCompleteBatch / acknowledgePerOffsetBatchRecords)",
+           "exclusive-acquisition", "renew_slow_processing",
+           "model/core/share_partition.py: _apply_acknowledgement"),
 )
 
 

@@ -90,6 +90,9 @@ class AckPolicy:
     accept: float = 1.0
     release: float = 0.0
     reject: float = 0.0
+    # KIP-1222 (Kafka 4.x): while records wait for or are in processing, acknowledge them RENEW every half
+    # acquisition lock (KafkaShareConsumer's "renewal" example), so processing may outlast the lock.
+    renew: bool = False
 
 
 @dataclass(frozen=True)
@@ -558,6 +561,8 @@ def _consumer_problems(path: str, consumer: ConsumerSpec, groups: Mapping[str, G
             shares.append(getattr(consumer.ack, name))
     if len(shares) == 3 and abs(sum(shares) - 1.0) > 1e-9:
         out.append(f"{path}.ack: accept + release + reject = {sum(shares):g}: must be 1")
+    if not isinstance(consumer.ack.renew, bool):
+        out.append(f"{path}.ack.renew = {consumer.ack.renew!r}: must be true or false")
     _probability(out, f"{path}.poison_rate", consumer.poison_rate)
     if consumer.ack_mode not in ACK_MODES:
         out.append(f"{path}.ack_mode = {consumer.ack_mode!r}: must be 'explicit' or 'implicit'")

@@ -14,6 +14,7 @@ class Errors(IntEnum):
     UNKNOWN_SERVER_ERROR = -1
     OFFSET_OUT_OF_RANGE = 1
     UNKNOWN_TOPIC_OR_PARTITION = 3
+    LEADER_NOT_AVAILABLE = 5  # Kafka's share-partition while it loads its state or once fenced
     NOT_LEADER_OR_FOLLOWER = 6
     REQUEST_TIMED_OUT = 7
     COORDINATOR_LOAD_IN_PROGRESS = 14

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from model.core.config import PROTOCOL_KIP, BrokerConfig
 from model.core.log import PartitionLog
 from model.core.share_partition import AcknowledgementBatch, SharePartition
 from model.core.share_state import (
@@ -104,7 +105,9 @@ def replay_kip932_example(
     log = PartitionLog()
     log.append(100)
     log.advance_high_watermark()
-    sp = SharePartition(KEY, log, leader_epoch=0)
+    # The KIP's table, so the KIP's writes (protocol "kip": StartOffset -1 while a start offset is in
+    # flight, LOG_START writes); Kafka trunk's leader writes its SPSO with every write.
+    sp = SharePartition(KEY, log, leader_epoch=0, broker=BrokerConfig(protocol=PROTOCOL_KIP))
     rows: list[ExampleRow] = []
 
     def row(operation: str, now_ms: int) -> None:

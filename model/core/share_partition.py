@@ -19,17 +19,20 @@ Several writes may be in flight at once; they touch disjoint records because a
 record in transition cannot be changed again.
 
 Acknowledgement validation is all-or-nothing: if any offset of any batch is not
-ACQUIRED by the member under a live lock (or is in transition), the whole
-request fails with INVALID_RECORD_STATE and nothing changes (as Kafka rolls
-back every batch of a failed request); malformed batches fail with
-INVALID_REQUEST.
+ACQUIRED by the member under a live lock (or is in transition, or acknowledged
+twice in the request), the whole request fails with INVALID_RECORD_STATE and
+nothing changes (as Kafka rolls back every batch of a failed request);
+malformed batches fail with INVALID_REQUEST. Offsets below the SPSO are
+skipped, offsets past the window are INVALID_REQUEST, and RENEW restarts a
+lock without a write (``acknowledge``, trunk's behaviour; protocol "kip" keeps
+the KIP's stricter checks).
 
 Not ready. Until the state is read (and, when the start offset was -1, the
 chosen start offset written), fetches raise ``ApiError`` and acknowledgements
-answer with ``not_ready_error``: COORDINATOR_LOAD_IN_PROGRESS while loading
-(Kafka answers LEADER_NOT_AVAILABLE, a code our ``Errors`` does not carry), the
-read's own error if it failed, FENCED_STATE_EPOCH after an admin reset until
-re-read (SP-12), NOT_LEADER_OR_FOLLOWER once fenced by a newer leader epoch.
+answer with ``not_ready_error``: LEADER_NOT_AVAILABLE while loading and once
+fenced by a newer leader epoch (trunk's initializedOrThrowException; protocol
+"kip": COORDINATOR_LOAD_IN_PROGRESS and NOT_LEADER_OR_FOLLOWER), the read's own
+error if it failed, FENCED_STATE_EPOCH after an admin reset until re-read (SP-12).
 """
 
 from __future__ import annotations
@@ -64,6 +67,7 @@ ACKNOWLEDGED = RecordState.ACKNOWLEDGED
 ARCHIVED = RecordState.ARCHIVED
 _TERMINAL = frozenset((ACKNOWLEDGED, ARCHIVED))
 _VALID_ACK_TYPES = frozenset(int(t) for t in AcknowledgeType)
+_RENEW = int(AcknowledgeType.RENEW)  # not a state change (KIP-1222): no entry in _ACK_TARGET
 # SP-3: the state an acknowledge type moves a record to (Release: see SP-5 in _released_state).
 _ACK_TARGET = {
     int(AcknowledgeType.GAP): ARCHIVED,
@@ -279,6 +283,14 @@ class SharePartition:
 
     @property
     def not_ready_error(self) -> Errors:
+        """What a request to a share-partition that is not ACTIVE is answered with.
+
+        As trunk's ``SharePartition.initializedOrThrowException``: LEADER_NOT_AVAILABLE while its
+        state is being read or its start offset written (INITIALIZING) and once it is fenced (a
+        newer leader epoch read the state; trunk marks the partition FENCED). A failed read answers
+        its own error; after an admin reset (SP-12) FENCED_STATE_EPOCH until re-read.
+        protocol = "kip": COORDINATOR_LOAD_IN_PROGRESS while loading, NOT_LEADER_OR_FOLLOWER fenced.
+        """
         status = self._status
         if status is PartitionStatus.ACTIVE:
             return Errors.NONE
@@ -286,6 +298,8 @@ class SharePartition:
             return self._load_error
         if status is PartitionStatus.STALE_STATE:
             return Errors.FENCED_STATE_EPOCH
+        if self.broker.kafka:
+            return Errors.LEADER_NOT_AVAILABLE
         if status is PartitionStatus.FENCED:
             return Errors.NOT_LEADER_OR_FOLLOWER
         return Errors.COORDINATOR_LOAD_IN_PROGRESS
@@ -546,25 +560,96 @@ class SharePartition:
 
     def acknowledge(self, member_id: str, batches: Sequence[AcknowledgementBatch],
                     now_ms: int) -> AcknowledgeResult:
+        """SP-3: apply a member's acknowledgement batches, all or nothing.
+
+        As trunk's ``SharePartition.acknowledge`` (pinned commit): the batches are taken in order;
+        one wholly below the log start offset is skipped and one that spans it is applied from the
+        log start on (the records below are gone, ``fetchSubMapForAcknowledgementBatch``);
+        offsets past the in-flight records answer INVALID_REQUEST (INVALID_RECORD_STATE when
+        nothing is in flight); an offset an earlier batch of the same request already changed, or
+        one not ACQUIRED by the member under a live lock, fails the whole request with
+        INVALID_RECORD_STATE and nothing is applied (trunk rolls back the batches it began,
+        ``rollbackOrProcessStateUpdates``). Batches that overlap by more than one offset do not
+        reach a share-partition on the wire: ``ack_batches_problem`` (KafkaApis'
+        validateAcknowledgementBatches) answers INVALID_REQUEST first. RENEW (KIP-1222) restarts
+        the acquisition lock of the records and writes nothing (``acknowledgeCompleteBatch`` /
+        ``acknowledgePerOffsetBatchRecords``); a request of RENEWs only is answered at once.
+
+        Deliberately not trunk (``divergence("ack-below-spso-confirmed")``): trunk skips, with
+        success, every batch below its start offset, the SPSO, not only the log start; so a member
+        whose lock expired, and whose records another member then acknowledged past the SPSO, is told
+        its late ACCEPT or REJECT took effect when another's did (E-3: acknowledgements from anyone
+        else are rejected). Here offsets at or above the log start but below the SPSO are
+        INVALID_RECORD_STATE.
+
+        protocol = "kip": overlapping or unordered batches make the request malformed
+        (INVALID_REQUEST), and any offset outside the window [SPSO, SPEO) is INVALID_RECORD_STATE.
+        """
         if self._status is not PartitionStatus.ACTIVE:
             return AcknowledgeResult(self.not_ready_error, None, f"share-partition is {self._status.value}")
-        problem = _malformed(batches)
+        kafka = self.broker.kafka
+        problem = _malformed(batches, ordered=not kafka)
         if problem:
             return AcknowledgeResult(Errors.INVALID_REQUEST, None, problem)
         if not batches:
             return AcknowledgeResult(Errors.NONE)
         self._follow_log_start(now_ms)
-        for b in batches:
-            problem = self._not_acknowledgeable(member_id, b.first_offset, b.last_offset, now_ms)
+        spans: list[AcknowledgementBatch] = []
+        if kafka:
+            error, problem = self._kafka_spans(member_id, batches, now_ms, spans)
             if problem:
-                return AcknowledgeResult(Errors.INVALID_RECORD_STATE, None, problem)
-        # Valid: every offset is ACQUIRED by the member under a live lock. Apply.
-        write_id = self._new_write_id()
+                return AcknowledgeResult(error, None, problem)
+            if not spans:
+                return AcknowledgeResult(Errors.NONE)  # all below the start offset: nothing left to do
+        else:
+            for b in batches:
+                problem = self._not_acknowledgeable(member_id, b.first_offset, b.last_offset, now_ms)
+                if problem:
+                    return AcknowledgeResult(Errors.INVALID_RECORD_STATE, None, problem)
+            spans.extend(batches)
+        return self._apply_acknowledgement(member_id, spans, now_ms)
+
+    def _kafka_spans(self, member_id: str, batches: Sequence[AcknowledgementBatch], now_ms: int,
+                     spans: list[AcknowledgementBatch]) -> tuple[Errors, str | None]:
+        """Trunk's per-batch checks, in request order: the parts of ``batches`` to apply go to ``spans``."""
+        spso, speo = self._spso, self._speo
+        gone = self.log.log_start_offset  # <= spso: _follow_log_start ran
+        taken: list[tuple[int, int]] = []
+        for b in batches:
+            first, last = b.first_offset, b.last_offset
+            if last < gone:
+                continue  # the log start moved past it: the records are gone
+            if speo == spso:
+                return Errors.INVALID_RECORD_STATE, f"offsets {first}-{last}: nothing is in flight"
+            if last >= speo:
+                return Errors.INVALID_REQUEST, (f"offsets {first}-{last} go past the in-flight records "
+                                                f"(the last is {speo - 1})")
+            if first < gone:
+                types = b.acknowledge_types
+                b = AcknowledgementBatch(gone, last, types if len(types) == 1 else types[gone - first:])
+                first = gone
+            for f, l_ in taken:
+                if first <= l_ and f <= last:
+                    return Errors.INVALID_RECORD_STATE, (f"offsets {max(f, first)}-{min(l_, last)} are "
+                                                         "acknowledged twice in one request")
+            problem = self._not_acknowledgeable(member_id, first, last, now_ms)
+            if problem:
+                return Errors.INVALID_RECORD_STATE, problem
+            taken.append((first, last))
+            spans.append(b)
+        return Errors.NONE, None
+
+    def _apply_acknowledgement(self, member_id: str, spans: list[AcknowledgementBatch],
+                               now_ms: int) -> AcknowledgeResult:
+        """Valid: every offset of ``spans`` is ACQUIRED by the member under a live lock. Apply."""
+        write_id = self._next_write_id  # taken only if something is written (RENEW writes nothing)
         limit = self.delivery_count_limit
+        renewed_until = now_ms + self.lock_duration_ms
+        renew_ignored = _mutants.ACTIVE == "renew-ignored"
         window = self._window
         changes: list[Change] = []
         ranges = window.ranges
-        for b in batches:
+        for b in spans:
             i, j = window.isolate(b.first_offset, b.last_offset)
             # Walk the batch's runs of equal type and its ranges together, splitting a
             # range where a run ends inside it; splice the pieces back in one go.
@@ -572,12 +657,17 @@ class SharePartition:
             source = iter(ranges[i:j])
             r = next(source)
             for _, run_last, ack_type in _runs(b):
-                target = _ACK_TARGET[ack_type]
+                renew = ack_type == _RENEW
+                target = AVAILABLE if renew else _ACK_TARGET[ack_type]
                 while True:
                     tail = r.split_off(run_last + 1) if r.last > run_last else None
-                    r.write_id = write_id
-                    r.target = ARCHIVED if target == AVAILABLE and r.delivery_count >= limit else target
-                    changes.append((r.first, r.last, r.target, r.delivery_count))
+                    if renew:
+                        if not renew_ignored:  # mutant: answered, but the lock runs on as it was
+                            r.lock_deadline_ms = renewed_until
+                    else:
+                        r.write_id = write_id
+                        r.target = ARCHIVED if target == AVAILABLE and r.delivery_count >= limit else target
+                        changes.append((r.first, r.last, r.target, r.delivery_count))
                     pieces.append(r)
                     if tail is not None:
                         r = tail
@@ -587,7 +677,10 @@ class SharePartition:
                     if reached:
                         break
             ranges[i:j] = pieces
-        window.merge(batches[0].first_offset, batches[-1].last_offset)
+        window.merge(min(b.first_offset for b in spans), max(b.last_offset for b in spans))
+        if not changes:
+            return AcknowledgeResult(Errors.NONE)  # renewals only: nothing to make durable
+        self._next_write_id += 1
         self._issue(WriteReason.ACKNOWLEDGE, member_id, changes, write_id=write_id)
         if _mutants.ACTIVE == "spso-before-durable":
             self._advance_spso()
@@ -677,6 +770,10 @@ class SharePartition:
         self._spso = log_start
         self._speo = max(self._speo, log_start)
         self._advance_spso()
+        if self.broker.kafka:
+            # Trunk's updateCacheAndOffsets writes nothing: the next write carries the new start
+            # offset (every write carries the SPSO, _payload), "lazily".
+            return None
         if not write or self._spso <= self._start_sent:
             return None  # a start offset at least this high was already sent
         if self._start_writes:
@@ -695,7 +792,9 @@ class SharePartition:
         if info is None:
             raise ValueError(f"write {write_id} is not pending on {self.key}")
         error = resp.error_code
-        done = WriteCompletion(write_id, info.reason, info.member_id, error)
+        # An acknowledgement is answered as trunk's fetchPersisterError maps the write's error (protocol "kafka").
+        answer = _persister_error(error) if self.broker.kafka and info.reason is WriteReason.ACKNOWLEDGE else error
+        done = WriteCompletion(write_id, info.reason, info.member_id, answer)
         if info.orphaned:
             return done
         if info.request.start_offset != UNKNOWN_OFFSET:
@@ -846,9 +945,17 @@ class SharePartition:
         changes, and a log start move waits, ``_follow_log_start``), and no
         write carries a start offset at or below one sent before: the batches
         say the same thing to a recovering leader.
+
+        That is protocol = "kip" (the 002 table). Kafka trunk's leader has no
+        such guard: every write carries the SPSO it has (``writeShareGroupState``),
+        and the share coordinator keeps the higher start offset (SC-4; the
+        invariant stored-start-offset-monotonic checks it there).
         """
-        if _mutants.ACTIVE == "start-offset-every-write" or _mutants.ACTIVE == "start-offset-every-write-max":
-            return self._spso, changes  # mutant (Kafka trunk) and its variant: the SPSO now, whatever is in flight
+        mutant = _mutants.ACTIVE
+        if self.broker.kafka or mutant == "start-offset-every-write" or mutant == "start-offset-every-write-max":
+            # Trunk (writeShareGroupState: startOffset()), the mutant and its variant: the SPSO now,
+            # whatever is in flight; the share coordinator keeps the higher start offset (SC-4).
+            return self._spso, changes
         if self._start_writes:
             return UNKNOWN_OFFSET, changes
         ranges = self._window.ranges
@@ -920,6 +1027,25 @@ class SharePartition:
 # -- helpers that read top-down from the class above -------------------------------------------
 
 
+# Trunk's SharePartition.fetchPersisterError: what a failed write makes of the request that waits on it.
+_PERSISTER_ERRORS: Final = {
+    Errors.NONE: Errors.NONE,
+    Errors.NOT_COORDINATOR: Errors.COORDINATOR_NOT_AVAILABLE,
+    Errors.COORDINATOR_NOT_AVAILABLE: Errors.COORDINATOR_NOT_AVAILABLE,
+    Errors.COORDINATOR_LOAD_IN_PROGRESS: Errors.COORDINATOR_NOT_AVAILABLE,
+    Errors.GROUP_ID_NOT_FOUND: Errors.GROUP_ID_NOT_FOUND,
+    Errors.UNKNOWN_TOPIC_OR_PARTITION: Errors.UNKNOWN_TOPIC_OR_PARTITION,
+    Errors.FENCED_LEADER_EPOCH: Errors.NOT_LEADER_OR_FOLLOWER,
+    Errors.FENCED_STATE_EPOCH: Errors.NOT_LEADER_OR_FOLLOWER,
+}
+
+
+def _persister_error(error: Errors) -> Errors:
+    """The answer an acknowledgement gets when its write failed with ``error`` (protocol "kafka");
+    anything else is UNKNOWN_SERVER_ERROR."""
+    return _PERSISTER_ERRORS.get(error, Errors.UNKNOWN_SERVER_ERROR)
+
+
 def _settle(r: InFlightRange) -> None:
     """A change lands: the records take the state their write carried; the lock ends unless ACQUIRED."""
     r.state = r.target
@@ -955,16 +1081,37 @@ def _add_acquired(acquired: list[AcquiredRecords], first: int, last: int, count:
     acquired.append(AcquiredRecords(first, last, count))
 
 
-def _malformed(batches: Sequence[AcknowledgementBatch]) -> str | None:
-    """INVALID_REQUEST checks: ranges well formed, ascending and non-overlapping, types valid."""
+def _malformed(batches: Sequence[AcknowledgementBatch], ordered: bool = True) -> str | None:
+    """INVALID_REQUEST checks: ranges well formed, types valid and as many as needed; with
+    ``ordered`` (protocol = "kip") also ascending and non-overlapping."""
     previous_last = -1
     for b in batches:
         first, last, types = b.first_offset, b.last_offset, b.acknowledge_types
         if first < 0 or last < first:
             return f"batch {first}-{last} is not a range of offsets"
-        if first <= previous_last:
+        if ordered and first <= previous_last:
             return f"batch {first}-{last} is not after the previous batch (ending {previous_last})"
         if len(types) != 1 and len(types) != last - first + 1:
+            return f"batch {first}-{last} has {len(types)} acknowledge types; need 1 or {last - first + 1}"
+        if not _VALID_ACK_TYPES.issuperset(types):
+            return f"batch {first}-{last} has an unknown acknowledge type in {sorted(set(types))}"
+        previous_last = last
+    return None
+
+
+def ack_batches_problem(batches: Sequence[AcknowledgementBatch]) -> str | None:
+    """What a broker refuses before any share-partition sees the batches (INVALID_REQUEST for the
+    partition): trunk's KafkaApis.validateAcknowledgementBatches. A batch may start at the previous
+    batch's last offset (trunk compares with ``<``); the share-partition then fails the request
+    with INVALID_RECORD_STATE (``SharePartition.acknowledge``)."""
+    previous_last = -1
+    for b in batches:
+        first, last, types = b.first_offset, b.last_offset, b.acknowledge_types
+        if last < first:
+            return f"batch {first}-{last} is not a range of offsets"
+        if first < previous_last:
+            return f"batch {first}-{last} starts before the previous batch ends ({previous_last})"
+        if not types or (len(types) > 1 and len(types) != last - first + 1):
             return f"batch {first}-{last} has {len(types)} acknowledge types; need 1 or {last - first + 1}"
         if not _VALID_ACK_TYPES.issuperset(types):
             return f"batch {first}-{last} has an unknown acknowledge type in {sorted(set(types))}"

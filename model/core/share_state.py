@@ -34,12 +34,17 @@ PERSISTED_STATES = (RecordState.AVAILABLE, RecordState.ACKNOWLEDGED, RecordState
 
 
 class AcknowledgeType(IntEnum):
-    """SP-3. AcknowledgeTypes of ShareFetch / ShareAcknowledge."""
+    """SP-3. AcknowledgeTypes of ShareFetch / ShareAcknowledge.
+
+    RENEW (KIP-1222, Kafka 4.x; trunk's ``AcknowledgeType.RENEW``, id 4) is not a state change: the
+    leader restarts the acquisition lock of records the member holds and writes nothing, so it never
+    reaches the share coordinator (its 4 is not ``RecordState.ARCHIVED``'s, which is a state code)."""
 
     GAP = 0
     ACCEPT = 1
     RELEASE = 2
     REJECT = 3
+    RENEW = 4
 
 
 class SharePartitionKey:

@@ -74,6 +74,7 @@ RETRIABLE_ERRORS: Final = frozenset(
         Errors.NOT_COORDINATOR,
         Errors.COORDINATOR_NOT_AVAILABLE,
         Errors.COORDINATOR_LOAD_IN_PROGRESS,
+        Errors.LEADER_NOT_AVAILABLE,
     }
 )
 # The subset that says our metadata is stale (the leader or coordinator moved).
@@ -85,6 +86,7 @@ STALE_METADATA_ERRORS: Final = frozenset(
         Errors.UNKNOWN_TOPIC_OR_PARTITION,
         Errors.NOT_COORDINATOR,
         Errors.COORDINATOR_NOT_AVAILABLE,
+        Errors.LEADER_NOT_AVAILABLE,  # Kafka: an InvalidMetadataException, which asks for fresh metadata
     }
 )
 
@@ -130,6 +132,7 @@ class ClientMetrics:
     records_released: int = 0
     records_rejected: int = 0
     ack_errors: int = 0  # records whose acknowledgement failed or was lost
+    records_renewed: int = 0  # RENEW acknowledgements the leader confirmed (records whose lock restarted)
     offsets_committed: int = 0  # KIP-848: partitions whose OffsetCommit succeeded
     commit_errors: int = 0
     rebalances: int = 0  # assignment changes seen

@@ -317,6 +317,7 @@ class Cluster:
                         reject=cspec.ack.reject, poison_rate=cspec.poison_rate, poison_seed=seed,
                         ack_mode=cspec.ack_mode, max_poll_records=cspec.max_poll_records,
                         min_bytes=cspec.fetch_min_bytes, max_wait_ms=cspec.fetch_max_wait_ms,
+                        renew_interval_ms=self._renew_interval_ms(group.name) if cspec.ack.renew else 0,
                     ),
                     config=client_config, trace=self.trace,
                 )
@@ -358,6 +359,11 @@ class Cluster:
             broker_id, self.scheduler, self.network, self.controller,
             config=self.broker_config, group_configs=self.group_configs, trace=self.trace, observer=self.observer,
         )
+
+    def _renew_interval_ms(self, group_id: str) -> int:
+        """How often a renewing share consumer renews: half the group's acquisition lock, as the
+        KafkaShareConsumer example waits acquisitionLockTimeoutMs / 2 before renewing again."""
+        return max(1, effective_lock_duration_ms(self.broker_config, self.group_configs[group_id]) // 2)
 
     def _make_kip848_consumer(self, name: str, cspec: Any, group_id: str, topics: tuple[str, ...],
                               client_config: ClientConfig) -> Any:

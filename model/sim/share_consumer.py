@@ -30,6 +30,15 @@
   implicit mode ACCEPTs, explicit mode draws accept / release / reject from
   the AckPolicy probabilities. ``commit_sync`` sends the acks at once in a
   ShareAcknowledge instead of waiting for the next fetch.
+* **Renewal (KIP-1222, ``ack.renew``).** Every ``renew_interval_ms`` (half
+  the group's acquisition lock, as KafkaShareConsumer's renewal example waits)
+  the records waiting for or in processing are acknowledged RENEW in a
+  ShareAcknowledge of their own, per session with no request in flight; the
+  leader restarts their locks without a write.
+* **Retried acknowledgements.** An acknowledgement answered
+  LEADER_NOT_AVAILABLE (the leader is still reading the share-partition's
+  state) goes out again with the session's next request, up to
+  ``ACK_RETRIES`` times, as the Java consumer retries a RetriableException.
 * **Counting.** Accepted / released / rejected count acknowledgements the
   leader confirmed; ``ack_errors`` counts records whose acknowledgement failed
   (INVALID_RECORD_STATE after a lock expiry, a fenced leader …), was lost
@@ -73,6 +82,11 @@ from model.sim.trace import CONSUMER_DELIVERED, CONSUMER_PROCESSED, Trace
 ACCEPT = int(AcknowledgeType.ACCEPT)
 RELEASE = int(AcknowledgeType.RELEASE)
 REJECT = int(AcknowledgeType.REJECT)
+RENEW = int(AcknowledgeType.RENEW)
+# Acknowledgement errors the Java consumer retries (their exceptions are RetriableException:
+# ShareConsumeRequestManager.handlePartitionError): the acks go out again with the next request.
+RETRIED_ACK_ERRORS = frozenset((Errors.LEADER_NOT_AVAILABLE,))
+ACK_RETRIES = 3  # attempts after the first (the Java consumer retries until its acknowledgement timer ends)
 
 
 @dataclass(frozen=True)
@@ -92,6 +106,9 @@ class ShareConsumerSettings:
     min_bytes: int = 1  # ShareFetch MinBytes (fetch.min.bytes; the broker counts records)
     idle_fetch_backoff_ms: int = 100  # after an empty answer
     heartbeat_interval_ms: int = 5_000  # until the coordinator says otherwise
+    # KIP-1222: every this many ms, records waiting for or in processing are acknowledged RENEW in a
+    # ShareAcknowledge (0: never; the cluster gives half the group's acquisition lock, ack.renew).
+    renew_interval_ms: int = 0
 
     def __post_init__(self) -> None:
         if self.ack_mode not in ("explicit", "implicit"):
@@ -102,16 +119,19 @@ class ShareConsumerSettings:
             raise ValueError("max_poll_records must be >= 1")
         if not 0.0 <= self.poison_rate <= 1.0:  # NaN too
             raise ValueError(f"poison_rate = {self.poison_rate!r}: must be a probability in [0, 1]")
+        if self.renew_interval_ms < 0:
+            raise ValueError(f"renew_interval_ms = {self.renew_interval_ms!r}: must be >= 0")
 
 
 class _PendingAck:
     """One acknowledgement run, with what to count when the leader confirms it."""
 
-    __slots__ = ("batch", "latencies")
+    __slots__ = ("batch", "latencies", "retries")
 
     def __init__(self, batch: AcknowledgementBatch, latencies: tuple[int, ...] = ()) -> None:
         self.batch = batch
         self.latencies = latencies  # accepted records with a known produce time
+        self.retries = 0  # times sent again after a retriable error (RETRIED_ACK_ERRORS)
 
     @property
     def count(self) -> int:
@@ -178,6 +198,7 @@ class ShareConsumer(GroupConsumer):
         self._queue: deque[_Delivery] = deque()
         self._processing: _Delivery | None = None
         self._leave_sent = False
+        self._renew_timer: Timer | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -190,6 +211,7 @@ class ShareConsumer(GroupConsumer):
         self._queue.clear()
         self._processing = None
         self._heartbeat_request = None
+        self._renew_timer = None
         self._schedule_heartbeat(0)
 
     def on_crash(self) -> None:
@@ -198,6 +220,9 @@ class ShareConsumer(GroupConsumer):
         self._queue.clear()
         self._processing = None
         self._heartbeat_request = None
+        if self._renew_timer is not None:
+            self._renew_timer.cancel()
+            self._renew_timer = None
 
     def slow_processing(self, extra_ms: int) -> None:
         """Each record takes ``extra_ms`` more to process (0 ends the fault).
@@ -364,7 +389,8 @@ class ShareConsumer(GroupConsumer):
                 self.request_metadata_refresh()
         for tp, runs in acks.items():
             answered = by_tp.get(tp)
-            self._confirm(runs, Errors.UNKNOWN_SERVER_ERROR if answered is None else answered.acknowledge_error_code)
+            self._confirm(runs, Errors.UNKNOWN_SERVER_ERROR if answered is None else answered.acknowledge_error_code,
+                          session, tp)
         records: list[tuple[TopicPartition, AcquiredRecords, tuple[int, ...]]] = []
         for tp, part in by_tp.items():
             times = part.produce_times
@@ -383,6 +409,7 @@ class ShareConsumer(GroupConsumer):
             session.outstanding += 1
             self._queue.append(_Delivery(session, session.generation, records))
             self._process_next()
+            self._arm_renewal()
         elif self.closing:
             self._close_session(session)
         else:
@@ -417,14 +444,28 @@ class ShareConsumer(GroupConsumer):
             return
         session.fetch_timer = self.call_later(self.config.retry_backoff_ms, self._fetch_again, session)
 
-    def _confirm(self, runs: list[_PendingAck], error: Errors) -> None:
+    def _confirm(self, runs: list[_PendingAck], error: Errors, session: _Session | None = None,
+                 tp: TopicPartition | None = None) -> None:
+        """Count what the leader answered for ``runs``; a retriable error (RETRIED_ACK_ERRORS) puts them
+        back in ``session``'s pending acks for the next request, a few times."""
         metrics = self.metrics
         if error != Errors.NONE:
-            metrics.ack_errors += sum(a.count for a in runs)
+            if error in RETRIED_ACK_ERRORS and session is not None and tp is not None and not session.closed:
+                again = [a for a in runs if a.retries < ACK_RETRIES and a.batch.acknowledge_types[0] != RENEW]
+                for a in again:
+                    a.retries += 1
+                if again:
+                    session.acks.setdefault(tp, []).extend(again)
+                    self.record("consumer.ack_retry", broker=session.broker, error=int(error),
+                                records=sum(a.count for a in again))
+                runs = [a for a in runs if a not in again]
+            metrics.ack_errors += sum(a.count for a in runs if a.batch.acknowledge_types[0] != RENEW)
             return
         for ack in runs:
             kind = ack.batch.acknowledge_types[0]
-            if kind == ACCEPT:
+            if kind == RENEW:
+                metrics.records_renewed += ack.count
+            elif kind == ACCEPT:
                 metrics.records_accepted += ack.count
                 metrics.end_to_end_latencies_ms.extend(ack.latencies)
             elif kind == RELEASE:
@@ -508,6 +549,41 @@ class ShareConsumer(GroupConsumer):
         )
         return runs
 
+    # -- RENEW (KIP-1222) -------------------------------------------------------------------------
+
+    def _arm_renewal(self) -> None:
+        interval = self.settings.renew_interval_ms
+        if not interval or self.closing or (self._renew_timer is not None and self._renew_timer.active):
+            return
+        if self._processing is None and not self._queue:
+            return
+        self._renew_timer = self.call_later(interval, self._renew)
+
+    def _renew(self) -> None:
+        """Acknowledge RENEW every record still waiting for or in processing, per session, in a
+        ShareAcknowledge of its own (trunk: RENEW rides only a request marked IsRenewAck, which
+        fetches nothing). A session with a request in flight renews at the next round."""
+        self._renew_timer = None
+        if not self.alive or self.closing:
+            return
+        held = ([self._processing] if self._processing is not None else []) + list(self._queue)
+        renewals: dict[int, dict[TopicPartition, list[_PendingAck]]] = {}
+        for delivery in held:
+            session = delivery.session
+            if self._sessions.get(session.broker) is not session or delivery.generation != session.generation:
+                continue  # acquired in a session that has ended: its acknowledgements cannot be sent
+            by_tp = renewals.setdefault(session.broker, {})
+            for tp, acquired, _ in delivery.records:
+                by_tp.setdefault(tp, []).append(_PendingAck(
+                    AcknowledgementBatch(acquired.first_offset, acquired.last_offset, (RENEW,))))
+        for broker, by_tp in sorted(renewals.items()):
+            session = self._sessions[broker]
+            if session.request is not None or session.epoch == INITIAL_EPOCH or session.closed:
+                continue
+            self.record("consumer.renew", broker=broker, records=sum(a.count for runs in by_tp.values() for a in runs))
+            self._send_acks(session, session.epoch, {tp: by_tp[tp] for tp in sorted(by_tp)})
+        self._arm_renewal()
+
     # -- ShareAcknowledge: commitSync and close ------------------------------------------------
 
     def commit_sync(self) -> None:
@@ -521,7 +597,9 @@ class ShareConsumer(GroupConsumer):
         self._acknowledge(session, session.epoch)
 
     def _acknowledge(self, session: _Session, epoch: int) -> None:
-        acks = session.take_acks()
+        self._send_acks(session, epoch, session.take_acks())
+
+    def _send_acks(self, session: _Session, epoch: int, acks: dict[TopicPartition, list[_PendingAck]]) -> None:
         request = ShareAcknowledgeRequest(
             group_id=self.group_id,
             member_id=self.member.member_id,
@@ -553,7 +631,8 @@ class ShareConsumer(GroupConsumer):
         by_tp = {TopicPartition(self.topic_name(p.topic_id), p.partition): p for p in response.responses}
         for tp, runs in acks.items():
             part = by_tp.get(tp)
-            self._confirm(runs, Errors.UNKNOWN_SERVER_ERROR if part is None else part.error_code)
+            self._confirm(runs, Errors.UNKNOWN_SERVER_ERROR if part is None else part.error_code,
+                          None if epoch == FINAL_EPOCH else session, tp)
             if part is not None and part.error_code in STALE_METADATA_ERRORS:
                 self.request_metadata_refresh()
         if epoch == FINAL_EPOCH:

@@ -90,6 +90,7 @@ from model.core.share_partition import (
     PartitionStatus,
     PendingWrite,
     SharePartition,
+    ack_batches_problem,
 )
 from model.core.share_session import INITIAL_EPOCH, ShareSession, ShareSessionCache
 from model.core.share_state import (
@@ -306,6 +307,9 @@ class ShareLeaderHost:
         slot = part.slot
         if slot is None:
             part.ack_error = part.error
+            return
+        if slot.sp.broker.kafka and ack_batches_problem(batches):
+            part.ack_error = Errors.INVALID_REQUEST  # KafkaApis.validateAcknowledgementBatches, before the partition
             return
         result = slot.sp.acknowledge(call.member_id, batches, now)
         if result.error_code == Errors.NONE:

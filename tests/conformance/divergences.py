@@ -15,29 +15,29 @@ import pytest
 
 # Deliberate or documented differences from Kafka trunk at the pinned commit.
 DIVERGENCES: Final[dict[str, str]] = {
-    "ack-across-log-start-rejected":
-        "an acknowledgement that spans a moved log start offset is rejected whole; trunk skips the offsets "
-        "below the start and applies the rest",
     "compacted-archived-at-acquire":
         "offsets with no record (compacted away) are archived by the leader at acquisition; trunk delivers "
         "the fetched batch and the client acknowledges the missing offsets with GAP",
-    "ack-beyond-window-code":
-        "acknowledging offsets beyond the in-flight window answers INVALID_RECORD_STATE; trunk answers "
-        "INVALID_REQUEST (and INVALID_RECORD_STATE when nothing is in flight, as the model does)",
-    "overlapping-ack-batches":
-        "a request whose acknowledgement batches overlap is malformed (INVALID_REQUEST, nothing applied); "
-        "trunk applies the batches in order and fails the repeated one with INVALID_RECORD_STATE, rolling "
-        "back the rest",
     "unknown-topic-write-drops-state":
-        "a write answered UNKNOWN_TOPIC_OR_PARTITION means the state was deleted (the model's coordinator "
-        "answers it for deleted keys, SC-9): the leader drops its state; trunk treats it as a failed write",
+        "any write answered UNKNOWN_TOPIC_OR_PARTITION drops the leader's state in the share-partition itself (the "
+        "model's coordinator answers it only for a key deleted with its group or topic, SC-9); trunk's "
+        "share-partition rolls an acknowledgement's records back to ACQUIRED and its SharePartitionManager then "
+        "fences and drops the share-partition (fencedSharePartitionHandler): the same outcome for an "
+        "acknowledgement, but after a lock-timeout or release write trunk only logs the error and serves on from "
+        "state that no longer exists",
     "log-start-drops-window":
-        "when the log start offset moves past in-flight records the model drops them from the window, "
-        "whatever their state; trunk archives the AVAILABLE ones and keeps ACQUIRED ones with their member "
-        "until they are acknowledged or their lock expires",
+        "when the log start offset moves past in-flight records the model drops them from the window, whatever "
+        "their state; trunk archives the AVAILABLE ones and keeps ACQUIRED ones in its cache with their member "
+        "until their lock expires. Acknowledgements of them are skipped with success either way "
+        "(SharePartition.acknowledge), so the wire shows no difference: only the share-partition's own view of "
+        "offsets below its start offset differs",
     "lock-timeout-waits-for-write":
-        "records whose lock expired stay in transition until the state write is accepted (SP-9); trunk makes "
-        "them AVAILABLE at once and only logs a failed write (the mutant lock-timeout-before-write)",
+        "records whose lock expired stay in transition until the lock timeout's write is accepted (SP-9), and a "
+        "failed write is sent again; trunk (SharePartition.releaseAcquisitionLockOnTimeout at the pinned commit) "
+        "makes them AVAILABLE or ARCHIVED at once and only logs a failed write, so they are delivered again while "
+        "their delivery count is not durable and one failover can lose several increments: the mutant "
+        "lock-timeout-before-write, which does what trunk does, violates deliveries-within-failover-bound (SP-11: "
+        "at most one lost increment per failover) on lock_timeout_write_delayed seed 1 and swarm_locks seed 34",
     "group-epoch-starts-at-zero":
         "a new share group starts at group epoch 0 and its first member's heartbeat bumps it to 1 (then 2 "
         "once its partitions are initialized); trunk creates the group at epoch 1 (KAFKA-20268)",
@@ -62,18 +62,24 @@ DIVERGENCES: Final[dict[str, str]] = {
     "assignor-ignores-unknown-topic":
         "assign() takes the topics that exist; a subscription to a missing topic gets nothing instead of "
         "trunk's PartitionAssignorException",
+    "ack-below-spso-confirmed":
+        "an acknowledgement of offsets below the SPSO but at or above the log start offset (records another "
+        "member's acknowledgement completed after the sender's lock expired) is INVALID_RECORD_STATE; trunk "
+        "skips every batch below its start offset with success, so a late consumer is told its ACCEPT or "
+        "REJECT took effect when another's did (E-3: acknowledgements from anyone else are rejected)",
 }
 
 # Mechanisms of the Kafka that ships that the model lacks (issue 24's list).
 MISSING: Final[dict[str, str]] = {
     "record-batches": "no record batches: acquisition, in-flight state and its splitting are per offset range",
     "fetch-offset": "acquire takes no fetch offset and there is no nextFetchOffset",
-    "renew": "no RENEW acknowledge type",
     "throttling": "no delivery-count throttling of acquisitions",
     "record-limit-acquire": "no share.acquire.mode record_limit",
-    "archiving-dlq": "no ARCHIVING state, no dead-letter queue",
+    "archiving-dlq": "no ARCHIVING state, no dead-letter queue: trunk at the pinned commit has both (KIP-1191: "
+                     "RecordState ARCHIVING = 3, persisted; with share.group DLQ enabled and a DLQ topic named, a "
+                     "REJECT or the delivery limit moves records to ARCHIVING, written, then enqueued to the DLQ "
+                     "topic and moved to ARCHIVED with a second write; a reader resumes ARCHIVING batches)",
     "dynamic-group-config": "no per-group dynamic delivery-count limit or partition max record locks",
-    "leader-not-available": "no LEADER_NOT_AVAILABLE while loading or fenced (the model answers others)",
 }
 
 

@@ -15,6 +15,7 @@ from model.core.share_partition import (
     PendingWrite,
     SharePartition,
     WriteReason,
+    ack_batches_problem,
 )
 from model.core.share_state import (
     UNKNOWN_OFFSET,
@@ -31,6 +32,8 @@ OK = WriteShareGroupStateResponse(KEY)
 AV, AQ, ACK, ARC = RecordState.AVAILABLE, RecordState.ACQUIRED, RecordState.ACKNOWLEDGED, RecordState.ARCHIVED
 GAP, ACCEPT, RELEASE, REJECT = 0, 1, 2, 3
 LOCK = 30_000
+KIP = BrokerConfig(protocol="kip")  # the KIP as written, where Kafka trunk answers otherwise
+RENEW = 4
 
 
 def make(records: int = 20, *, start: int = 0, broker: BrokerConfig | None = None,
@@ -132,7 +135,8 @@ def test_sp3_each_type_moves_to_its_state_after_the_write(ack_type: int, state: 
 
 
 def test_sp3_invalid_record_state_cases_change_nothing() -> None:
-    sp = make(20)
+    """protocol = "kip": every offset outside the window is INVALID_RECORD_STATE (Kafka: see below)."""
+    sp = make(20, broker=KIP)
     sp.acquire("m1", 5, now_ms=0)  # 0-4
     sp.acquire("m2", 5, now_ms=0)  # 5-9
     bad = [
@@ -163,6 +167,105 @@ def test_sp3_invalid_record_state_cases_change_nothing() -> None:
     assert ack(sp, "m1", 2, 2, ACCEPT) == Errors.INVALID_RECORD_STATE
 
 
+def test_sp3_kafka_answers_outside_the_window() -> None:
+    """Trunk (SharePartition.acknowledge): past the window INVALID_REQUEST, nothing in flight
+    INVALID_RECORD_STATE. Below the SPSO but not the log start: INVALID_RECORD_STATE, where trunk answers
+    success (divergence ack-below-spso-confirmed); below the log start: skipped (test_an_ack_across_...)."""
+    empty = make(20)
+    assert ack(empty, "m1", 0, 3, ACCEPT) == Errors.INVALID_RECORD_STATE
+    sp = make(20)
+    sp.acquire("m1", 5, now_ms=0)  # 0-4
+    before = list(sp.batches())
+    assert ack(sp, "m1", 10, 10, ACCEPT) == Errors.INVALID_REQUEST
+    assert ack(sp, "m1", 3, 5, ACCEPT) == Errors.INVALID_REQUEST
+    assert list(sp.batches()) == before and sp.take_writes() == []
+    assert ack(sp, "m1", 0, 1, ACCEPT) == Errors.NONE
+    settle(sp)
+    assert sp.spso == 2
+    assert ack(sp, "m1", 0, 1, ACCEPT) == Errors.INVALID_RECORD_STATE  # acknowledged already: refused
+    assert ack(sp, "m1", 0, 3, ACCEPT) == Errors.INVALID_RECORD_STATE and sp.take_writes() == []
+    assert ack(sp, "m1", 2, 3, ACCEPT) == Errors.NONE
+
+
+def test_late_ack_below_the_spso_is_refused_where_trunk_confirms_it() -> None:
+    """tests/conformance/divergences.py "ack-below-spso-confirmed": member m1's lock on 0-4 expires, m2
+    acquires and accepts them, the SPSO moves to 5; m1's late ACCEPT of 0-4 is INVALID_RECORD_STATE here,
+    success in trunk (SharePartition.acknowledge skips every batch below its start offset)."""
+    sp = make(10)
+    sp.acquire("m1", 5, now_ms=0)
+    sp.expire_locks(LOCK)
+    settle(sp, LOCK)
+    assert sp.acquire("m2", 5, LOCK) == [AcquiredRecords(0, 4, 2)]
+    assert ack(sp, "m2", 0, 4, ACCEPT, now_ms=LOCK) == Errors.NONE
+    settle(sp, LOCK)
+    assert sp.spso == 5 and sp.log.log_start_offset == 0
+    assert ack(sp, "m1", 0, 4, ACCEPT, now_ms=LOCK) == Errors.INVALID_RECORD_STATE
+
+
+def test_sp3_kafka_overlapping_batches_fail_whole() -> None:
+    """Trunk: batches applied in order; an offset acknowledged twice in one request is INVALID_RECORD_STATE
+    and the batches before it roll back (SharePartitionTest.testAcknowledgeRollbackWithFullBatchError)."""
+    sp = make(20)
+    sp.acquire("m1", 10, now_ms=0)
+    before = list(sp.batches())
+    result = sp.acknowledge("m1", [AcknowledgementBatch(0, 4, (ACCEPT,)), AcknowledgementBatch(4, 6, (RELEASE,))], 0)
+    assert result.error_code == Errors.INVALID_RECORD_STATE and result.write_id is None
+    assert list(sp.batches()) == before and sp.take_writes() == []
+    # Out of order but disjoint: the share-partition applies both (the broker refuses the request first,
+    # ack_batches_problem).
+    result = sp.acknowledge("m1", [AcknowledgementBatch(5, 9, (ACCEPT,)), AcknowledgementBatch(0, 4, (ACCEPT,))], 0)
+    assert result.error_code == Errors.NONE
+
+
+@pytest.mark.parametrize(("batches", "problem"), [
+    ([AcknowledgementBatch(0, 2, (ACCEPT,)), AcknowledgementBatch(2, 3, (ACCEPT,))], False),  # trunk's "<"
+    ([AcknowledgementBatch(0, 2, (ACCEPT,)), AcknowledgementBatch(1, 3, (ACCEPT,))], True),
+    ([AcknowledgementBatch(2, 3, (ACCEPT,)), AcknowledgementBatch(0, 1, (ACCEPT,))], True),
+    ([AcknowledgementBatch(3, 2, (ACCEPT,))], True),
+    ([AcknowledgementBatch(0, 1, ())], True),
+    ([AcknowledgementBatch(0, 3, (ACCEPT, ACCEPT))], True),
+    ([AcknowledgementBatch(0, 0, (5,))], True),
+    ([AcknowledgementBatch(0, 0, (RENEW,)), AcknowledgementBatch(1, 2, (GAP, REJECT))], False),
+])
+def test_broker_refuses_what_kafka_apis_refuses(batches: list[AcknowledgementBatch], problem: bool) -> None:
+    """KafkaApis.validateAcknowledgementBatches: what never reaches a share-partition."""
+    assert (ack_batches_problem(batches) is not None) is problem
+
+
+def test_renew_restarts_the_lock_and_writes_nothing() -> None:
+    """KIP-1222 / trunk acknowledgeCompleteBatch: RENEW keeps the records ACQUIRED by the member under a
+    lock of a full duration from now; nothing is written; the old deadline no longer expires them."""
+    sp = make(20)
+    sp.acquire("m1", 10, now_ms=0)
+    result = sp.acknowledge("m1", [AcknowledgementBatch(2, 5, (RENEW,))], 20_000)
+    assert result.error_code == Errors.NONE and result.write_id is None and sp.take_writes() == []
+    deadlines = {b.first_offset: b.lock_deadline_ms for b in sp.batches()}
+    assert deadlines == {0: LOCK, 2: 20_000 + LOCK, 6: LOCK}
+    assert sp.next_lock_deadline_ms() == LOCK
+    sp.expire_locks(LOCK)
+    [w] = sp.take_writes()
+    assert {(b.first_offset, b.last_offset) for b in w.request.state_batches} == {(0, 1), (6, 9)}
+    sp.complete_write(w.write_id, OK, LOCK)
+    assert sp.state_of(3) == OffsetState(AQ, 1, "m1", False)
+    assert ack(sp, "m1", 2, 5, ACCEPT, now_ms=LOCK + 1) == Errors.NONE  # within the renewed lock
+    # Another member's records, or records not ACQUIRED, cannot be renewed.
+    assert sp.acknowledge("m2", [AcknowledgementBatch(2, 2, (RENEW,))], LOCK).error_code == Errors.INVALID_RECORD_STATE
+
+
+def test_renew_mixed_with_other_types_writes_only_the_others() -> None:
+    sp = make(10)
+    sp.acquire("m1", 10, now_ms=0)
+    result = sp.acknowledge("m1", [AcknowledgementBatch(0, 3, (ACCEPT, RENEW, RENEW, REJECT))], 100)
+    assert result.error_code == Errors.NONE and result.write_id is not None
+    [w] = sp.take_writes()
+    assert [(b.first_offset, b.last_offset, b.delivery_state) for b in w.request.state_batches] == [
+        (0, 0, ACK), (3, 3, ARC)]
+    assert all(b.delivery_state != RENEW or b.delivery_state == ARC for b in w.request.state_batches)
+    sp.complete_write(w.write_id, OK, 100)
+    assert sp.state_of(1) == OffsetState(AQ, 1, "m1", False)
+    assert [b.lock_deadline_ms for b in sp.batches() if b.first_offset == 1] == [100 + LOCK]
+
+
 @pytest.mark.parametrize(
     "batches",
     [
@@ -176,7 +279,8 @@ def test_sp3_invalid_record_state_cases_change_nothing() -> None:
     ],
 )
 def test_sp3_malformed_requests_are_invalid_request(batches: list[AcknowledgementBatch]) -> None:
-    sp = make(10)
+    """protocol = "kip" (unordered or overlapping batches are malformed too; Kafka: see above)."""
+    sp = make(10, broker=KIP)
     sp.acquire("m1", 10, 0)
     result = sp.acknowledge("m1", batches, 0)
     assert result.error_code == Errors.INVALID_REQUEST and result.write_id is None
@@ -184,7 +288,7 @@ def test_sp3_malformed_requests_are_invalid_request(batches: list[Acknowledgemen
 
 
 def test_sp3_per_offset_types_and_several_batches() -> None:
-    sp = make(10)
+    sp = make(10, broker=KIP)
     sp.acquire("m1", 10, 0)
     result = sp.acknowledge("m1", [
         AcknowledgementBatch(0, 3, (ACCEPT, ACCEPT, RELEASE, REJECT)),
@@ -233,7 +337,7 @@ def test_sp4_lock_timeout_returns_records_to_available_durably() -> None:
 
 
 def test_sp5_release_timeout_and_member_release_archive_at_the_limit() -> None:
-    sp = make(10, broker=BrokerConfig(delivery_count_limit=2))
+    sp = make(10, broker=BrokerConfig(delivery_count_limit=2, protocol="kip"))
     sp.acquire("m1", 3, 0)
     assert ack(sp, "m1", 0, 2, RELEASE) == Errors.NONE
     settle(sp)
@@ -257,7 +361,7 @@ def test_sp5_release_timeout_and_member_release_archive_at_the_limit() -> None:
 
 
 def test_sp6_spso_moves_only_once_durable_and_never_back() -> None:
-    sp = make(10)
+    sp = make(10, broker=KIP)
     sp.acquire("m1", 5, 0)
     assert ack(sp, "m1", 0, 4, ACCEPT) == Errors.NONE
     assert sp.spso == 0  # not before the write succeeds
@@ -268,7 +372,7 @@ def test_sp6_spso_moves_only_once_durable_and_never_back() -> None:
 
 
 def test_sp6_spso_does_not_pass_records_in_transition() -> None:
-    sp = make(10)
+    sp = make(10, broker=KIP)
     sp.acquire("m1", 1, 0)  # 0
     sp.acquire("m2", 1, 0)  # 1
     first = sp.acknowledge("m1", [AcknowledgementBatch(0, 0, (ACCEPT,))], 0).write_id
@@ -369,7 +473,7 @@ def test_sp9_failed_acknowledgement_after_the_lock_expired_releases_durably() ->
     assert sp.expire_locks(LOCK) is None  # in transition: the write decides
     [w] = sp.take_writes()
     done = sp.complete_write(w.write_id, WriteShareGroupStateResponse(KEY, Errors.REQUEST_TIMED_OUT), LOCK + 5)
-    assert done.error_code == Errors.REQUEST_TIMED_OUT
+    assert done.error_code == Errors.UNKNOWN_SERVER_ERROR  # trunk: fetchPersisterError's default
     [follow] = sp.take_writes()
     assert follow.reason is WriteReason.LOCK_TIMEOUT
     assert follow.request.state_batches == (StateBatch(0, 1, AV, 1),)
@@ -422,10 +526,11 @@ def test_sp10_unknown_start_offset_uses_auto_offset_reset_and_is_written_first(r
     log.advance_high_watermark()
     log.delete_records(5)
     sp = SharePartition(KEY, log, leader_epoch=3, group=GroupConfig(auto_offset_reset=reset))
-    assert sp.not_ready_error == Errors.COORDINATOR_LOAD_IN_PROGRESS
+    assert sp.not_ready_error == Errors.LEADER_NOT_AVAILABLE  # trunk's initializedOrThrowException
+    assert SharePartition(KEY, log, leader_epoch=3, broker=KIP).not_ready_error == Errors.COORDINATOR_LOAD_IN_PROGRESS
     with pytest.raises(ApiError) as refused:
         sp.acquire("m1", 1, 0)
-    assert refused.value.error == Errors.COORDINATOR_LOAD_IN_PROGRESS
+    assert refused.value.error == Errors.LEADER_NOT_AVAILABLE
     req = sp.read_request()
     assert (req.key, req.leader_epoch) == (KEY, 3)
     sp.recover(ReadShareGroupStateResponse(KEY, state_epoch=4), 0)
@@ -434,7 +539,7 @@ def test_sp10_unknown_start_offset_uses_auto_offset_reset_and_is_written_first(r
     assert w.reason is WriteReason.INITIALIZE
     assert (w.request.start_offset, w.request.state_batches) == (start, ())
     assert (w.request.state_epoch, w.request.leader_epoch) == (4, 3)
-    assert sp.acknowledge("m1", [], 0).error_code == Errors.COORDINATOR_LOAD_IN_PROGRESS
+    assert sp.acknowledge("m1", [], 0).error_code == Errors.LEADER_NOT_AVAILABLE
     sp.complete_write(w.write_id, WriteShareGroupStateResponse(KEY, Errors.COORDINATOR_NOT_AVAILABLE), 0)
     [retry] = sp.take_writes()  # retried until it is durable
     sp.complete_write(retry.write_id, OK, 0)
@@ -480,7 +585,7 @@ def test_sp12_fenced_state_epoch_drops_the_state_and_reads_again() -> None:
     ack(sp, "m1", 0, 1, ACCEPT)
     [w] = sp.take_writes()
     done = sp.complete_write(w.write_id, WriteShareGroupStateResponse(KEY, Errors.FENCED_STATE_EPOCH), 0)
-    assert done.error_code == Errors.FENCED_STATE_EPOCH
+    assert done.error_code == Errors.NOT_LEADER_OR_FOLLOWER  # trunk: fetchPersisterError
     assert sp.status is PartitionStatus.STALE_STATE and sp.not_ready_error == Errors.FENCED_STATE_EPOCH
     assert list(sp.batches()) == [] and sp.in_flight_count == 0
     sp.read_request()
@@ -530,13 +635,15 @@ def test_sc9_the_first_session_finds_the_state_deleted() -> None:
     assert not fresh.check_state_epoch(transient) and fresh.ready
 
 
-def test_fenced_leader_epoch_makes_a_zombie() -> None:
-    sp = make(10)
+@pytest.mark.parametrize(("broker", "answer"), [(None, Errors.LEADER_NOT_AVAILABLE),
+                                                (KIP, Errors.NOT_LEADER_OR_FOLLOWER)])
+def test_fenced_leader_epoch_makes_a_zombie(broker: BrokerConfig | None, answer: Errors) -> None:
+    sp = make(10, broker=broker)
     sp.acquire("m1", 5, 0)
     ack(sp, "m1", 0, 4, ACCEPT)
     [w] = sp.take_writes()
     sp.complete_write(w.write_id, WriteShareGroupStateResponse(KEY, Errors.FENCED_LEADER_EPOCH), 0)
-    assert sp.status is PartitionStatus.FENCED and sp.not_ready_error == Errors.NOT_LEADER_OR_FOLLOWER
+    assert sp.status is PartitionStatus.FENCED and sp.not_ready_error == answer
     sp.recover(ReadShareGroupStateResponse(KEY, state_epoch=1, start_offset=0), 0)
     assert not sp.ready and sp.take_writes() == []
 
@@ -549,7 +656,7 @@ def test_sp14_gaps_are_archived_durably_and_never_delivered() -> None:
     log.append(10)
     log.advance_high_watermark()
     log.compact([0, 1, 5])
-    sp = make(log=log)
+    sp = make(log=log, broker=KIP)
     assert sp.acquire("m1", 10, 0) == [AcquiredRecords(2, 4, 1), AcquiredRecords(6, 9, 1)]
     [w] = sp.take_writes()
     assert w.reason is WriteReason.ARCHIVE
@@ -581,7 +688,7 @@ def test_sp14_gap_only_window_still_writes_the_start_offset() -> None:
     log.append(3)
     log.advance_high_watermark()
     log.compact([0, 1, 2])
-    sp = make(log=log)
+    sp = make(log=log, broker=KIP)
     assert sp.acquire("m1", 10, 0) == []
     [w] = sp.take_writes()
     assert (w.request.start_offset, w.request.state_batches) == (3, ())
@@ -612,11 +719,61 @@ def test_sp15_release_member_returns_only_its_acquired_records() -> None:
 # -- log start offset -------------------------------------------------------------------------
 
 
-def test_log_start_move_jumps_the_spso_durably() -> None:
+def test_kafka_writes_the_spso_with_every_write_and_the_log_start_lazily() -> None:
+    """Trunk: updateCacheAndOffsets writes nothing; writeShareGroupState carries startOffset() each time,
+    whatever is in flight (the share coordinator keeps the higher, SC-4)."""
     log = PartitionLog()
     log.append(20)
     log.advance_high_watermark()
     sp = make(log=log)
+    sp.acquire("m1", 10, 0)
+    ack(sp, "m1", 0, 2, ACCEPT)
+    [first] = sp.take_writes()
+    assert first.request.start_offset == 0  # the SPSO it has; 0-2 are not durable yet
+    ack(sp, "m1", 3, 4, ACCEPT)
+    [second] = sp.take_writes()
+    assert second.request.start_offset == 0  # a start offset already in flight does not stop it
+    sp.complete_write(first.write_id, OK, 0)
+    assert sp.spso == 3
+    log.delete_records(7)
+    assert sp.advance_log_start(0) is None and sp.take_writes() == [] and sp.spso == 7  # lazily
+    ack(sp, "m1", 7, 7, RELEASE)
+    [third] = sp.take_writes()
+    assert third.request.start_offset == 7
+    sp.complete_write(second.write_id, OK, 0)  # answered late: nothing moves back
+    assert sp.spso == 7
+
+
+@pytest.mark.parametrize(("broker", "answer", "written"), [(None, Errors.NONE, [(5, 6)]),
+                                                          (KIP, Errors.INVALID_RECORD_STATE, None)])
+def test_an_ack_across_the_log_start(broker: BrokerConfig | None, answer: Errors,
+                                     written: list[tuple[int, int]] | None) -> None:
+    """Trunk (SharePartitionTest.testAcknowledgeBatchPostLsoMovement): the offsets below the new start are
+    skipped, the rest applied; protocol = "kip": the whole acknowledgement is refused."""
+    log = PartitionLog()
+    log.append(20)
+    log.advance_high_watermark()
+    sp = make(log=log, broker=broker)
+    sp.acquire("m1", 10, 0)
+    log.delete_records(5)
+    sp.advance_log_start(0)
+    settle(sp)
+    assert ack(sp, "m1", 3, 6, ACCEPT) == answer
+    writes = sp.take_writes()
+    if written is None:
+        assert writes == []
+    else:
+        [w] = writes
+        assert [(b.first_offset, b.last_offset) for b in w.request.state_batches] == written \
+            or (w.request.start_offset == 7 and w.request.state_batches == ())
+
+
+def test_log_start_move_jumps_the_spso_durably() -> None:
+    """protocol = "kip": a LOG_START write at once, never two start offsets in flight (trunk: below)."""
+    log = PartitionLog()
+    log.append(20)
+    log.advance_high_watermark()
+    sp = make(log=log, broker=KIP)
     sp.acquire("m1", 10, 0)
     ack(sp, "m1", 1, 2, ACCEPT)  # 0 stays acquired: this write carries no start offset
     [pending] = sp.take_writes()
@@ -627,7 +784,7 @@ def test_log_start_move_jumps_the_spso_durably() -> None:
     assert w.write_id == write_id and w.reason is WriteReason.LOG_START
     assert (w.request.start_offset, w.request.state_batches) == (5, ())
     assert sp.spso == 5 and sp.state_of(3) is None
-    assert ack(sp, "m1", 3, 6, ACCEPT) == Errors.INVALID_RECORD_STATE  # 3-4 are gone
+    assert ack(sp, "m1", 3, 6, ACCEPT) == Errors.INVALID_RECORD_STATE  # 3-4 are gone (trunk: test_an_ack_across_...)
     # The acknowledgement in flight for 1-2 completes as a no-op on the window.
     done = sp.complete_write(pending.write_id, OK, 0)
     assert done.error_code == Errors.NONE and sp.spso == 5
@@ -661,7 +818,7 @@ def test_the_durable_start_offset_never_moves_back() -> None:
     flight when the log start moves to 3: a LOG_START write of 3 answered after it would
     move the durable start back and re-expose the archived records; none is sent. (2) The
     log start moves to 6 while it is still in flight: that write waits for the answer."""
-    sp = make(10, broker=BrokerConfig(delivery_count_limit=2))
+    sp = make(10, broker=BrokerConfig(delivery_count_limit=2, protocol="kip"))
     sp.acquire("m1", 4, 0)
     ack(sp, "m1", 0, 3, RELEASE)
     settle(sp)
@@ -682,7 +839,7 @@ def test_the_durable_start_offset_never_moves_back() -> None:
 def test_a_start_offset_sent_once_is_not_sent_lower_even_if_its_answer_was_an_error() -> None:
     """Found by the stateful test: a write may be applied although its answer is an error
     (lost). After a failed StartOffset 5, moves up to 5 are written as batches only."""
-    sp = make(10)
+    sp = make(10, broker=KIP)
     sp.acquire("m1", 5, 0)
     ack(sp, "m1", 0, 4, ACCEPT)
     [w] = sp.take_writes()

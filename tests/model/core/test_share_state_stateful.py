@@ -35,6 +35,7 @@ from model.core.log import PartitionLog, SpanKind
 from model.core.share_coordinator import ShareCoordinatorShard
 from model.core.share_partition import (
     AcknowledgementBatch,
+    AcknowledgeResult,
     PartitionStatus,
     PendingWrite,
     SharePartition,
@@ -71,6 +72,15 @@ class Snapshot:
     spso: int
     speo: int
     offsets: dict[int, tuple[RecordState, int, RecordState, bool]] = field(default_factory=dict)
+
+
+def _skipped(sp: SharePartition, offset: int, result: AcknowledgeResult) -> bool:
+    """Trunk (SharePartition.acknowledge) skips an acknowledgement of offsets below the log start: success,
+    nothing written; protocol = "kip" refuses it."""
+    if sp.broker.kafka and offset < sp.log.log_start_offset:
+        assert result.error_code == Errors.NONE and result.write_id is None, result
+        return True
+    return False
 
 
 class ShareStateMachine(RuleBasedStateMachine):
@@ -250,6 +260,8 @@ class ShareStateMachine(RuleBasedStateMachine):
             return
         o = others[pick % len(others)]
         result = sp.acknowledge(member, [AcknowledgementBatch(o, o, (ACCEPT,))], self.now)
+        if _skipped(sp, o, result):
+            return
         assert result.error_code == Errors.INVALID_RECORD_STATE, "E-3: an ack from another member is rejected"
 
     @rule(pick=st.integers(0, 50))
@@ -262,6 +274,9 @@ class ShareStateMachine(RuleBasedStateMachine):
             return
         o, member = expired[pick % len(expired)]
         result = sp.acknowledge(member, [AcknowledgementBatch(o, o, (ACCEPT,))], self.now)
+        if _skipped(sp, o, result):
+            event("an acknowledgement after the lock expired, below the log start, skipped")
+            return
         assert result.error_code == Errors.INVALID_RECORD_STATE, "SP-3/SP-4: an ack after the lock expired is refused"
         event("an acknowledgement after the lock expired refused")
 

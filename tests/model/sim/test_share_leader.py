@@ -92,7 +92,10 @@ def test_fetch_reads_state_then_acquires_and_an_ack_is_answered_after_its_write(
     (ack,) = c.observer.of("ack")
     assert ack[2] == "m1" and ack[3] == (AcknowledgementBatch(0, 9, ACCEPT),)
     state = c.brokers[c.share_coordinator()].share_coordinators[0].shard.state(c.key())
-    assert state.start_offset == 10  # every record acknowledged: the SPSO moved past them
+    # Every record acknowledged: the write carried the SPSO the leader had then (trunk's writeShareGroupState),
+    # 0, with 0-9 ACKNOWLEDGED; a leader reading it starts past them, at 10 (protocol "kip": StartOffset 10).
+    assert state.start_offset == 0 and [(b.first_offset, b.last_offset, b.delivery_state)
+                                        for b in state.state_batches] == [(0, 9, RecordState.ACKNOWLEDGED)]
 
 
 def test_a_fetch_with_nothing_to_acquire_waits_for_new_records() -> None:
@@ -242,7 +245,7 @@ def test_leader_failover_reads_with_a_higher_epoch_and_the_zombies_late_write_is
     # The zombie's write arrives late and is fenced; its ack fails; nothing was confirmed.
     answer = client.wait(cid)
     assert isinstance(answer, ShareAcknowledgeResponse)
-    assert [p.error_code for p in answer.responses] == [Errors.FENCED_LEADER_EPOCH]
+    assert [p.error_code for p in answer.responses] == [Errors.NOT_LEADER_OR_FOLLOWER]  # fetchPersisterError
     assert zombie.sp.status is PartitionStatus.FENCED
     assert not c.observer.of("ack")
     assert not c.observer.of("write")[1:]  # only the initialize... and no accepted write from the zombie
