@@ -49,30 +49,6 @@ DIVERGENCES: Final[dict[str, str]] = {
     "lock-timeout-waits-for-write":
         "records whose lock expired stay in transition until the state write is accepted (SP-9); trunk makes "
         "them AVAILABLE at once and only logs a failed write (the mutant lock-timeout-before-write)",
-    "group-epoch-starts-at-zero":
-        "a new share group starts at group epoch 0 and its first member's heartbeat bumps it to 1 (then 2 "
-        "once its partitions are initialized); trunk creates the group at epoch 1 (KAFKA-20268)",
-    "target-assignment-on-next-heartbeat":
-        "a member's session timing out bumps the group epoch; the model computes the new target assignment "
-        "on the next heartbeat that needs it (GC-3), trunk at once with the expiry's records",
-    "initialize-bumps-group-epoch":
-        "when a topic's share-partitions are initialized the model records them and bumps the group epoch, "
-        "so the next heartbeat assigns them (GC-7); trunk's initializeShareGroupState writes only the state "
-        "metadata record",
-    "load-bumps-group-epoch":
-        "a coordinator that loads a group bumps its epoch (on_loaded, so the target is computed afresh); "
-        "trunk's onLoaded only restarts the timers",
-    "simple-assignor-placement":
-        "the SimpleAssignor follows the worked table of 003 (members hashed to partitions, then keep, fill, "
-        "balance); trunk's balances first and keeps what it can, without hashing: every partition is "
-        "assigned either way, to different members",
-    "reconcile-trusts-target":
-        "a member moves to its target as it is; trunk's ShareGroupAssignmentBuilder also drops partitions "
-        "of topics the member no longer subscribes to (the model's assignor never targets those, so the "
-        "difference shows only with a target built by hand)",
-    "assignor-ignores-unknown-topic":
-        "assign() takes the topics that exist; a subscription to a missing topic gets nothing instead of "
-        "trunk's PartitionAssignorException",
 }
 
 # Mechanisms of the Kafka that ships that the model lacks (issue 24's list).
