@@ -96,6 +96,11 @@ TABLE: Final[dict[str, Entry]] = {
     "share-session-epoch": Entry(
         ("CL-1",), "transition",
         "a share session accepts epoch 0 to open, -1 to close, otherwise exactly one more than its last"),
+    "target-assignment-balanced": Entry(
+        ("GC-5",), "state",
+        "a share group's current target assignment is balanced as its SimpleAssignor balances: members' "
+        "partition counts differ by at most one (all topics for same-subscription groups under Kafka trunk, "
+        "else topic by topic)"),
 }
 
 

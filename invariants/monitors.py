@@ -50,6 +50,7 @@ from invariants.group_checks import (
     ExclusiveOwnershipMonitor,
     GroupEpochMonitor,
     NoAssignAndRevokeMonitor,
+    TargetBalanceMonitor,
 )
 from invariants.ids import TABLE
 from invariants.intervals import IntervalSet, RangeMap
@@ -567,6 +568,7 @@ def standard_monitors(seed: int, *, delivery_count_limit: int = 5, lock_duration
             ReplayEqualMonitor(sink),
             GroupEpochMonitor(sink),
             AssignInitializedMonitor(sink),
+            TargetBalanceMonitor(sink),
             ExclusiveOwnershipMonitor(sink),
             NoAssignAndRevokeMonitor(sink),
             ledger,

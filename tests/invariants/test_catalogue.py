@@ -45,6 +45,7 @@ IDS = {
     "exclusive-acquisition": ("E-3",),
     "member-convergence": ("E-5",),
     "share-session-epoch": ("CL-1",),
+    "target-assignment-balanced": ("GC-5",),  # issue 24: trunk's SimpleAssignor balance
 }
 LIVENESS = {"eventual-resolution", "member-convergence"}
 

@@ -231,6 +231,11 @@ class ShareGroupManager:
     # --- queries ------------------------------------------------------------------------------
 
     @property
+    def kafka(self) -> bool:
+        """The protocol switch: Kafka trunk's behaviour (True) or the KIP's (``protocol = "kip"``)."""
+        return self._config.kafka
+
+    @property
     def metadata(self) -> MetadataImage:
         return self._metadata
 
