@@ -203,7 +203,8 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
     Mutant("group-epoch-from-zero",
            "under protocol kafka a new share group starts at group epoch 0, as Kafka did before KAFKA-20268 "
            "(fixed by commit 5c8e3c58da, trunk 2026-03, which starts groups at epoch 1 with an empty target at "
-           "epoch 1): its first member is reconciled to epoch 1, the initial assignment's epoch (GC-2, GC-3)",
+           "epoch 1): its first member is reconciled to epoch 1, the initial assignment's epoch (GC-2, GC-3); "
+           "consumer groups likewise (CG-1)",
            "group-epoch-order", "small", "model/core/group/share_group.py: ShareGroupManager._initial_epoch"),
     Mutant("initialized-never-assigned",
            "the group coordinator records share-partitions initialized but no heartbeat notices that the target "

@@ -100,7 +100,7 @@ def test_share_and_consumer_groups_share_one_log() -> None:
     h.share_join()
     assert h.answer_inits() == 2  # T1-0, T1-1 (GC-7)
     joined = h.consumer_join()
-    assert joined.error_code == Errors.NONE and joined.member_epoch == 1
+    assert joined.error_code == Errors.NONE and joined.member_epoch == 2  # created at 1 (KAFKA-20268)
     assert h.shard.share.group("sg") is not None and h.shard.consumer.group("cg") is not None
     assert h.shard.records == h.log
     assert h.replayed().durable_view() == h.shard.durable_view()
