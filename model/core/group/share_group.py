@@ -284,21 +284,24 @@ class ShareGroupManager:
         if group is None:
             if not joining:
                 raise ApiError(Errors.GROUP_ID_NOT_FOUND, f"share group {req.group_id} does not exist")
-            if len(self._groups) >= self._config.share_max_groups:
+            # GC-9's group.share.max.groups is the KIP's; Kafka removed it (4.1, KAFKA-19156, commit 43350274e8:
+            # it only ever sized the share-session cache) and trunk's coordinator limits no group count.
+            if not self._config.kafka and len(self._groups) >= self._config.share_max_groups:
                 raise ApiError(
                     Errors.GROUP_MAX_SIZE_REACHED,
                     f"the coordinator has reached group.share.max.groups = {self._config.share_max_groups}",
                 )
         member = group.members.get(req.member_id) if group is not None and req.member_id else None
+        # A full group refuses whoever is not a member, whatever its epoch (trunk's throwIfShareGroupIsFull,
+        # checked before the member is looked up).
+        if member is None and group is not None and len(group.members) >= self._config.share_max_size:
+            raise ApiError(
+                Errors.GROUP_MAX_SIZE_REACHED,
+                f"share group {req.group_id} has reached group.share.max.size = {self._config.share_max_size} members",
+            )
         if member is None:
             if not joining:
                 raise ApiError(Errors.UNKNOWN_MEMBER_ID, f"member {req.member_id} is not in group {req.group_id}")
-            if group is not None and len(group.members) >= self._config.share_max_size:
-                raise ApiError(
-                    Errors.GROUP_MAX_SIZE_REACHED,
-                    f"share group {req.group_id} has reached group.share.max.size = "
-                    f"{self._config.share_max_size} members",
-                )
             member_id = req.member_id or self._new_member_id(group)
             old = ShareGroupMember(member_id)
         else:

@@ -637,12 +637,23 @@ def test_group_max_size() -> None:
     assert resp.error_code == Errors.GROUP_MAX_SIZE_REACHED
     assert resp.error_message is not None and "group.share.max.size" in resp.error_message
     assert h.beat(members[0]).error_code == Errors.NONE  # members already in are fine
+    # Someone not in a full group is refused as such, whatever its epoch (trunk's throwIfShareGroupIsFull).
+    assert h.hb(ShareGroupHeartbeatRequest(G, "stranger", 3)).error_code == Errors.GROUP_MAX_SIZE_REACHED
     h.hb(members[1].leave())
+    assert h.hb(ShareGroupHeartbeatRequest(G, "stranger", 3)).error_code == Errors.UNKNOWN_MEMBER_ID
     assert h.join().member_id != ""
 
 
-def test_group_max_groups() -> None:
+def test_no_group_count_limit_in_kafka_trunk() -> None:
+    """Kafka removed group.share.max.groups (KAFKA-19156): trunk's coordinator creates any number of groups."""
     h = Harness(config=BrokerConfig(share_max_groups=2))
+    for group in ("a", "b", "c"):
+        assert h.join(group=group).member_id
+
+
+def test_group_max_groups() -> None:
+    """``protocol = "kip"``: GC-9's group.share.max.groups, as KIP-932 writes it."""
+    h = Harness(config=BrokerConfig(share_max_groups=2, protocol="kip"))
     h.join(group="a")
     h.join(group="b")
     resp = h.hb(ShareGroupHeartbeatRequest("c", "", 0, subscribed_topic_names=("T1",)))
