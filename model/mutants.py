@@ -195,8 +195,9 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
            "assign-initialized-only", "group_coordinator_failover",
            "model/core/group/share_group.py: ShareGroupManager.on_loaded"),
     Mutant("recreated-group-restarts-epoch",
-           "a share group deleted and created again starts its group epoch at 0 again, so its share-partitions "
-           "are initialized at a state epoch the deleted state already had, and a write of the earlier life "
+           "a share group deleted and created again starts its group epoch from a new group's again, so its "
+           "share-partitions are initialized at a state epoch the deleted state already had, and a write of the "
+           "earlier life "
            "still in flight is not fenced (GC-7, GC-8, SC-5); Kafka trunk's behaviour (a new ShareGroup starts "
            "at epoch 1), kept as a divergence",
            "earlier-life-write-fenced", "deleted_group_late_write",
