@@ -15,9 +15,9 @@ The caller appends the returned records to its log and must not replay them
 into this manager again. Soft state (session deadlines, retry timers,
 share-coordinator answers received so far, a DeleteGroups waiting for its
 state deletions) is not in the log; ``on_loaded`` re-creates what a new
-coordinator needs: it restarts the session timers, bumps every group epoch (the KIP's
-failover; Kafka trunk does not)
-and re-sends the initializations and deletions still in progress.
+coordinator needs: it restarts the session timers, bumps every group epoch
+(KIP-932's failover, ``protocol = "kip"`` only: Kafka trunk's onLoaded does
+not) and re-sends the initializations and deletions still in progress.
 
 Time is the caller's ``now_ms``; ``next_deadline_ms`` says when ``expire``
 has work (session timeouts, GC-1; state requests to retry, GC-7).
@@ -26,10 +26,9 @@ A new group starts at group epoch 1 with an empty target assignment at epoch 1,
 as Kafka trunk's does (KAFKA-20268), or at 0 under ``protocol = "kip"``.
 Where SPEC.md is silent: a group deleted (GC-8) and created again under the
 same id carries its group epoch on from the deleted group's (trunk starts it
-at 1 again), so its
-share-partitions are initialized at state epochs (GC-7) above every one the
-deleted state had, and the share coordinator fences a write of the earlier
-life still in flight (SC-5). Starting again from the beginning is the mutant
+at 1 again: a deliberate divergence), so its share-partitions are initialized
+at state epochs (GC-7) above every one the deleted state had, and the share
+coordinator fences a write of the earlier life still in flight (SC-5). Starting again from the beginning is the mutant
 ``recreated-group-restarts-epoch``.
 """
 
