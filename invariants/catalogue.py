@@ -52,6 +52,7 @@ _CHECKERS: Final = {
     "share-session-epoch": "invariants.share_checks.ShareSessionMonitor",
     "stored-delivery-complete-count": "invariants.coordinator_checks.StoredCompleteCountMonitor",
     "delivery-complete-count": "invariants.coordinator_checks.CompleteCountMonitor",
+    "target-assignment-balanced": "invariants.group_checks.TargetBalanceMonitor",
 }
 
 

@@ -16,8 +16,17 @@ about to retire) is not judged.
   The committed values come from the group metadata and target-assignment
   records as they commit (``on_group_records_committed``); only a committed
   deletion of the group lets its epochs start again.
+  Under ``protocol = "kafka"`` a share group is created at epoch 1 with the
+  empty target assignment at epoch 1 (Kafka trunk, KAFKA-20268), so its first
+  computed assignment is epoch 2 and no share member is ever at epoch 1.
 * ``AssignInitializedMonitor`` (assign-initialized-only, GC-5): a share member
   is assigned only partitions whose share-group state is initialized.
+* ``TargetBalanceMonitor`` (target-assignment-balanced, GC-5): a share group's
+  target assignment, while current (assignment epoch = group epoch), is
+  balanced as its SimpleAssignor balances: under Kafka trunk's algorithm the
+  members' partition counts differ by at most one (over all topics when every
+  member subscribes to the same ones, else topic by topic among its
+  subscribers); under the KIP's table (``protocol = "kip"``) topic by topic.
 * ``ExclusiveOwnershipMonitor`` (exclusive-ownership, CG-3): in the
   coordinator, no partition is owned (assigned or pending revocation) by two
   members; among the consumers, one told it is fenced owns nothing another
@@ -209,11 +218,19 @@ class GroupEpochMonitor(_GroupMonitor):
                              f"assignment {floor_assignment} (committed) to {group_epoch} / {assignment_epoch}",
                              **excerpt)
         else:
+            initial_is_empty = kind == "share" and self._shard is not None and self._shard.share.kafka
             for member_id, _, now in changed:
                 if now is not None and now[0] > assignment_epoch:
                     self.sink.report("group-epoch-order", now_ms, event=event,
                                      message=f"{kind} group {group_id}: member {member_id} at epoch {now[0]}, above "
                                      f"the assignment epoch {assignment_epoch}", member=member_id,
+                                     member_epoch=now[0], **excerpt)
+                    break
+                if now is not None and now[0] == 1 and initial_is_empty:
+                    self.sink.report("group-epoch-order", now_ms, event=event,
+                                     message=f"{kind} group {group_id}: member {member_id} at epoch 1, the new "
+                                     f"group's empty initial assignment (a group starts at epoch 1 and its first "
+                                     f"computed assignment is epoch 2, KAFKA-20268)", member=member_id,
                                      member_epoch=now[0], **excerpt)
                     break
 
@@ -245,6 +262,42 @@ class AssignInitializedMonitor(_GroupMonitor):
                                  message=f"share group {group_id}: member {member_id} assigned {missing[0]}, whose "
                                  f"share-group state is not initialized", group=group_id, member=member_id,
                                  partition=str(missing[0]), member_epoch=now[0])
+                return
+
+
+class TargetBalanceMonitor(_GroupMonitor):
+    def basis(self, group: ShareGroup | ConsumerGroup) -> object:
+        # A target is judged when it is computed: the epochs and the target itself.
+        if not isinstance(group, ShareGroup):
+            return None
+        return group.group_epoch, group.assignment_epoch, tuple(sorted(group.target_assignment.items()))
+
+    def check(self, kind: str, group_id: str, group: ShareGroup | ConsumerGroup, seen: _Seen,
+              changed: Changed, now_ms: int) -> None:
+        if not isinstance(group, ShareGroup) or group.assignment_epoch != group.group_epoch or not group.members:
+            return
+        assert self._shard is not None
+        existing = {t.topic_name for t in group.subscription_metadata}
+        subscriptions = {mid: frozenset(t for t in m.subscribed_topic_names if t in existing)
+                         for mid, m in group.members.items()}
+        target = {mid: group.target_assignment.get(mid, frozenset()) for mid in subscriptions}
+        scopes: list[tuple[str, dict[str, int]]] = []
+        if self._shard.share.kafka and len(set(subscriptions.values())) == 1:
+            scopes.append(("all topics", {mid: len(tps) for mid, tps in target.items()}))
+        else:
+            for topic in sorted(existing):
+                loads = {mid: sum(tp.topic == topic for tp in target[mid])
+                         for mid, topics in subscriptions.items() if topic in topics}
+                scopes.append((f"topic {topic}", loads))
+        for scope, loads in scopes:
+            if loads and max(loads.values()) - min(loads.values()) > 1:
+                most = max(sorted(loads), key=lambda m: loads[m])
+                least = min(sorted(loads), key=lambda m: loads[m])
+                self.sink.report("target-assignment-balanced", now_ms, event=f"share group {group_id}",
+                                 message=f"share group {group_id}: target at epoch {group.assignment_epoch} gives "
+                                 f"{most} {loads[most]} partitions and {least} {loads[least]} ({scope})",
+                                 group=group_id, assignment_epoch=group.assignment_epoch, most=most,
+                                 least=least, loads=dict(sorted(loads.items())))
                 return
 
 

@@ -104,6 +104,11 @@ TABLE: Final[dict[str, Entry]] = {
         ("SP-1",), "state",
         "a share-partition leader with no write in flight counts as delivery-complete (KIP-1226) no more offsets "
         "of its window than the ghost ledger holds durably Acknowledged or Archived there"),
+    "target-assignment-balanced": Entry(
+        ("GC-5",), "state",
+        "a share group's current target assignment is balanced as its SimpleAssignor balances: members' "
+        "partition counts differ by at most one (all topics for same-subscription groups under Kafka trunk, "
+        "else topic by topic)"),
 }
 
 

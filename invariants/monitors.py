@@ -52,6 +52,7 @@ from invariants.group_checks import (
     ExclusiveOwnershipMonitor,
     GroupEpochMonitor,
     NoAssignAndRevokeMonitor,
+    TargetBalanceMonitor,
 )
 from invariants.ids import TABLE
 from invariants.intervals import IntervalSet, RangeMap
@@ -642,6 +643,7 @@ def standard_monitors(seed: int, *, delivery_count_limit: int = 5, lock_duration
             ReplayEqualMonitor(sink),
             GroupEpochMonitor(sink),
             AssignInitializedMonitor(sink),
+            TargetBalanceMonitor(sink),
             ExclusiveOwnershipMonitor(sink),
             NoAssignAndRevokeMonitor(sink),
             ledger,

@@ -196,11 +196,30 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
            "assign-initialized-only", "group_coordinator_failover",
            "model/core/group/share_group.py: ShareGroupManager.on_loaded"),
     Mutant("recreated-group-restarts-epoch",
-           "a share group deleted and created again starts its group epoch at 0 again, so its share-partitions "
-           "are initialized at a state epoch the deleted state already had, and a write of the earlier life "
-           "still in flight is not fenced (GC-7, GC-8, SC-5)",
+           "a share group deleted and created again starts its group epoch from a new group's again, so its "
+           "share-partitions are initialized at a state epoch the deleted state already had, and a write of the "
+           "earlier life "
+           "still in flight is not fenced (GC-7, GC-8, SC-5); Kafka trunk's behaviour (a new ShareGroup starts "
+           "at epoch 1), kept as a divergence",
            "earlier-life-write-fenced", "deleted_group_late_write",
            "model/core/group/share_group.py: ShareGroupManager.replay"),
+    Mutant("group-epoch-from-zero",
+           "under protocol kafka a new share group starts at group epoch 0, as Kafka did before KAFKA-20268 "
+           "(fixed by commit 5c8e3c58da, trunk 2026-03, which starts groups at epoch 1 with an empty target at "
+           "epoch 1): its first member is reconciled to epoch 1, the initial assignment's epoch (GC-2, GC-3); "
+           "consumer groups likewise (CG-1)",
+           "group-epoch-order", "small", "model/core/group/share_group.py: ShareGroupManager._initial_epoch"),
+    Mutant("initialized-never-assigned",
+           "the group coordinator records share-partitions initialized but no heartbeat notices that the target "
+           "assignment lacks them (trunk's initializedAssignmentPending), so they are assigned only when a member "
+           "joins, leaves or changes its subscription (GC-2, GC-7)",
+           "eventual-resolution", "small",
+           "model/core/group/share_group.py: ShareGroupManager._initialized_assignment_pending"),
+    Mutant("simple-assignor-unbalanced",
+           "Kafka trunk's SimpleAssignor skips revoking partitions from members holding more than their desired "
+           "count, so a member that joins a group whose members hold every partition gets none (GC-5)",
+           "target-assignment-balanced", "lost_heartbeats",
+           "model/core/group/simple_assignor.py: _Fill.run"),
     Mutant("delete-unfenced",
            "a share coordinator deletes a share-partition's state on any DeleteShareGroupState, whatever life it "
            "was sent for (Kafka's request carries no epoch): a delete a deposed group coordinator had on the wire "

@@ -252,9 +252,8 @@ def reconciled_member(member_epoch: int, subscription: Sequence[str], assigned: 
 class GroupCoordinator:
     """GroupMetadataManagerTestContext for share groups: a ShareGroupManager, its clock and its records.
 
-    ``create_group`` makes a share group as trunk does, at group epoch 1 (the model makes a group at
-    epoch 0 on its first member's heartbeat: ``divergence("group-epoch-starts-at-zero")``, tested on
-    its own), so the epochs Kafka's tests expect line up."""
+    ``create_group`` makes a share group by its epoch record (epoch 1 unless told: a new group's epoch,
+    as trunk's and the model's under ``protocol = "kafka"``), so the epochs Kafka's tests expect line up."""
 
     def __init__(self, topics: dict[str, int] | None = None, config: BrokerConfig | None = None) -> None:
         metadata = MetadataImage()

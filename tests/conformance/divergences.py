@@ -38,30 +38,6 @@ DIVERGENCES: Final[dict[str, str]] = {
         "their delivery count is not durable and one failover can lose several increments: the mutant "
         "lock-timeout-before-write, which does what trunk does, violates deliveries-within-failover-bound (SP-11: "
         "at most one lost increment per failover) on lock_timeout_write_delayed seed 1 and swarm_locks seed 34",
-    "group-epoch-starts-at-zero":
-        "a new share group starts at group epoch 0 and its first member's heartbeat bumps it to 1 (then 2 "
-        "once its partitions are initialized); trunk creates the group at epoch 1 (KAFKA-20268)",
-    "target-assignment-on-next-heartbeat":
-        "a member's session timing out bumps the group epoch; the model computes the new target assignment "
-        "on the next heartbeat that needs it (GC-3), trunk at once with the expiry's records",
-    "initialize-bumps-group-epoch":
-        "when a topic's share-partitions are initialized the model records them and bumps the group epoch, "
-        "so the next heartbeat assigns them (GC-7); trunk's initializeShareGroupState writes only the state "
-        "metadata record",
-    "load-bumps-group-epoch":
-        "a coordinator that loads a group bumps its epoch (on_loaded, so the target is computed afresh); "
-        "trunk's onLoaded only restarts the timers",
-    "simple-assignor-placement":
-        "the SimpleAssignor follows the worked table of 003 (members hashed to partitions, then keep, fill, "
-        "balance); trunk's balances first and keeps what it can, without hashing: every partition is "
-        "assigned either way, to different members",
-    "reconcile-trusts-target":
-        "a member moves to its target as it is; trunk's ShareGroupAssignmentBuilder also drops partitions "
-        "of topics the member no longer subscribes to (the model's assignor never targets those, so the "
-        "difference shows only with a target built by hand)",
-    "assignor-ignores-unknown-topic":
-        "assign() takes the topics that exist; a subscription to a missing topic gets nothing instead of "
-        "trunk's PartitionAssignorException",
     "ack-below-spso-confirmed":
         "an acknowledgement of offsets below the SPSO but at or above the log start offset (records another "
         "member's acknowledgement completed after the sender's lock expired) is INVALID_RECORD_STATE; trunk "

@@ -32,7 +32,6 @@ from model.core.group.share_records import (
 )
 from model.core.metadata import TopicPartition
 from tests.conformance.builders import GroupCoordinator, record_kind
-from tests.conformance.divergences import divergence
 
 GROUP = "fooup"
 M1, M2 = "member-1", "member-2"
@@ -94,7 +93,6 @@ def test_share_group_unknown_member_id_joins() -> None:
     assert gc.heartbeat(GROUP, M2, 1, ["foo", "bar"]).error_code == Errors.UNKNOWN_MEMBER_ID
 
 
-@divergence("group-epoch-starts-at-zero")
 def test_share_group_member_joins_empty_group_with_assignments() -> None:
     """GroupMetadataManagerTest.testShareGroupMemberJoinsEmptyGroupWithAssignments: the first member of a
     new group gets epoch 2 and the state is initialized at state epoch 2."""
@@ -173,7 +171,6 @@ def test_share_group_heartbeat_initialize_on_partition_update() -> None:
     assert {t: ps for t, (_, ps) in gc.initialize_requests().items()} == {"foo-id": {2, 3}}
 
 
-@divergence("initialize-bumps-group-epoch")
 def test_share_group_initialize_success() -> None:
     """GroupMetadataManagerTest.testShareGroupInitializeSuccess: the share coordinator initialized both
     initializing partitions: one record, the state metadata with them initialized."""
@@ -234,7 +231,6 @@ def test_session_timeout_expiration_for_share_member() -> None:
     assert ShareGroupMetadata(GROUP, 3) in gc.records
 
 
-@divergence("target-assignment-on-next-heartbeat")
 def test_session_timeout_expiration_for_share_member_target_assignment() -> None:
     """GroupMetadataManagerTest.testSessionTimeoutExpirationForShareMember: the expiry also writes the new
     target assignment's epoch (3)."""
@@ -246,7 +242,6 @@ def test_session_timeout_expiration_for_share_member_target_assignment() -> None
     assert _kinds(gc.records)[-1] == "ShareGroupTargetAssignmentMetadata"
 
 
-@divergence("load-bumps-group-epoch")
 def test_on_loaded_session_timeout_expiration_for_share_member() -> None:
     """GroupMetadataManagerTest.testOnLoadedSessionTimeoutExpirationForShareMember: a coordinator that loaded
     the group (epoch 10) starts its members' session timers; the expiry writes the member's tombstones and

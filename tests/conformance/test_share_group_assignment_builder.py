@@ -12,7 +12,6 @@ import pytest
 
 from model.core.metadata import TopicPartition
 from tests.conformance.builders import reconciled_member
-from tests.conformance.divergences import divergence
 
 
 def _tps(topic: str, *partitions: int) -> set[TopicPartition]:
@@ -37,8 +36,8 @@ def test_stable_to_stable_with_new_partitions() -> None:
 
 
 @pytest.mark.parametrize(("member_epoch", "target_epoch"), [
-    pytest.param(10, 11, marks=divergence("reconcile-trusts-target"), id="new-target"),
-    pytest.param(10, 10, marks=divergence("reconcile-trusts-target"), id="same-target-subscription-changed"),
+    pytest.param(10, 11, id="new-target"),
+    pytest.param(10, 10, id="same-target-subscription-changed"),
 ])
 def test_stable_to_stable_with_assignment_topics_no_longer_in_subscription(member_epoch: int,
                                                                           target_epoch: int) -> None:

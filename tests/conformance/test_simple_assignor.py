@@ -4,18 +4,19 @@ Kafka's assignor takes a GroupSpec (members with subscribed topic ids and curren
 and an optional map of the partitions each topic may assign) and the topic metadata. Ours takes
 the subscriptions by topic name, the assignable partitions of each topic (the initialized ones,
 which is what Kafka's allowed map carries) and the previous target assignment; a topic that is
-not assignable is left out of that map. Most of Kafka's tests check that every assignable
-partition is assigned to someone; the two that name an exact placement are divergences (the
-model follows the worked table of 003, ``simple-assignor-placement``).
+not assignable is left out of that map, and the topics that exist come as ``topics``. The
+default is Kafka trunk's algorithm (``protocol = "kafka"``); the worked table of 003 is the
+``kip`` algorithm, tested in tests/model/core/group/test_simple_assignor_golden.py.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from model.core.group.simple_assignor import SimpleAssignor
+import pytest
+
+from model.core.group.simple_assignor import PartitionAssignorError, SimpleAssignor
 from model.core.metadata import TopicPartition
-from tests.conformance.divergences import divergence
 
 T1, T2, T3, T4 = "topic1", "topic2", "topic3", "topic4"
 A, B, C = "A", "B", "C"
@@ -57,11 +58,11 @@ def test_assign_with_no_subscribed_topic() -> None:
     assert _assigned(_assign({A: set()}, _all(topic1=3))) == set()
 
 
-@divergence("assignor-ignores-unknown-topic")
 def test_assign_with_subscribed_to_non_existent_topic() -> None:
-    """SimpleAssignorTest.testAssignWithSubscribedToNonExistentTopic: the assignor throws."""
-    result = _assign({A: {T2}}, _all(topic1=3))
-    raise AssertionError(f"no PartitionAssignorException; assigned {result}")
+    """SimpleAssignorTest.testAssignWithSubscribedToNonExistentTopic: the assignor throws (the topic metadata,
+    trunk's SubscribedTopicDescriber, knows topic1 only)."""
+    with pytest.raises(PartitionAssignorError):
+        SimpleAssignor().assign({A: {T2}}, _all(topic1=3), {}, topics={T1: 3})
 
 
 def test_assign_with_two_members_and_two_topics_homogeneous() -> None:
@@ -98,7 +99,6 @@ def test_assign_with_three_members_three_topics_heterogeneous_with_allowed_map()
     assert _assigned(result) == _tps(T1, 0, 1) | _tps(T2, 0, 2) | _tps(T3, 1)
 
 
-@divergence("simple-assignor-placement")
 def test_assign_with_three_members_three_topics_heterogeneous_with_non_assignable_topic() -> None:
     """SimpleAssignorTest.testAssignWithThreeMembersThreeTopicsHeterogeneousWithNonAssignableTopic"""
     result = _assign({A: {T1, T2}, B: {T3}, C: {T2, T3}}, _all(topic1=3, topic2=3))

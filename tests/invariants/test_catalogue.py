@@ -47,6 +47,7 @@ IDS = {
     "share-session-epoch": ("CL-1",),
     "stored-delivery-complete-count": ("SC-4",),
     "delivery-complete-count": ("SP-1",),
+    "target-assignment-balanced": ("GC-5",),  # issue 24: trunk's SimpleAssignor balance
 }
 LIVENESS = {"eventual-resolution", "member-convergence"}
 

@@ -11,6 +11,7 @@ from invariants.group_checks import (
     ExclusiveOwnershipMonitor,
     GroupEpochMonitor,
     NoAssignAndRevokeMonitor,
+    TargetBalanceMonitor,
 )
 from invariants.sink import Monitor, ViolationSink
 from model.core.group.consumer_group import ConsumerGroup, ConsumerGroupMember
@@ -21,6 +22,7 @@ from model.core.group.share_records import (
     ShareGroupMetadata,
     ShareGroupTargetAssignmentMetadata,
     Tombstone,
+    TopicMetadata,
 )
 from model.core.metadata import TopicPartition
 
@@ -29,8 +31,9 @@ NONE: frozenset[TopicPartition] = frozenset()
 
 
 class _Manager:
-    def __init__(self, groups: dict[str, ShareGroup | ConsumerGroup]) -> None:
+    def __init__(self, groups: dict[str, ShareGroup | ConsumerGroup], kafka: bool = True) -> None:
         self.groups = groups
+        self.kafka = kafka  # the protocol switch (ShareGroupManager.kafka)
 
     def group(self, group_id: str) -> ShareGroup | ConsumerGroup | None:
         return self.groups.get(group_id)
@@ -96,6 +99,55 @@ def test_an_assignment_epoch_that_moves_under_unchanged_members() -> None:
     shard.share.groups["g"] = ShareGroup("g", 5, 4, members={"m1": ShareGroupMember("m1", member_epoch=5)})
     _step(monitor, shard, leader_epoch=2)
     assert _ids(sink) == ["group-epoch-order"] and sink.violations[0].state["member_epoch"] == 5
+
+
+def test_a_share_member_at_the_initial_epoch_under_kafka() -> None:
+    """Kafka trunk creates a share group at epoch 1 with an empty target at 1 (KAFKA-20268): a member joining
+    gets epoch 2, never 1 (the mutant group-epoch-from-zero); the KIP's group starts at 0, its first is 1."""
+    for kafka, expected in ((True, ["group-epoch-order"]), (False, [])):
+        sink = ViolationSink(1)
+        monitor, shard = GroupEpochMonitor(sink), _Shard()
+        shard.share.kafka = kafka
+        shard.share.groups["g"] = ShareGroup("g", 1, 1, members={"m1": ShareGroupMember("m1", member_epoch=1)})
+        _step(monitor, shard)
+        assert _ids(sink) == expected
+    sink = ViolationSink(1)
+    monitor, shard = GroupEpochMonitor(sink), _Shard()
+    shard.share.groups["g"] = ShareGroup("g", 2, 2, members={"m1": ShareGroupMember("m1", member_epoch=2)})
+    _step(monitor, shard)
+    assert sink.violations == []
+
+
+def _targeted(kafka: bool, subscriptions: dict[str, tuple[str, ...]], target: dict[str, list[tuple[str, int]]],
+              epochs: tuple[int, int] = (4, 4)) -> list[str]:
+    """What target-assignment-balanced says of a share group with these members and target."""
+    sink = ViolationSink(1)
+    monitor, shard = TargetBalanceMonitor(sink), _Shard()
+    shard.share.kafka = kafka
+    topics = sorted({t for ts in subscriptions.values() for t in ts})
+    shard.share.groups["g"] = ShareGroup(
+        "g", *epochs,
+        members={m: ShareGroupMember(m, subscribed_topic_names=ts) for m, ts in subscriptions.items()},
+        target_assignment={m: frozenset(TopicPartition(t, p) for t, p in tps) for m, tps in target.items()},
+        subscription_metadata=tuple(TopicMetadata(f"{t}-id", t, 4) for t in topics))
+    _step(monitor, shard)
+    return _ids(sink)
+
+
+def test_an_unbalanced_current_target() -> None:
+    both = {"a": ("T1", "T2"), "b": ("T1", "T2")}
+    # Trunk's homogeneous builder balances over all topics: 2 + 1 against 0 + 2 is fine, one topic each too.
+    assert _targeted(True, both, {"a": [("T1", 0), ("T1", 1), ("T2", 0)], "b": [("T2", 1), ("T2", 2)]}) == []
+    assert _targeted(True, both, {"a": [("T1", 0), ("T1", 1)], "b": [("T2", 0), ("T2", 1)]}) == []
+    # ... 3 against 1 is not (the mutant simple-assignor-unbalanced: the joiner got nothing).
+    assert _targeted(True, both, {"a": [("T1", 0), ("T1", 1), ("T2", 0)], "b": []}) == ["target-assignment-balanced"]
+    # The KIP's algorithm (and trunk's with different subscriptions) balances topic by topic.
+    assert _targeted(False, both, {"a": [("T1", 0), ("T1", 1)], "b": [("T2", 0), ("T2", 1)]}) == [
+        "target-assignment-balanced"]
+    assert _targeted(True, {"a": ("T1",), "b": ("T1", "T2")}, {"a": [("T1", 0), ("T1", 1)], "b": [("T2", 0)]}) == [
+        "target-assignment-balanced"]
+    # A target not current yet (a member left; the next heartbeat computes it) is not judged.
+    assert _targeted(True, both, {"a": [("T1", 0), ("T1", 1), ("T2", 0)], "b": []}, epochs=(5, 4)) == []
 
 
 def _commit(monitor: GroupEpochMonitor, *records: object) -> None:

@@ -537,7 +537,7 @@ class ConsumerGroupManager:
 
         # 1. The member and the group epoch (CG-1).
         if is_new or not updated.same_metadata(current):
-            epoch_now = group.group_epoch if group is not None else 0
+            epoch_now = group.group_epoch if group is not None else self._initial_epoch()
             self._emit(records, updated.metadata_record(group_id, epoch_now))
         group = self._groups[group_id]
         subscription_changed = (
@@ -879,10 +879,17 @@ class ConsumerGroupManager:
         self._apply(record)
         records.append(record)
 
+    def _initial_epoch(self) -> int:
+        """A new group's epoch: 1 in Kafka trunk, with the empty target assignment at epoch 1 (``ModernGroup``,
+        KAFKA-20268, commit 5c8e3c58da), so the first member's join makes epoch 2; 0 under ``protocol = "kip"``
+        (KIP-848's worked example: the first member gets epoch 1)."""
+        return 1 if self.config.kafka and _mutants.ACTIVE != "group-epoch-from-zero" else 0
+
     def _group_or_create(self, group_id: str) -> ConsumerGroup:
         group = self._groups.get(group_id)
         if group is None:
-            group = self._groups[group_id] = ConsumerGroup(group_id)
+            epoch = self._initial_epoch()
+            group = self._groups[group_id] = ConsumerGroup(group_id, group_epoch=epoch, assignment_epoch=epoch)
         return group
 
     def _apply(self, record: object) -> None:

@@ -16,16 +16,19 @@ into this manager again. Soft state (session deadlines, retry timers,
 share-coordinator answers received so far, a DeleteGroups waiting for its
 state deletions) is not in the log; ``on_loaded`` re-creates what a new
 coordinator needs: it restarts the session timers, bumps every group epoch
-and re-sends the initializations and deletions still in progress.
+(KIP-932's failover, ``protocol = "kip"`` only: Kafka trunk's onLoaded does
+not) and re-sends the initializations and deletions still in progress.
 
 Time is the caller's ``now_ms``; ``next_deadline_ms`` says when ``expire``
 has work (session timeouts, GC-1; state requests to retry, GC-7).
 
+A new group starts at group epoch 1 with an empty target assignment at epoch 1,
+as Kafka trunk's does (KAFKA-20268), or at 0 under ``protocol = "kip"``.
 Where SPEC.md is silent: a group deleted (GC-8) and created again under the
-same id carries its group epoch on from the deleted group's, so its
-share-partitions are initialized at state epochs (GC-7) above every one the
-deleted state had, and the share coordinator fences a write of the earlier
-life still in flight (SC-5). Starting again at 0 is the mutant
+same id carries its group epoch on from the deleted group's (trunk starts it
+at 1 again: a deliberate divergence), so its share-partitions are initialized
+at state epochs (GC-7) above every one the deleted state had, and the share
+coordinator fences a write of the earlier life still in flight (SC-5). Starting again from the beginning is the mutant
 ``recreated-group-restarts-epoch``.
 """
 
@@ -213,7 +216,7 @@ class ShareGroupManager:
         self._config = config
         self._metadata = metadata
         self._member_id_factory = member_id_factory
-        self._assignor = assignor or SimpleAssignor()
+        self._assignor = assignor or SimpleAssignor(kafka=config.kafka)
         self._group_configs: dict[str, GroupConfig] = dict(group_configs or {})
         self._retry_backoff_ms = state_retry_backoff_ms
         self._request_timeout_ms = state_request_timeout_ms
@@ -225,6 +228,11 @@ class ShareGroupManager:
         self._deleted_epochs: dict[str, int] = {}
 
     # --- queries ------------------------------------------------------------------------------
+
+    @property
+    def kafka(self) -> bool:
+        """The protocol switch: Kafka trunk's behaviour (True) or the KIP's (``protocol = "kip"``)."""
+        return self._config.kafka
 
     @property
     def metadata(self) -> MetadataImage:
@@ -275,21 +283,24 @@ class ShareGroupManager:
         if group is None:
             if not joining:
                 raise ApiError(Errors.GROUP_ID_NOT_FOUND, f"share group {req.group_id} does not exist")
-            if len(self._groups) >= self._config.share_max_groups:
+            # GC-9's group.share.max.groups is the KIP's; Kafka removed it (4.1, KAFKA-19156, commit 43350274e8:
+            # it only ever sized the share-session cache) and trunk's coordinator limits no group count.
+            if not self._config.kafka and len(self._groups) >= self._config.share_max_groups:
                 raise ApiError(
                     Errors.GROUP_MAX_SIZE_REACHED,
                     f"the coordinator has reached group.share.max.groups = {self._config.share_max_groups}",
                 )
         member = group.members.get(req.member_id) if group is not None and req.member_id else None
+        # A full group refuses whoever is not a member, whatever its epoch (trunk's throwIfShareGroupIsFull,
+        # checked before the member is looked up).
+        if member is None and group is not None and len(group.members) >= self._config.share_max_size:
+            raise ApiError(
+                Errors.GROUP_MAX_SIZE_REACHED,
+                f"share group {req.group_id} has reached group.share.max.size = {self._config.share_max_size} members",
+            )
         if member is None:
             if not joining:
                 raise ApiError(Errors.UNKNOWN_MEMBER_ID, f"member {req.member_id} is not in group {req.group_id}")
-            if group is not None and len(group.members) >= self._config.share_max_size:
-                raise ApiError(
-                    Errors.GROUP_MAX_SIZE_REACHED,
-                    f"share group {req.group_id} has reached group.share.max.size = "
-                    f"{self._config.share_max_size} members",
-                )
             member_id = req.member_id or self._new_member_id(group)
             old = ShareGroupMember(member_id)
         else:
@@ -321,6 +332,11 @@ class ShareGroupManager:
             self._bump_group_epoch(group, batch)
             if not group.delete_pending:
                 self._maybe_initialize(group, batch, now_ms)
+
+        elif group.assignment_epoch >= group.group_epoch and self._initialized_assignment_pending(group):
+            # GC-2: partitions initialized since the target was computed make it stale; the heartbeat
+            # that sees it bumps the group epoch (trunk's shareGroupHeartbeat, initializedAssignmentPending).
+            self._bump_group_epoch(group, batch)
 
         # GC-3: the target follows the group epoch, computed on the heartbeat that needs it.
         if group.group_epoch > group.assignment_epoch:
@@ -363,13 +379,17 @@ class ShareGroupManager:
                 return member_id
 
     def _remove_member(self, group: ShareGroup, member_id: str, batch: _Batch) -> None:
-        """A leave or a session timeout (GC-1): tombstones, then a new group epoch (GC-2)."""
+        """A leave or a session timeout (GC-1): tombstones, then a new group epoch (GC-2). The last member
+        leaving also moves the (empty) target assignment to the new epoch, as a new group's is (trunk's
+        shareGroupFenceMember); otherwise the target follows on the next heartbeat (GC-3)."""
         gid = group.group_id
         self._write(batch, tombstone(ShareGroupCurrentMemberAssignment, gid, member_id))
         self._write(batch, tombstone(ShareGroupTargetAssignmentMember, gid, member_id))
         self._write(batch, tombstone(ShareGroupMemberMetadata, gid, member_id))
         self._refresh_subscription_metadata(group, batch)
         self._bump_group_epoch(group, batch)
+        if not group.members:
+            self._write(batch, ShareGroupTargetAssignmentMetadata(gid, group.group_epoch))
 
     def _bump_group_epoch(self, group: ShareGroup, batch: _Batch) -> None:
         self._write(batch, ShareGroupMetadata(group.group_id, group.group_epoch + 1))
@@ -400,9 +420,26 @@ class ShareGroupManager:
             ]
         return assignable
 
+    def _initialized_assignment_pending(self, group: ShareGroup) -> bool:
+        """True when some subscribed topic's assignable (initialized) partitions are not exactly the ones
+        the target assigns: partitions initialized since it was computed (trunk's
+        initializedAssignmentPending). The mutant ``initialized-never-assigned`` never sees them."""
+        if not group.members or _mutants.ACTIVE == "initialized-never-assigned":
+            return False
+        targeted: dict[str, set[int]] = {}
+        for tps in group.target_assignment.values():
+            for tp in tps:
+                targeted.setdefault(tp.topic, set()).add(tp.partition)
+        return any(partitions and set(partitions) != targeted.get(topic, set())
+                   for topic, partitions in self._assignable(group).items())
+
     def _update_target_assignment(self, group: ShareGroup, batch: _Batch) -> None:
-        subscriptions = {mid: m.subscribed_topic_names for mid, m in group.members.items()}
-        target = self._assignor.assign(subscriptions, self._assignable(group), group.target_assignment)
+        # The assignor sees the subscribed topics that exist (trunk resolves subscribed names to topic ids).
+        topics = {t.topic_name: t.num_partitions for t in group.subscription_metadata}
+        subscriptions = {mid: tuple(t for t in m.subscribed_topic_names if t in topics)
+                         for mid, m in group.members.items()}
+        target = self._assignor.assign(subscriptions, self._assignable(group), group.target_assignment,
+                                       topics=topics)
         for member_id in sorted(target):
             if group.target_assignment.get(member_id) != target[member_id]:
                 self._write(batch, ShareGroupTargetAssignmentMember(
@@ -411,9 +448,12 @@ class ShareGroupManager:
         self._write(batch, ShareGroupTargetAssignmentMetadata(group.group_id, group.group_epoch))
 
     def _reconcile(self, group: ShareGroup, member_id: str, batch: _Batch) -> None:
-        """GC-4: no revocation barrier; the member moves straight to its target and epoch."""
+        """GC-4: no revocation barrier; the member moves straight to its target and epoch, keeping only
+        partitions of topics it subscribes to that exist (trunk's ShareGroupAssignmentBuilder.build,
+        filterAssignedPartitions: the target may predate a subscription change)."""
         member = group.members[member_id]
-        target = group.target_assignment.get(member_id, frozenset())
+        subscribed = {t for t in member.subscribed_topic_names if t in self._metadata.topics}
+        target = frozenset(tp for tp in group.target_assignment.get(member_id, frozenset()) if tp.topic in subscribed)
         if member.member_epoch == group.assignment_epoch and member.assigned_partitions == target:
             return
         self._write(batch, ShareGroupCurrentMemberAssignment(
@@ -493,7 +533,7 @@ class ShareGroupManager:
 
     def on_initialize_response(self, resp: InitializeShareGroupStateResponse, now_ms: int) -> CoordinatorResult:
         """GC-7: once every initializing partition of a topic succeeded, record them
-        initialized and bump the group epoch (they became assignable, GC-2)."""
+        initialized; the next heartbeat assigns them (GC-2)."""
         group = self._groups.get(resp.key.group_id)
         tp = group.state_partition(resp.key) if group is not None else None
         if group is None or tp is None or tp not in group.initializing or tp in group.state_acked:
@@ -512,7 +552,8 @@ class ShareGroupManager:
         self._write(batch, _state_record(
             group.group_id, initializing, initialized, group.deleting, group.state_topic_ids
         ))
-        self._bump_group_epoch(group, batch)
+        # No new group epoch here: trunk's initializeShareGroupState writes only the state record, and the
+        # next heartbeat sees the target is stale (_initialized_assignment_pending) and bumps it (GC-2).
         return batch.result()
 
     def on_delete_response(self, resp: DeleteShareGroupStateResponse, now_ms: int) -> CoordinatorResult:
@@ -598,14 +639,17 @@ class ShareGroupManager:
 
     def on_loaded(self, now_ms: int) -> CoordinatorResult:
         """After the log is replayed into a new coordinator (GC-6): restart every session
-        timer, bump every group epoch, re-send the state requests still in progress (GC-7)
+        timer, bump every group epoch (``protocol = "kip"`` only), re-send the state requests still in progress (GC-7)
         and catch up with metadata changes made while no coordinator was running."""
         batch = _Batch()
         for gid in sorted(self._groups):
             group = self._groups[gid]
             timeout = self.session_timeout_ms(gid)
             group.session_deadline_ms = {mid: now_ms + timeout for mid in sorted(group.members)}
-            self._bump_group_epoch(group, batch)
+            if not self._config.kafka:
+                # KIP-932 as written: the new coordinator bumps the group epoch. Kafka trunk's onLoaded
+                # only restarts the session timers (the target assignment is in the log).
+                self._bump_group_epoch(group, batch)
             if _mutants.ACTIVE == "reinitialize-on-load" and group.initialized:
                 # mutant: every initialized partition is initialized again, wiping its state
                 self._begin_initialize(group, dict.fromkeys(sorted(group.initialized), UNKNOWN_OFFSET), batch, now_ms)
@@ -618,6 +662,14 @@ class ShareGroupManager:
         return batch.result()
 
     # --- replay: the one path by which durable state changes (GC-6) --------------------------
+
+    def _initial_epoch(self) -> int:
+        """The group epoch of a new share group: 1 in Kafka trunk (``ModernGroup``'s constructor, KAFKA-20268,
+        commit 5c8e3c58da: the first computed assignment has epoch 2, so a joining member's first epoch is
+        never the 0 reserved for joining), 0 under ``protocol = "kip"`` (the first member gets epoch 1)."""
+        if not self._config.kafka or _mutants.ACTIVE == "group-epoch-from-zero":
+            return 0  # the KIP's start; under kafka, the mutant group-epoch-from-zero
+        return 1
 
     def _write(self, batch: _Batch, record: ShareGroupRecord) -> None:
         self.replay(record)
@@ -635,10 +687,14 @@ class ShareGroupManager:
             raise TypeError(f"not a share-group record: {record!r}")
         group = self._groups.get(record.group_id)
         if group is None:
-            epoch = self._deleted_epochs.get(record.group_id, 0)
+            initial = self._initial_epoch()
+            epoch = self._deleted_epochs.get(record.group_id, initial)
             if _mutants.ACTIVE == "recreated-group-restarts-epoch":
-                epoch = 0  # mutant: a re-created group's epochs start again at 0
-            group = self._groups[record.group_id] = ShareGroup(record.group_id, group_epoch=epoch)
+                epoch = initial  # mutant: a re-created group's epochs start again from the beginning
+            # Kafka trunk's ModernGroup starts at group epoch 1 with the empty target assignment at
+            # epoch 1 (TargetAssignmentMetadata.INITIAL, KAFKA-20268); the KIP's group starts at 0.
+            group = self._groups[record.group_id] = ShareGroup(
+                record.group_id, group_epoch=epoch, assignment_epoch=epoch if self._config.kafka else 0)
         if isinstance(record, ShareGroupMetadata):
             group.group_epoch = record.epoch
         elif isinstance(record, ShareGroupMemberMetadata):

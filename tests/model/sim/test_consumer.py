@@ -388,7 +388,7 @@ def test_a_revocation_commit_answered_stale_member_epoch_is_retried_before_the_h
     commits = _revocation_commits(broker, c1, 16_500)
     assert len(commits) == 3 and c1.metrics.commit_errors == 2
     assert commits[1][0] - commits[0][0] >= 100 and commits[2][0] - commits[1][0] >= 200  # retry.backoff.ms, doubling
-    assert [epoch for _, epoch in commits] == [1, 1, 1] and c1.member.member_epoch == 2  # bumped after the handover
+    assert [epoch for _, epoch in commits] == [2, 2, 2] and c1.member.member_epoch == 3  # bumped after the handover
     assert broker.committed(1) == 20 and c2.owned == {TopicPartition(TOPIC, 1)}
     assert c2.metrics.records_delivered == 0  # c2 resumed at 20: nothing read twice
 

@@ -122,7 +122,7 @@ def test_share_coordinator_failover_moves_the_state_to_another_broker_that_repla
     assert result.metrics["records_accepted"] == result.metrics["records_produced"] == 400
 
 
-def test_group_coordinator_failover_keeps_the_members_and_bumps_the_group_epoch() -> None:
+def test_group_coordinator_failover_keeps_the_members_and_their_group_epoch() -> None:
     samples: list[tuple[int, int, tuple[str, ...]]] = []
     result, cluster = _run("group_coordinator_failover", probe=_group_history(samples))
     assert result.faults_fired == {"group_coordinator_failover": 1}
@@ -132,7 +132,9 @@ def test_group_coordinator_failover_keeps_the_members_and_bumps_the_group_epoch(
     before = [s for s in samples if s[0] < 1_000][-1]
     after = samples[-1]
     assert len(after[2]) == 2 and after[2] == before[2]  # GC-6: the members survive the failover
-    assert after[1] > before[1]  # and the new coordinator bumped the group epoch
+    # Kafka trunk's onLoaded leaves the group epoch alone (the KIP's new coordinator bumps it:
+    # tests/model/sim/test_share_group_protocol.py runs both).
+    assert after[1] == before[1]
 
 
 def test_broker_crash_moves_its_leaders_and_the_broker_comes_back() -> None:
@@ -250,7 +252,8 @@ def test_consumer_crash_leaves_the_group_and_its_records_go_to_the_other_consume
     ended = _events(result, "share.sessions_disconnected", client="c1")
     assert ended and all(1_000 < e.time_ms <= 1_000 + 3 for e in ended)
     assert max(n for t, n in held if t < 1_000) > 0
-    assert [n for t, n in held if t >= 1_010] == [0] * len([t for t, _ in held if t >= 1_010])
+    # ... and they stay in transition until that release's state write is accepted (SP-9), a few latencies on.
+    assert [n for t, n in held if t >= 1_020] == [0] * len([t for t, _ in held if t >= 1_020])
 
 
 def test_slow_processing_records_time_out_and_are_redelivered_with_a_higher_count() -> None:

@@ -89,11 +89,12 @@ def test_the_swarm_lifecycle_seeds_that_found_a_clogged_connection_and_a_monitor
 
 # A protocol finding, not a defect of the model (README "Findings: a late duplicate initialize"): one of the
 # seeds above, re-checked by the later invariant stored-start-offset-monotonic. The group coordinator sent
-# InitializeShareGroupState for state epoch 4 twice (the second 28 s late, after failovers); between the two,
+# InitializeShareGroupState for state epoch 5 twice (the second 28 s late, after failovers); between the two,
 # the share-partition's leader wrote its start offset 0. Kafka trunk's ShareCoordinatorShard.initializeState
 # (06d492d8) treats an initialize as a duplicate only when the state epoch AND the start offset equal the
 # stored ones, so, like the model, it writes a fresh snapshot: start offset -1, no batches, within state
-# epoch 4. Any leader that reads the state in that window starts again from the reset policy.
+# epoch 5 (4 while share groups started at epoch 0). Any leader that reads the state in that window starts
+# again from the reset policy.
 FINDINGS = {(4882951657792704728, "stored-start-offset-monotonic")}
 
 
@@ -101,4 +102,4 @@ def test_a_late_duplicate_initialize_resets_the_stored_start_offset_within_a_sta
     result = run(library.get("swarm_lifecycle"), 4882951657792704728, stop_on_first_violation=False)
     (finding,) = result.violations
     assert finding.invariant == "stored-start-offset-monotonic" and finding.time_ms == 45053
-    assert "a ShareSnapshot committed" in finding.message and "from 0 to -1 within state epoch 4" in finding.message
+    assert "a ShareSnapshot committed" in finding.message and "from 0 to -1 within state epoch 5" in finding.message

@@ -38,6 +38,9 @@ from model.core.metadata import MetadataImage, TopicPartition
 G = "g"
 RT = 60_000  # rebalance timeout used by the members here
 SESSION = BrokerConfig().consumer_session_timeout_ms
+# These tests count epochs as KIP-848 does (a group starts at 0); Kafka trunk's start at 1 (KAFKA-20268) is
+# tested by test_kafka_group_starts_at_epoch_one.
+KIP = BrokerConfig(protocol="kip")
 
 
 def tps(topic: str, *partitions: int) -> tuple[TopicPartition, ...]:
@@ -48,7 +51,7 @@ class Harness:
     def __init__(self, partitions: int = 4, **kwargs: object) -> None:
         self.metadata = MetadataImage().with_topic("foo", partitions).with_topic("bar", 2)
         self.ids: Iterator[str] = (f"m{i}" for i in range(1000))
-        self.mgr = ConsumerGroupManager(BrokerConfig(), self.metadata, lambda: next(self.ids), **kwargs)  # type: ignore[arg-type]
+        self.mgr = ConsumerGroupManager(KIP, self.metadata, lambda: next(self.ids), **kwargs)  # type: ignore[arg-type]
         self.log: list[object] = []
 
     def send(self, req: ConsumerGroupHeartbeatRequest, now: int = 0) -> ConsumerGroupHeartbeatResponse:
@@ -94,7 +97,7 @@ class Harness:
         return group.members[member_id]
 
     def rebuilt(self) -> ConsumerGroupManager:
-        mgr = ConsumerGroupManager(BrokerConfig(), self.metadata, lambda: "x")
+        mgr = ConsumerGroupManager(KIP, self.metadata, lambda: "x")
         for record in self.log:
             mgr.replay(record)
         return mgr
@@ -164,9 +167,21 @@ def test_join_generates_member_id_and_client_may_rejoin_with_its_own() -> None:
     assert sorted(h.mgr.group(G).members) == ["m0", "mine"]  # type: ignore[union-attr]
 
 
+@pytest.mark.parametrize(("protocol", "first"), [("kafka", 2), ("kip", 1)])
+def test_kafka_group_starts_at_epoch_one(protocol: str, first: int) -> None:
+    """Kafka trunk creates a consumer group at epoch 1 with an empty target at epoch 1 (KAFKA-20268): the first
+    member's join makes epoch 2 and the member moves to it with its partitions; KIP-848's example starts at 0."""
+    h = Harness()
+    h.mgr = ConsumerGroupManager(BrokerConfig(protocol=protocol), h.metadata, lambda: next(h.ids))
+    response = h.join()
+    group = h.mgr.group(G)
+    assert group is not None and (group.group_epoch, group.assignment_epoch) == (first, first)
+    assert response.member_epoch == first and response.assignment is not None
+
+
 def test_group_max_size() -> None:
     h = Harness()
-    h.mgr = ConsumerGroupManager(BrokerConfig(consumer_max_size=2), h.metadata, lambda: next(h.ids))
+    h.mgr = ConsumerGroupManager(BrokerConfig(consumer_max_size=2, protocol="kip"), h.metadata, lambda: next(h.ids))
     assert h.join().error_code == Errors.NONE
     assert h.join().error_code == Errors.NONE
     response = h.join()
@@ -448,7 +463,7 @@ def test_injected_assignor_is_used() -> None:
 
     metadata = MetadataImage().with_topic("foo", 2)
     ids = iter(["a", "b"])
-    mgr = ConsumerGroupManager(BrokerConfig(), metadata, lambda: next(ids), assignors={"uniform": everything_to_last})
+    mgr = ConsumerGroupManager(KIP, metadata, lambda: next(ids), assignors={"uniform": everything_to_last})
     req = ConsumerGroupHeartbeatRequest(G, "", 0, rebalance_timeout_ms=RT, subscribed_topic_names=("foo",),
                                         topic_partitions=())
     mgr.heartbeat(req, 0)

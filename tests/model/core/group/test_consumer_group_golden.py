@@ -76,7 +76,8 @@ class Case:
     def __init__(self, partitions: int) -> None:
         self.metadata = MetadataImage().with_topic("foo", partitions)
         self.ids: Iterator[str] = iter("ABCDEFGH")
-        self.mgr = ConsumerGroupManager(BrokerConfig(), self.metadata, lambda: next(self.ids))
+        self.mgr = ConsumerGroupManager(  # the KIP's worked example: protocol "kip" (groups start at epoch 0)
+            BrokerConfig(protocol="kip"), self.metadata, lambda: next(self.ids))
         self.log: list[object] = []
         self.now = 0
 
@@ -107,7 +108,7 @@ class Case:
         )
 
     def rebuilt(self, records: list[object]) -> ConsumerGroupManager:
-        mgr = ConsumerGroupManager(BrokerConfig(), self.metadata, lambda: "unused")
+        mgr = ConsumerGroupManager(BrokerConfig(protocol="kip"), self.metadata, lambda: "unused")
         for record in records:
             mgr.replay(record)
         return mgr

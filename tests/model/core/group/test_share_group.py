@@ -141,12 +141,16 @@ class Harness:
 # --- GC-1 membership --------------------------------------------------------------------------
 
 
-def test_first_heartbeat_creates_the_group_and_the_coordinator_names_the_member() -> None:
-    h = Harness()
+@pytest.mark.parametrize(("protocol", "first_epoch"), [("kafka", 2), ("kip", 1)])
+def test_first_heartbeat_creates_the_group_and_the_coordinator_names_the_member(protocol: str,
+                                                                               first_epoch: int) -> None:
+    """Kafka trunk creates the group at epoch 1 with an empty target at epoch 1 (KAFKA-20268), so the first
+    member's join makes epoch 2; the KIP's group starts at 0."""
+    h = Harness(config=BrokerConfig(protocol=protocol))
     resp = h.hb(ShareGroupHeartbeatRequest(G, "", 0, subscribed_topic_names=("T1",)))
     assert resp.error_code == Errors.NONE
     assert resp.member_id == "m1"
-    assert resp.member_epoch == 1 == h.epoch()
+    assert resp.member_epoch == first_epoch == h.epoch() == h.group().assignment_epoch
     assert resp.heartbeat_interval_ms == 5_000  # group.share.heartbeat.interval.ms
     assert resp.assignment is not None and resp.assignment.partitions() == frozenset()  # still initializing
     assert h.mgr.group_ids() == [G]
@@ -212,30 +216,49 @@ def test_session_timeout_removes_a_silent_member() -> None:
 
 def test_group_epoch_bumps_on_every_reassignment_trigger() -> None:
     h = Harness({"T1": 1, "T2": 1})
-    a = h.join()  # join
-    assert h.epoch() == 1
-    h.answer_inits()  # newly initialized
+    a = h.join()  # join (the group was created at epoch 1)
     assert h.epoch() == 2
-    b = h.join()  # join
+    h.answer_inits()  # newly initialized: recorded, and the next heartbeat sees the stale target
+    assert h.epoch() == 2
+    h.beat(a)
+    assert h.epoch() == 3 and a.assignment == {T1_0}
+    h.beat(a)  # the target is current: no bump
     assert h.epoch() == 3
+    b = h.join()  # join
+    assert h.epoch() == 4
     a.subscribe(("T1", "T2"))
     h.beat(a)  # subscription change
-    assert h.epoch() == 4
-    h.answer_inits()  # T2 initialized
     assert h.epoch() == 5
+    h.answer_inits()  # T2 initialized ...
+    assert h.epoch() == 5
+    h.beat(b)  # ... assignable from the next heartbeat of any member
+    assert h.epoch() == 6
     h.metadata = h.metadata.with_topic("T1", 3)
     h.take(h.mgr.on_metadata(h.metadata, 0))  # partitions added
-    assert h.epoch() == 6
-    h.hb(b.leave())  # leave
     assert h.epoch() == 7
-    h.beat(a)
-    h.take(h.mgr.expire(10**9))  # removal
+    h.hb(b.leave())  # leave
     assert h.epoch() == 8
-    h.answer_inits()
+    h.beat(a)
+    h.take(h.mgr.expire(10**9))  # removal of the last member: the empty target follows at once
+    assert h.epoch() == 9 == h.group().assignment_epoch
+    h.answer_inits()  # nobody to assign to
     assert h.epoch() == 9
     h.take(h.mgr.alter_offsets(AlterShareGroupOffsetsRequest(G, (AlterShareGroupOffsetsRequestTopic(
         "T1", (AlterShareGroupOffsetsRequestPartition(0, 5),)),)), 0))  # offsets altered
     assert h.epoch() == 10
+
+
+def test_kip_initialization_and_failover_bump_the_group_epoch() -> None:
+    """``protocol = "kip"``: the group starts at 0, and a new coordinator bumps every group epoch (KIP-932's
+    failover); initialized partitions are assigned by the next heartbeat's bump either way."""
+    h = Harness({"T1": 1}, config=BrokerConfig(protocol="kip"))
+    a = h.join()
+    assert h.epoch() == 1
+    h.answer_inits()
+    h.beat(a)
+    assert h.epoch() == 2 and a.assignment == {T1_0}
+    new = h.rebuilt()
+    assert new.on_loaded(0).records == (ShareGroupMetadata(G, 3),)
 
 
 def test_a_plain_heartbeat_or_a_rack_change_does_not_bump() -> None:
@@ -301,7 +324,7 @@ def test_partitions_are_assignable_only_once_initialized() -> None:
     member = h.join()
     reqs = h.pending(InitializeShareGroupStateRequest)
     assert [(r.key.topic_id, r.key.partition, r.state_epoch, r.start_offset) for r in reqs] == [
-        ("T1-id", 0, 1, -1), ("T1-id", 1, 1, -1)
+        ("T1-id", 0, 2, -1), ("T1-id", 1, 2, -1)
     ]
     assert h.group().initializing == {T1_0: -1, T1_1: -1}
     h.beat(member)
@@ -421,7 +444,7 @@ def test_simple_assignor_covers_balances_and_is_stable(
     case: tuple[dict[str, tuple[str, ...]], dict[str, list[int]], dict[str, frozenset[TopicPartition]]],
 ) -> None:
     subscriptions, assignable, previous = case
-    assignor = SimpleAssignor()
+    assignor = SimpleAssignor(kafka=False)  # the KIP's worked-table algorithm
     target = assignor.assign(subscriptions, assignable, previous)
     assert set(target) == set(subscriptions)
     for member, tps in target.items():  # only subscribed, assignable partitions
@@ -435,6 +458,36 @@ def test_simple_assignor_covers_balances_and_is_stable(
         loads = [sum(tp.topic == topic for tp in target[m]) for m in subscribers]
         assert min(loads) >= 1 and max(loads) - min(loads) <= 1  # every member has work, balanced
     # Recomputing from its own result changes nothing; member order does not matter.
+    assert assignor.assign(subscriptions, assignable, target) == target
+    assert assignor.assign(dict(reversed(subscriptions.items())), assignable, previous) == target
+
+
+@settings(max_examples=300, deadline=None)
+@given(assignor_inputs())
+def test_trunk_simple_assignor_covers_balances_and_is_sticky(
+    case: tuple[dict[str, tuple[str, ...]], dict[str, list[int]], dict[str, frozenset[TopicPartition]]],
+) -> None:
+    """Kafka trunk's SimpleAssignor (the default): every assignable partition of a subscribed topic goes to a
+    subscriber, only subscribed assignable partitions are given, members are balanced (over all topics when
+    every member subscribes to the same ones, else topic by topic), and recomputing from the result moves
+    nothing."""
+    subscriptions, assignable, previous = case
+    assignor = SimpleAssignor()
+    target = assignor.assign(subscriptions, assignable, previous)
+    assert set(target) == set(subscriptions)
+    for member, tps in target.items():
+        assert all(tp.topic in subscriptions[member] and tp.partition in assignable[tp.topic] for tp in tps)
+    homogeneous = len({frozenset(t) for t in subscriptions.values()}) == 1
+    for topic in ASSIGNOR_TOPICS:
+        subscribers = [m for m in subscriptions if topic in subscriptions[m]]
+        for p in assignable[topic] if subscribers else ():
+            assert any(TopicPartition(topic, p) in target[m] for m in subscribers)
+        loads = [sum(tp.topic == topic for tp in target[m]) for m in subscribers]
+        if loads and not homogeneous:
+            assert max(loads) - min(loads) <= 1
+    if homogeneous:
+        loads = [len(tps) for tps in target.values()]
+        assert max(loads) - min(loads) <= 1
     assert assignor.assign(subscriptions, assignable, target) == target
     assert assignor.assign(dict(reversed(subscriptions.items())), assignable, previous) == target
 
@@ -461,8 +514,28 @@ def test_replaying_the_log_rebuilds_every_group() -> None:
     assert all(is_share_group_record(r) for r in h.log)
 
 
-def test_on_loaded_restarts_timers_bumps_epochs_and_resends_initializations() -> None:
+def test_on_loaded_restarts_timers_and_resends_initializations() -> None:
+    """Kafka trunk's onLoaded restarts the session timers and leaves the group epoch alone; the model also
+    re-sends the initializations in progress (trunk: on the next heartbeat after its retry interval)."""
     h = Harness({"T1": 1, "T2": 1})
+    a = h.ready_member()
+    a.subscribe(("T1", "T2"))
+    h.beat(a, now=1_000)  # T2 initializing, the answer never comes: the coordinator fails
+    new = h.rebuilt()
+    epoch = h.epoch()
+    result = new.on_loaded(now_ms=90_000)
+    assert result.records == ()
+    [init] = result.outputs
+    assert isinstance(init, InitializeShareGroupStateRequest)
+    assert init.key.topic_id == "T2-id" and init.state_epoch == epoch
+    assert new.next_deadline_ms() == 90_000 + min(45_000, DEFAULT_STATE_REQUEST_TIMEOUT_MS)
+    resp = new.heartbeat(a.heartbeat(), 91_000).response
+    assert isinstance(resp, ShareGroupHeartbeatResponse) and resp.error_code == Errors.NONE
+    assert resp.member_epoch == epoch
+
+
+def test_kip_on_loaded_restarts_timers_bumps_epochs_and_resends_initializations() -> None:
+    h = Harness({"T1": 1, "T2": 1}, config=BrokerConfig(protocol="kip"))
     a = h.ready_member()
     a.subscribe(("T1", "T2"))
     h.beat(a, now=1_000)  # T2 initializing, the answer never comes: the coordinator fails
@@ -564,12 +637,23 @@ def test_group_max_size() -> None:
     assert resp.error_code == Errors.GROUP_MAX_SIZE_REACHED
     assert resp.error_message is not None and "group.share.max.size" in resp.error_message
     assert h.beat(members[0]).error_code == Errors.NONE  # members already in are fine
+    # Someone not in a full group is refused as such, whatever its epoch (trunk's throwIfShareGroupIsFull).
+    assert h.hb(ShareGroupHeartbeatRequest(G, "stranger", 3)).error_code == Errors.GROUP_MAX_SIZE_REACHED
     h.hb(members[1].leave())
+    assert h.hb(ShareGroupHeartbeatRequest(G, "stranger", 3)).error_code == Errors.UNKNOWN_MEMBER_ID
     assert h.join().member_id != ""
 
 
-def test_group_max_groups() -> None:
+def test_no_group_count_limit_in_kafka_trunk() -> None:
+    """Kafka removed group.share.max.groups (KAFKA-19156): trunk's coordinator creates any number of groups."""
     h = Harness(config=BrokerConfig(share_max_groups=2))
+    for group in ("a", "b", "c"):
+        assert h.join(group=group).member_id
+
+
+def test_group_max_groups() -> None:
+    """``protocol = "kip"``: GC-9's group.share.max.groups, as KIP-932 writes it."""
+    h = Harness(config=BrokerConfig(share_max_groups=2, protocol="kip"))
     h.join(group="a")
     h.join(group="b")
     resp = h.hb(ShareGroupHeartbeatRequest("c", "", 0, subscribed_topic_names=("T1",)))
@@ -690,10 +774,10 @@ def test_delete_group_without_state_is_immediate_and_a_new_group_carries_on_its_
     h = Harness({"T1": 1})
     member = h.join(("T9",))  # a topic that does not exist: no state
     h.hb(member.leave())
-    assert h.epoch() == 2  # the join, the leave
+    assert h.epoch() == 3  # created at 1, the join, the leave
     assert h.take(h.mgr.delete_group(G, 0)).response == DeletableGroupResult(G)
     assert h.mgr.group_ids() == []
-    assert h.join().member_epoch == 3
+    assert h.join().member_epoch == 4
 
 
 def test_a_recreated_group_initializes_its_state_above_every_earlier_state_epoch() -> None:
@@ -756,9 +840,9 @@ def test_describe_and_list_groups() -> None:
     h.hb(ShareGroupHeartbeatRequest("idle", "m2", -1))
     resp = h.mgr.describe(ShareGroupDescribeRequest((G, "idle", "nope")))
     g, idle, nope = resp.groups
-    assert (g.group_state, g.assignor_name, g.group_epoch, g.assignment_epoch) == ("Stable", "simple", 2, 2)
+    assert (g.group_state, g.assignor_name, g.group_epoch, g.assignment_epoch) == ("Stable", "simple", 3, 3)
     [m] = g.members
-    assert (m.member_id, m.member_epoch, m.subscribed_topic_names) == (member.member_id, 2, ("T1",))
+    assert (m.member_id, m.member_epoch, m.subscribed_topic_names) == (member.member_id, 3, ("T1",))
     assert m.assignment.partitions() == {T1_0}
     assert idle.group_state == "Empty" and idle.members == ()
     assert nope.error_code == Errors.GROUP_ID_NOT_FOUND

@@ -118,7 +118,7 @@ INPUTS: tuple[tuple[dict[str, tuple[str, ...]], dict[str, list[int]]], ...] = (
 
 
 def test_simple_assignor_reproduces_the_003_table() -> None:
-    assignor = SimpleAssignor(member_hash=table_hash)
+    assignor = SimpleAssignor(member_hash=table_hash, kafka=False)
     current: dict[str, frozenset[TopicPartition]] = {}
     for row, (subscriptions, partitions) in zip(TABLE, INPUTS, strict=True):
         assert tuple(sorted(m for m, s in subscriptions.items() if "T1" in s)) == row.members_subscribed_to_t1
@@ -137,8 +137,9 @@ class TableCluster:
     def __init__(self) -> None:
         ids = (f"M{i}" for i in itertools.count(1))
         self.metadata = MetadataImage().with_topic("T1", 1).with_topic("T2", 2)
-        self.manager = ShareGroupManager(
-            BrokerConfig(), self.metadata, lambda: next(ids), assignor=SimpleAssignor(member_hash=table_hash)
+        self.manager = ShareGroupManager(  # the KIP's table: protocol "kip", the table's algorithm
+            BrokerConfig(protocol="kip"), self.metadata, lambda: next(ids),
+            assignor=SimpleAssignor(member_hash=table_hash, kafka=False),
         )
         self.members: dict[str, ShareMember] = {}
         self.pending: list[object] = []
@@ -235,7 +236,7 @@ def test_share_group_coordinator_reproduces_the_003_table() -> None:
 def test_each_row_is_one_step_from_the_previous_assignment(row: int) -> None:
     """Each row on its own, from the previous row's assignment: the assignor is a
     function of (members, partitions, previous assignment), not of history."""
-    assignor = SimpleAssignor(member_hash=table_hash)
+    assignor = SimpleAssignor(member_hash=table_hash, kafka=False)
     previous = TABLE[row - 1].assignments if row else {}
     subscriptions, partitions = INPUTS[row]
     assert assignor.assign(subscriptions, partitions, previous) == TABLE[row].assignments
