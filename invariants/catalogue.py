@@ -50,6 +50,7 @@ _CHECKERS: Final = {
     "exclusive-acquisition": "invariants.monitors.ExclusiveAcquisitionMonitor",
     "member-convergence": "model.sim.cluster.Cluster",
     "share-session-epoch": "invariants.share_checks.ShareSessionMonitor",
+    "last-delivery-alone": "invariants.monitors.DeliveryLimitMonitor",
 }
 
 

@@ -34,7 +34,8 @@ TABLE: Final[dict[str, Entry]] = {
     "window-bounds": Entry(
         ("SP-7",), "state",
         "SPSO <= SPEO <= the high-water mark (or last stable offset); past it only an empty window (admin reset)"),
-    "window-size": Entry(("SP-8",), "state", "SPEO - SPSO <= group.share.partition.max.record.locks"),
+    "window-size": Entry(("SP-8",), "state",
+                         "SPEO - SPSO <= group.share.partition.max.record.locks (Kafka: soft to a batch end)"),
     "ack-after-durable-write": Entry(
         ("SP-9",), "transition",
         "no acknowledgement is confirmed to a client before its durable write was accepted"),
@@ -96,6 +97,10 @@ TABLE: Final[dict[str, Entry]] = {
     "share-session-epoch": Entry(
         ("CL-1",), "transition",
         "a share session accepts epoch 0 to open, -1 to close, otherwise exactly one more than its last"),
+    "last-delivery-alone": Entry(
+        ("SP-5",), "transition",
+        "Kafka (protocol kafka, limit > 2): a record on its last delivery attempt is acquired alone, "
+        "the only record of its fetch from that share-partition (SharePartition throttling)"),
 }
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from model.core.config import PROTOCOL_KIP, BrokerConfig
 from model.core.log import PartitionLog
 from model.core.share_partition import AcknowledgementBatch, SharePartition
 from model.core.share_state import (
@@ -104,7 +105,8 @@ def replay_kip932_example(
     log = PartitionLog()
     log.append(100)
     log.advance_high_watermark()
-    sp = SharePartition(KEY, log, leader_epoch=0)
+    # The KIP's table takes max records as a hard limit: the KIP's reading, not Kafka's batches.
+    sp = SharePartition(KEY, log, leader_epoch=0, broker=BrokerConfig(protocol=PROTOCOL_KIP))
     rows: list[ExampleRow] = []
 
     def row(operation: str, now_ms: int) -> None:

@@ -50,6 +50,7 @@ from invariants.violation import Violation
 from model.core.config import (
     BrokerConfig,
     GroupConfig,
+    effective_delivery_count_limit,
     effective_lock_duration_ms,
     load_broker_config,
     load_group_config,
@@ -248,7 +249,8 @@ class Cluster:
         self.quiescent_at_ms: int | None = None
 
         # -- the observers: the invariant monitors and the runner's own tracker --------------------
-        limits = {name: self.broker_config.delivery_count_limit for name in self.group_configs}
+        limits = {name: effective_delivery_count_limit(self.broker_config, cfg)
+                  for name, cfg in self.group_configs.items()}
         locks = {name: effective_lock_duration_ms(self.broker_config, cfg) for name, cfg in self.group_configs.items()}
         if monitors is None:
             standard = standard_monitors(seed, delivery_count_limit=self.broker_config.delivery_count_limit,

@@ -77,15 +77,10 @@ DIVERGENCES: Final[dict[str, str]] = {
 
 # Mechanisms of the Kafka that ships that the model lacks (issue 24's list).
 MISSING: Final[dict[str, str]] = {
-    "record-batches": "no record batches: acquisition, in-flight state and its splitting are per offset range",
-    "fetch-offset": "acquire takes no fetch offset and there is no nextFetchOffset",
     "fetch-lock": "a fetch is one atomic event: no per-share-partition fetch lock",
     "delivery-complete-count": "no deliveryCompleteCount in the share-partition or the written state",
     "renew": "no RENEW acknowledge type",
-    "throttling": "no delivery-count throttling of acquisitions",
-    "record-limit-acquire": "no share.acquire.mode record_limit",
     "archiving-dlq": "no ARCHIVING state, no dead-letter queue",
-    "dynamic-group-config": "no per-group dynamic delivery-count limit or partition max record locks",
     "leader-not-available": "no LEADER_NOT_AVAILABLE while loading or fenced (the model answers others)",
     "coordinator-metadata-image": "the share coordinator has no metadata image: no UNKNOWN_TOPIC_OR_PARTITION "
                                   "for topics it does not know, no onTopicsDeleted",

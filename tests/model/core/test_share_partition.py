@@ -37,8 +37,10 @@ def make(records: int = 20, *, start: int = 0, broker: BrokerConfig | None = Non
          group: GroupConfig | None = None, log: PartitionLog | None = None,
          batches: tuple[StateBatch, ...] = (), leader_epoch: int = 1) -> SharePartition:
     if log is None:
+        # One-record batches: Kafka's batch-wise acquisition then takes max records as given.
         log = PartitionLog()
-        log.append(records)
+        for _ in range(records):
+            log.append(1)
         log.advance_high_watermark()
     sp = SharePartition(KEY, log, leader_epoch=leader_epoch, broker=broker, group=group)
     sp.read_request()
@@ -234,7 +236,8 @@ def test_sp4_lock_timeout_returns_records_to_available_durably() -> None:
 
 def test_sp5_release_timeout_and_member_release_archive_at_the_limit() -> None:
     sp = make(10, broker=BrokerConfig(delivery_count_limit=2))
-    sp.acquire("m1", 3, 0)
+    for _ in range(3):
+        sp.acquire("m1", 1, 0)  # three in-flight batches (one fetch would make one batch of 0-2)
     assert ack(sp, "m1", 0, 2, RELEASE) == Errors.NONE
     settle(sp)
     assert sp.acquire("m1", 1, 0) == [AcquiredRecords(0, 0, 2)]
@@ -581,7 +584,7 @@ def test_sp14_gap_only_window_still_writes_the_start_offset() -> None:
     log.append(3)
     log.advance_high_watermark()
     log.compact([0, 1, 2])
-    sp = make(log=log)
+    sp = make(log=log, broker=BrokerConfig(protocol="kip"))
     assert sp.acquire("m1", 10, 0) == []
     [w] = sp.take_writes()
     assert (w.request.start_offset, w.request.state_batches) == (3, ())
@@ -614,7 +617,8 @@ def test_sp15_release_member_returns_only_its_acquired_records() -> None:
 
 def test_log_start_move_jumps_the_spso_durably() -> None:
     log = PartitionLog()
-    log.append(20)
+    for _ in range(20):
+        log.append(1)
     log.advance_high_watermark()
     sp = make(log=log)
     sp.acquire("m1", 10, 0)
