@@ -726,7 +726,7 @@ class SharePartition:
         if acquire_last < new_last:
             if _mutants.ACTIVE == "record-limit-rest-locked":
                 # mutant: the rest of the batch is taken as acquired, by no one, under no lock
-                window.append(InFlightRange(acquire_last + 1, new_last, ACQUIRED, 0))
+                window.append(InFlightRange(acquire_last + 1, new_last, ACQUIRED, 0, None, 2**62))
             else:
                 window.append(InFlightRange(acquire_last + 1, new_last, AVAILABLE, 0))
         self._speo = new_last + 1

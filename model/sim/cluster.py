@@ -318,6 +318,7 @@ class Cluster:
                         processing=cspec.processing, accept=cspec.ack.accept, release=cspec.ack.release,
                         reject=cspec.ack.reject, poison_rate=cspec.poison_rate, poison_seed=seed,
                         ack_mode=cspec.ack_mode, max_poll_records=cspec.max_poll_records,
+                        acquire_mode=cspec.acquire_mode,
                     ),
                     config=client_config, trace=self.trace,
                 )
@@ -334,6 +335,7 @@ class Cluster:
                     topic=pspec.topic, records=pspec.records, rate_per_s=pspec.rate_per_s, keys=pspec.keys,
                     records_per_transaction=txn.records_per_transaction if txn else 0,
                     abort_rate=txn.abort_rate if txn else 0.0, start_ms=pspec.start_ms,
+                    linger_ms=pspec.linger_ms, batch_size=pspec.batch_size,
                 ),
                 config=client_config, trace=self.trace,
             )

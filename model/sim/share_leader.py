@@ -140,7 +140,7 @@ class _Part:
 class _Call:
     """One ShareFetch or ShareAcknowledge being answered."""
 
-    __slots__ = ("acked", "budget", "checks", "closing", "done", "fetch", "got", "group_id", "max_wait_ms",
+    __slots__ = ("acked", "acquire_mode", "budget", "checks", "closing", "done", "fetch", "got", "group_id", "max_wait_ms",
                  "member_id", "message", "parts", "timer", "waiting")
 
     def __init__(self, message: Message, group_id: str, member_id: str, *, fetch: bool, closing: bool,
@@ -151,6 +151,7 @@ class _Call:
         self.fetch = fetch  # a ShareFetch (else a ShareAcknowledge)
         self.closing = closing
         self.budget = budget
+        self.acquire_mode = "batch_optimized"  # the ShareFetch's share.acquire.mode
         self.max_wait_ms = max_wait_ms
         self.parts: list[_Part] = []
         self.waiting = 0  # acknowledgement writes not answered yet
@@ -201,6 +202,7 @@ class ShareLeaderHost:
         broker.observer.on_share_session(broker.broker_id, req.group_id, req.member_id, req.share_session_epoch, now)
         call = _Call(message, req.group_id, req.member_id, fetch=True, closing=ctx.closing,
                      budget=req.max_records, max_wait_ms=req.max_wait_ms)
+        call.acquire_mode = req.acquire_mode
         named: set[tuple[str, int]] = set()
         for p in req.partitions:
             named.add((p.topic_id, p.partition))
@@ -284,7 +286,7 @@ class ShareLeaderHost:
             slot = part.slot
             if slot is None or not part.fetch or not slot.serving or not slot.sp.ready:
                 continue
-            acquired = slot.sp.acquire(call.member_id, call.budget, now)
+            acquired = slot.sp.acquire(call.member_id, call.budget, now, acquire_mode=call.acquire_mode)
             if acquired:
                 n = sum(a.last_offset - a.first_offset + 1 for a in acquired)
                 call.budget -= n
