@@ -691,14 +691,15 @@ class SharePartition:
         log = self.log
         if first > self._speo:
             # Kafka leaves such a hole out of its cache; the window here has none, so the hole is
-            # archived, and counted against the records acquired (as Kafka's in-flight count,
+            # archived, and it counts against the in-flight bound (as Kafka's in-flight count,
             # endOffset - startOffset + 1, counts it from the next fetch on).
-            remaining -= first - self._speo
             hole = InFlightRange(self._speo, first - 1, AVAILABLE, 0)
             self._tag_archived(hole)
             window.append(hole)
             self._batch_starts.append(self._speo)
             self._speo = first
+            if _mutants.ACTIVE != "inflight-limit-per-fetch":
+                remaining = min(remaining, self.max_record_locks - (self._speo - self._spso))
         if first > last or remaining <= 0:
             return
         new_last = last
