@@ -692,12 +692,18 @@ class SharePartition:
         if first > self._speo:
             # Kafka leaves such a hole out of its cache; the window here has none, so the hole is
             # archived, and it counts against the in-flight bound (as Kafka's in-flight count,
-            # endOffset - startOffset + 1, counts it from the next fetch on).
-            hole = InFlightRange(self._speo, first - 1, AVAILABLE, 0)
+            # endOffset - startOffset + 1, counts it from the next fetch on): a hole longer than the
+            # room left is archived up to the bound, the rest by later fetches.
+            hole_end = first
+            if _mutants.ACTIVE != "inflight-limit-per-fetch":
+                hole_end = min(first, self._spso + self.max_record_locks)
+            hole = InFlightRange(self._speo, hole_end - 1, AVAILABLE, 0)
             self._tag_archived(hole)
             window.append(hole)
             self._batch_starts.append(self._speo)
-            self._speo = first
+            self._speo = hole_end
+            if hole_end < first:
+                return
             if _mutants.ACTIVE != "inflight-limit-per-fetch":
                 remaining = min(remaining, self.max_record_locks - (self._speo - self._spso))
         if first > last or remaining <= 0:

@@ -45,6 +45,7 @@ IDS = {
     "exclusive-acquisition": ("E-3",),
     "member-convergence": ("E-5",),
     "share-session-epoch": ("CL-1",),
+    "last-delivery-alone": ("SP-5",),  # issue 24: Kafka's delivery-count throttling
 }
 LIVENESS = {"eventual-resolution", "member-convergence"}
 

@@ -24,7 +24,7 @@ def test_invariants_json_lists_the_catalogue() -> None:
 def test_invariants_table_and_help() -> None:
     result = CliRunner().invoke(main, ["invariants"])
     assert result.exit_code == 0, result.output
-    assert "26 invariants" in result.output and "coordinator-replay-equal" in result.output
+    assert "27 invariants" in result.output and "coordinator-replay-equal" in result.output
     assert "stored-start-offset-monotonic" in result.output and "negative-epoch-changes-nothing" in result.output
     assert "SC-6" in result.output and "liveness" in result.output
     helped = CliRunner().invoke(main, ["invariants", "--help"])
