@@ -256,6 +256,11 @@ class PartitionLog:
                 t for t in self._unstable if t.marker_offset is None or t.marker_offset >= self._high_watermark
             ]
 
+    @property
+    def all_records(self) -> bool:
+        """No gap, marker or aborted record anywhere: every offset is a record (a fast path)."""
+        return not (self._gaps or self._markers or self._aborted)
+
     # -- batches ---------------------------------------------------------------------------
 
     def batch_first(self, offset: int) -> int:
@@ -287,10 +292,13 @@ class PartitionLog:
         """Where a fetch from ``offset`` starts: the first offset of the batch holding it, skipping
         batches compaction emptied completely (Kafka's cleaner drops them); ``high`` (exclusive)
         if nothing below it remains."""
-        base = max(offset, self._log_start)
+        base = offset if offset > self._log_start else self._log_start
         if base >= high:
             return high
-        base = max(self.batch_first(base), self._log_start)
+        firsts = self._batch_firsts
+        i = bisect_right(firsts, base) - 1
+        if i >= 0:
+            base = firsts[i] if firsts[i] > self._log_start else self._log_start
         if not self._gaps:
             return base
         while base < high:

@@ -44,7 +44,7 @@ from model import mutants as _mutants
 from model.core.config import BrokerConfig, GroupConfig, effective_lock_duration_ms
 from model.core.errors import ApiError, Errors
 from model.core.inflight import NO_DEADLINE, NO_WRITE, InFlightRange, InFlightWindow
-from model.core.log import PartitionLog, SpanKind
+from model.core.log import LogSpan, PartitionLog, SpanKind
 from model.core.message import Message
 from model.core.share_state import (
     UNKNOWN_OFFSET,
@@ -508,8 +508,9 @@ class SharePartition:
                 read_committed = False
             elif mutant == "ignore-fetch-offset":
                 fetch_offset = self._speo  # mutant: always fetch after the window (AVAILABLE records stranded)
+        window = self._window
         if fetch_offset is None:
-            fetch_offset = self.next_fetch_offset
+            fetch_offset = self.next_fetch_offset if window.ranges else self._speo
         base = self.log.fetch_base(fetch_offset, bound)
         last = bound - 1 if fetch_last is None else min(fetch_last, bound - 1)
         if base > last or last < self._spso:
@@ -524,7 +525,28 @@ class SharePartition:
                 return
             max_acquire = min(max_records, end - fetch_offset + 1)
             last = min(last, end)
+        speo = self._speo
+        if base < speo or fetch_offset < speo:
+            count, throttled = 0, False
+            pos = base if base > self._spso else self._spso
+            if pos < speo and pos <= last:
+                count, throttled = self._acquire_in_window(member_id, max_acquire, deadline, acquired,
+                                                           fetch_offset, base, last, record_limit, read_committed)
+            elif fetch_offset < base:
+                self._archive_available(max(fetch_offset, self._spso), min(base, speo) - 1)
+            if throttled or count >= max_acquire or self._speo > last:
+                return
+            max_acquire -= count
+        self._acquire_new_batches(member_id, base if base > self._speo else self._speo, last, max_acquire, deadline,
+                                  acquired, record_limit, batch_size, read_committed)
+
+    def _acquire_in_window(self, member_id: str, max_acquire: int, deadline: int,
+                           acquired: list[AcquiredRecords], fetch_offset: int, base: int, last: int,
+                           record_limit: bool, read_committed: bool) -> tuple[int, bool]:
+        """The in-flight batches overlapping the fetched [base, last]: whole AVAILABLE batches, or
+        offset by offset. Returns how many offsets were acquired and whether throttling stopped it."""
         window = self._window
+        mutant = _mutants.ACTIVE
         if fetch_offset < base and fetch_offset < self._speo:
             # maybeArchiveStaleBatches: batches compaction emptied before the first fetched one.
             self._archive_available(max(fetch_offset, self._spso), min(base, self._speo) - 1)
@@ -534,7 +556,6 @@ class SharePartition:
             del starts[:k]
         count = 0
         pos = max(base, self._spso)
-        touched_first = touched_last = -1
         throttled = False
         limit = self.delivery_count_limit
         throttle_at = self.throttle_delivery_count
@@ -548,10 +569,15 @@ class SharePartition:
             # mutant: a batch whose offsets diverged is taken for whole, with its first offset's state
             split = r.last < b_last and mutant != "ignore-batch-split"
             lo, hi = max(b_first, base), min(b_last, last)
-            if split:
+            if not split:
+                top = r.delivery_count if r.state == AVAILABLE and r.write_id == NO_WRITE else -1
+            elif count > 0:
                 top = self._max_available_count(lo, hi)
             else:
-                top = r.delivery_count if r.state == AVAILABLE and r.write_id == NO_WRITE else -1
+                # Nothing acquired yet: the offset-wise walk below meets every AVAILABLE offset of
+                # the range up to where it stops, and it stops early only at a throttled one (or
+                # with max records reached), so it tells whether the batch is throttled.
+                top = -1
             throttle = top >= throttle_at and mutant != "no-throttling"
             if throttle and count > 0:
                 throttled = True  # the throttled records go alone, in a later fetch
@@ -561,14 +587,12 @@ class SharePartition:
             if not full or split or subset or throttle:
                 if not split and (r.state != AVAILABLE or r.write_id != NO_WRITE):
                     continue
-                got = self._acquire_offsets(member_id, lo, hi, b_last - b_first + 1, record_limit,
-                                            max_acquire - count, deadline, acquired, limit, throttle_at,
-                                            read_committed)
+                got, met = self._acquire_offsets(member_id, lo, hi, b_last - b_first + 1, record_limit,
+                                                 max_acquire - count, deadline, acquired, limit, throttle_at,
+                                                 read_committed)
                 if got:
                     count += got
-                    touched_first = lo if touched_first < 0 else touched_first
-                    touched_last = hi
-                    if throttle:
+                    if throttle or met:
                         throttled = True
                         break
                 continue
@@ -576,13 +600,7 @@ class SharePartition:
                 continue
             self._acquire_span(b_first, b_last, member_id, deadline, acquired, read_committed)
             count += b_last - b_first + 1
-            touched_first = b_first if touched_first < 0 else touched_first
-            touched_last = b_last
-        if touched_first >= 0:
-            window.merge(touched_first, touched_last)
-        if not throttled and count < max_acquire and self._speo <= last:
-            self._acquire_new_batches(member_id, max(self._speo, base), last, max_acquire - count, deadline,
-                                      acquired, record_limit, batch_size, read_committed)
+        return count, throttled
 
     def _max_available_count(self, first: int, last: int) -> int:
         """The highest delivery count among AVAILABLE offsets of [first, last] not in transition (-1: none)."""
@@ -606,6 +624,18 @@ class SharePartition:
         window = self._window
         ranges = window.ranges
         k, end = window.isolate(first, last)
+        start = k
+        if self.log.all_records:  # the common case: no log read needed
+            while k < end:
+                r = ranges[k]
+                r.state = r.target = ACQUIRED
+                r.delivery_count += 1
+                r.owner = member_id
+                r.lock_deadline_ms = deadline
+                _add_acquired(acquired, r.first, r.last, r.delivery_count)
+                k += 1
+            window.merge_indices(start - 1, end)
+            return
         while k < end:
             r = ranges[k]
             for span in self.log.read(r.first, r.last + 1, read_committed=read_committed):
@@ -622,18 +652,21 @@ class SharePartition:
                 else:
                     self._tag_archived(r)
                 k += 1
+        window.merge_indices(start - 1, end)  # with the neighbours only: nothing else changed
 
     def _acquire_offsets(self, member_id: str, first: int, last: int, batch_records: int, record_limit: bool,
                          remaining: int, deadline: int, acquired: list[AcquiredRecords], limit: int,
-                         throttle_at: int, read_committed: bool) -> int:
+                         throttle_at: int, read_committed: bool) -> tuple[int, bool]:
         """SharePartition.acquireSubsetBatchRecords: the AVAILABLE offsets of [first, last] one by one
         (a run of equal delivery count at a time). A record on its last delivery goes alone; from the
-        throttle count on, at most ``batch_records >> (count - throttle + 1)`` records are acquired."""
+        throttle count on, at most ``batch_records >> (count - throttle + 1)`` records are acquired.
+        Returns how many were acquired and whether an AVAILABLE offset at the throttle count was met."""
         window = self._window
         ranges = window.ranges
         throttling = _mutants.ACTIVE != "no-throttling"
         got = 0
         throttle_max = -1
+        met = False
         i = window.index_of(first)
         while i < len(ranges):
             r = ranges[i]
@@ -645,6 +678,8 @@ class SharePartition:
             pos = r.first if r.first > first else first
             piece_last = r.last if r.last < last else last
             c = r.delivery_count
+            if c >= throttle_at and throttling:
+                met = True
             if limit > 2 and c == limit - 1 and got > 0 and throttling:
                 break  # on its last delivery attempt: alone, in the next fetch
             if c >= throttle_at and throttle_max < 0 and throttling:
@@ -662,7 +697,7 @@ class SharePartition:
             if alone or (record_limit and got == remaining) or got == throttle_max or pos + n > last:
                 break
             i = window.index_of(pos + n)
-        return got
+        return got, met
 
     def _archive_available(self, first: int, last: int) -> None:
         """Archive the AVAILABLE offsets of [first, last] not in transition (their records are gone)."""
@@ -722,7 +757,13 @@ class SharePartition:
                     starts.append(offset)
                     current = offset
                 offset = log.batch_last(offset) + 1
-        for span in log.read(first, acquire_last + 1, read_committed=read_committed):
+        if log.all_records:  # the common case: no log read needed
+            window.append(InFlightRange(first, acquire_last, ACQUIRED, 1, member_id, deadline))
+            _add_acquired(acquired, first, acquire_last, 1)
+            spans: list[LogSpan] = []
+        else:
+            spans = log.read(first, acquire_last + 1, read_committed=read_committed)
+        for span in spans:
             if span.kind == SpanKind.RECORD:
                 window.append(InFlightRange(span.first, span.last, ACQUIRED, 1, member_id, deadline))
                 _add_acquired(acquired, span.first, span.last, 1)
