@@ -140,8 +140,8 @@ class _Part:
 class _Call:
     """One ShareFetch or ShareAcknowledge being answered."""
 
-    __slots__ = ("acked", "acquire_mode", "budget", "checks", "closing", "done", "fetch", "got", "group_id", "max_wait_ms",
-                 "member_id", "message", "parts", "timer", "waiting")
+    __slots__ = ("acked", "acquire_mode", "budget", "checks", "closing", "done", "fetch", "got", "group_id",
+                 "max_wait_ms", "member_id", "message", "parts", "timer", "waiting")
 
     def __init__(self, message: Message, group_id: str, member_id: str, *, fetch: bool, closing: bool,
                  budget: int = 0, max_wait_ms: int = 0) -> None:
