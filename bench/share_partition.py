@@ -35,7 +35,8 @@ LOCK_MS = 30_000
 
 def _leader(records: int) -> SharePartition:
     log = PartitionLog()
-    log.append(records)
+    for _ in range(records // FETCH):  # producer batches of 500 (Kafka acquires whole batches)
+        log.append(FETCH)
     log.advance_high_watermark()
     # The implementation's default in-flight bound (2000); the KIP default of 200 would cap a fetch at 200.
     broker = BrokerConfig(partition_max_record_locks=2000)

@@ -34,7 +34,8 @@ TABLE: Final[dict[str, Entry]] = {
     "window-bounds": Entry(
         ("SP-7",), "state",
         "SPSO <= SPEO <= the high-water mark (or last stable offset); past it only an empty window (admin reset)"),
-    "window-size": Entry(("SP-8",), "state", "SPEO - SPSO <= group.share.partition.max.record.locks"),
+    "window-size": Entry(("SP-8",), "state",
+                         "SPEO - SPSO <= group.share.partition.max.record.locks (Kafka: soft to a batch end)"),
     "ack-after-durable-write": Entry(
         ("SP-9",), "transition",
         "no acknowledgement is confirmed to a client before its durable write was accepted"),
@@ -109,6 +110,10 @@ TABLE: Final[dict[str, Entry]] = {
         "a share group's current target assignment is balanced as its SimpleAssignor balances: members' "
         "partition counts differ by at most one (all topics for same-subscription groups under Kafka trunk, "
         "else topic by topic)"),
+    "last-delivery-alone": Entry(
+        ("SP-5",), "transition",
+        "Kafka (protocol kafka, limit > 2): a record on its last delivery attempt is acquired alone, "
+        "the only record of its fetch from that share-partition (SharePartition throttling)"),
 }
 
 

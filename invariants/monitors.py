@@ -152,7 +152,7 @@ class SpsoWindowMonitor(Monitor):
         track.leader_epoch = partition.leader_epoch
         spso, speo = partition.spso, partition.speo
         previous = track.spso
-        if spso == previous and _in_bounds(spso, speo, bound) and speo - spso <= partition.max_record_locks:
+        if spso == previous and _in_bounds(spso, speo, bound) and partition.window_within_record_locks():
             head = partition.state_of(spso)
             if head is None or head.in_transition or head.state not in TERMINAL_STATES:
                 return  # the common step: nothing moved at the SPSO and the window is in bounds
@@ -167,7 +167,7 @@ class SpsoWindowMonitor(Monitor):
             self.sink.report("window-bounds", now_ms, event="share-partition step",
                              message=f"{key}: SPSO {spso} <= SPEO {speo} <= max(bound {bound}, SPSO) does not hold",
                              **excerpt)
-        if speo - spso > partition.max_record_locks:
+        if not partition.window_within_record_locks():
             self.sink.report("window-size", now_ms, event="share-partition step",
                              message=f"{key}: window SPEO - SPSO = {speo - spso} exceeds "
                              f"max record locks {partition.max_record_locks}", **excerpt)
@@ -248,6 +248,9 @@ class DeliveryLimitMonitor(Monitor):
                 counts = self._counts[key] = RangeMap()
                 self._tenure[key] = leader_epoch
         at_limit = self._at_limit.get(key)
+        latest = self._latest.get(key)
+        if limit > 2 and latest is not None and latest.broker.kafka:
+            self._check_alone(key, member_id, acquired, limit, leader_epoch, now_ms)
         for record in acquired:
             first, last, count = record.first_offset, record.last_offset, record.delivery_count
             if count > limit:
@@ -270,6 +273,20 @@ class DeliveryLimitMonitor(Monitor):
                     at_limit = self._at_limit[key] = IntervalSet()
                 at_limit.add(first, last)
         self._count_deliveries(key, member_id, acquired, leader_epoch, limit, now_ms)
+
+    def _check_alone(self, key: SharePartitionKey, member_id: str, acquired: list[AcquiredRecords], limit: int,
+                     leader_epoch: int, now_ms: int) -> None:
+        """Kafka's throttling (SharePartition.acquireSubsetBatchRecords): a record on its last delivery
+        attempt goes alone, so a poison record cannot take its batch's other records down with it."""
+        for record in acquired:
+            if record.delivery_count == limit and (len(acquired) > 1 or record.first_offset != record.last_offset):
+                self.sink.report("last-delivery-alone", now_ms, event=f"acquire {member_id}",
+                                 message=f"{key}: offsets {record.first_offset}-{record.last_offset} on their "
+                                 f"last delivery attempt ({limit}) acquired together with "
+                                 f"{sum(a.last_offset - a.first_offset + 1 for a in acquired) - 1} other record(s)",
+                                 key=_key_text(key), first=record.first_offset, last=record.last_offset,
+                                 delivery_count=limit, member=member_id, leader_epoch=leader_epoch)
+                return
 
     def _count_deliveries(self, key: SharePartitionKey, member_id: str, acquired: list[AcquiredRecords],
                           leader_epoch: int, limit: int, now_ms: int) -> None:

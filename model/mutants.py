@@ -73,7 +73,7 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
            "an expired acquisition lock returns the record to AVAILABLE without the delivery-count check, "
            "and nothing archives it later: it is delivered again above the limit (SP-4, SP-5)",
            "delivery-count-limit", "all_slow_consumers",
-           "model/core/share_partition.py: _release, _acquire_available"),
+           "model/core/share_partition.py: _release"),
     Mutant("release-decrements-count",
            "releasing a member's acquired records when its share session ends decrements their delivery count, "
            "as if the delivery had not happened (SP-15: count unchanged; Kafka 4.2 and earlier did this, fixed "
@@ -310,6 +310,29 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
            "another member (trunk restarts the lock, acknowledgeCompleteBatch / acknowledgePerOffsetBatchRecords)",
            "exclusive-acquisition", "renew_slow_processing",
            "model/core/share_partition.py: _apply_acknowledgement"),
+    # -- the share-partition leader's batch-wise acquisition (Kafka trunk, issue 24) ----------------
+    Mutant("ignore-batch-split",
+           "an in-flight batch whose offsets diverged (some acknowledged, some released) is acquired whole, by "
+           "the state of its first offset, instead of offset by offset (SharePartition.acquire's offsetState "
+           "check): accepted records are delivered again",
+           "no-redelivery-after-accept", "poison", "model/core/share_partition.py: _acquire_batches"),
+    Mutant("ignore-fetch-offset",
+           "every fetch reads from the end of the in-flight window instead of the next fetch offset "
+           "(SharePartition.nextFetchOffset): released and timed-out records are never fetched again",
+           "eventual-resolution", "poison", "model/core/share_partition.py: _acquire_batches"),
+    Mutant("no-throttling",
+           "no delivery-count throttling: records at max(2, ceil(limit/2)) deliveries are acquired with their "
+           "whole batch and a record on its last attempt with others, so a poison record takes its batch to "
+           "the limit (Kafka before KIP-1222's throttling)",
+           "last-delivery-alone", "poison", "model/core/share_partition.py: _acquire_batches, _acquire_offsets"),
+    Mutant("record-limit-rest-locked",
+           "in record_limit mode the offsets of a new batch past max fetch records are kept ACQUIRED by no one and "
+           "under no lock instead of AVAILABLE: they are never delivered (SharePartition.createBatches)",
+           "eventual-resolution", "record_limit_acquire", "model/core/share_partition.py: _acquire_new_batches"),
+    Mutant("group-limit-ignored",
+           "the share-partition reads the broker's group.share.delivery.count.limit and ignores the group's own "
+           "share.delivery.count.limit (GroupConfig, ShareGroupConfigProvider)",
+           "delivery-count-limit", "group_delivery_limit", "model/core/share_partition.py: delivery_count_limit"),
 )
 
 

@@ -25,6 +25,7 @@ from model.core.config import (
     load_group_config,
     settings_by_name,
 )
+from model.core.share_partition import ACQUIRE_MODES
 from model.sim.faults import FAULT_KINDS, FaultEvent, FaultPlan, SwarmTargets, has_targets
 from model.sim.protocol import REQUEST_KINDS, broker_node
 from model.sim.rng import Distribution
@@ -111,6 +112,9 @@ class ConsumerSpec:
     # broker's delayed share fetch counts MinBytes in records.
     fetch_min_bytes: int = 1
     fetch_max_wait_ms: int = 500
+    # share.acquire.mode (Kafka's share consumer): "batch_optimized" (whole batches; max_poll_records a
+    # soft limit) or "record_limit" (max_poll_records a hard limit). Share groups only.
+    acquire_mode: str = "batch_optimized"
 
 
 @dataclass(frozen=True)
@@ -127,6 +131,10 @@ class ProducerSpec:
     keys: int = 0  # 0: round-robin over partitions; otherwise key-hashed over this many keys
     transactions: TransactionSpec | None = None
     start_ms: int = 0
+    linger_ms: int = 5  # linger.ms: how often arrived records are batched
+    # batch.size, in records here (Kafka's is bytes): a produce batch holds at most this many records;
+    # 0: no cap (every record arrived within a linger goes in one batch).
+    batch_size: int = 0
 
 
 @dataclass(frozen=True)
@@ -242,6 +250,8 @@ class Scenario:
             _positive(out, f"{path}.rate_per_s", producer.rate_per_s, high=1_000_000)
             _positive(out, f"{path}.keys", producer.keys, low=0)
             _positive(out, f"{path}.start_ms", producer.start_ms, low=0)
+            _positive(out, f"{path}.linger_ms", producer.linger_ms, high=60_000)
+            _positive(out, f"{path}.batch_size", producer.batch_size, low=0, high=1_000_000)
             txn = producer.transactions
             if txn is not None:
                 _positive(out, f"{path}.transactions.records_per_transaction", txn.records_per_transaction)
@@ -570,4 +580,7 @@ def _consumer_problems(path: str, consumer: ConsumerSpec, groups: Mapping[str, G
         out.append(f"{path}.static = {consumer.static!r}: must be true or false")
     _positive(out, f"{path}.fetch_min_bytes", consumer.fetch_min_bytes, low=0, high=1 << 20)
     _positive(out, f"{path}.fetch_max_wait_ms", consumer.fetch_max_wait_ms, low=0, high=60_000)
+    if consumer.acquire_mode not in ACQUIRE_MODES:
+        out.append(f"{path}.acquire_mode = {consumer.acquire_mode!r}: must be one of "
+                   f"{', '.join(repr(m) for m in ACQUIRE_MODES)}")
     return out

@@ -141,6 +141,12 @@ GROUP_SETTINGS: tuple[Setting, ...] = (
             source="004", nullable=True),
     Setting("group.consumer.heartbeat.interval.ms", "consumer_heartbeat_interval_ms", None, 1,
             source="004", nullable=True),
+    # Kafka's per-group share.delivery.count.limit and share.partition.max.record.locks (GroupConfig at
+    # the pinned commit; ShareGroupConfigProvider): null means "use the broker's group.share.* value".
+    Setting("group.share.delivery.count.limit", "delivery_count_limit", None, 2, 10, source="kafka",
+            nullable=True),
+    Setting("group.share.partition.max.record.locks", "partition_max_record_locks", None, 100, 10_000,
+            source="kafka", nullable=True),
 )
 
 
@@ -202,6 +208,8 @@ class GroupConfig:
     share_heartbeat_interval_ms: int | None = None
     consumer_session_timeout_ms: int | None = None
     consumer_heartbeat_interval_ms: int | None = None
+    delivery_count_limit: int | None = None
+    partition_max_record_locks: int | None = None
 
     @property
     def read_committed(self) -> bool:
@@ -287,6 +295,16 @@ def load_group_config(
 
 def effective_lock_duration_ms(broker: BrokerConfig, group: GroupConfig) -> int:
     return group.record_lock_duration_ms or broker.record_lock_duration_ms
+
+
+def effective_delivery_count_limit(broker: BrokerConfig, group: GroupConfig) -> int:
+    """The group's share.delivery.count.limit if set, else the broker's (SharePartition.maxDeliveryCount)."""
+    return group.delivery_count_limit or broker.delivery_count_limit
+
+
+def effective_max_record_locks(broker: BrokerConfig, group: GroupConfig) -> int:
+    """The group's share.partition.max.record.locks if set, else the broker's (SharePartition.maxInFlightRecords)."""
+    return group.partition_max_record_locks or broker.partition_max_record_locks
 
 
 def _check_tables() -> None:

@@ -107,6 +107,7 @@ def replay_kip932_example(
     log.advance_high_watermark()
     # The KIP's table, so the KIP's writes (protocol "kip": StartOffset -1 while a start offset is in
     # flight, LOG_START writes); Kafka trunk's leader writes its SPSO with every write.
+    # The KIP's table takes max records as a hard limit: the KIP's reading, not Kafka's batches.
     sp = SharePartition(KEY, log, leader_epoch=0, broker=BrokerConfig(protocol=PROTOCOL_KIP))
     rows: list[ExampleRow] = []
 

@@ -18,6 +18,16 @@ DeleteRecords move the log start offset forward.
 ``read`` answers with a few ranges (``LogSpan``), never one object per offset:
 the leader only needs to know which stretches are deliverable records and
 which must be archived.
+
+Record batches. Every ``append`` is one producer batch and every transaction
+marker its own one-record control batch; the log keeps each batch's first
+offset (``batch_last`` / ``batch_first`` answer by bisection, so ``read`` stays
+as cheap as before). Compaction removes records but keeps a batch's offsets
+range, as Kafka's cleaner keeps batch boundaries (``LogCleaner`` rewrites a
+batch with its base and last offsets). A batch compaction emptied completely is
+dropped by Kafka's cleaner (``MemoryRecords.filterTo`` keeps an empty batch only
+to preserve a producer's last sequence); ``fetch_base`` skips such batches, so
+a fetch starts at the first batch that still holds something.
 """
 
 from __future__ import annotations
@@ -133,6 +143,7 @@ class PartitionLog:
         self._gaps = _Intervals()
         self._markers = _Intervals()
         self._aborted = _Intervals()
+        self._batch_firsts: list[int] = []  # the first offset of every batch, ascending
         self._transactions: dict[int, _Transaction] = {}  # open, by producer id
         self._unstable: list[_Transaction] = []  # ended, marker not yet below the HWM
 
@@ -177,6 +188,7 @@ class PartitionLog:
         first = self._log_end
         last = first + count - 1
         self._log_end = last + 1
+        self._batch_firsts.append(first)
         if transactional:
             assert producer_id is not None
             txn = self._transactions.get(producer_id)
@@ -192,6 +204,7 @@ class PartitionLog:
             raise LogError(f"producer {producer_id} has no open transaction")
         marker = self._log_end
         self._log_end += 1
+        self._batch_firsts.append(marker)  # a control batch of one record
         self._markers.add(marker, marker)
         if not commit:
             for first, last in txn.batches:
@@ -242,6 +255,59 @@ class PartitionLog:
             self._unstable = [
                 t for t in self._unstable if t.marker_offset is None or t.marker_offset >= self._high_watermark
             ]
+
+    @property
+    def all_records(self) -> bool:
+        """No gap, marker or aborted record anywhere: every offset is a record (a fast path)."""
+        return not (self._gaps or self._markers or self._aborted)
+
+    # -- batches ---------------------------------------------------------------------------
+
+    def batch_first(self, offset: int) -> int:
+        """The first offset of the batch holding ``offset`` (``offset`` itself below the first batch)."""
+        firsts = self._batch_firsts
+        i = bisect_right(firsts, offset) - 1
+        return firsts[i] if i >= 0 else offset
+
+    def batch_last(self, offset: int) -> int:
+        """The last offset of the batch holding ``offset`` (< the log end offset)."""
+        firsts = self._batch_firsts
+        i = bisect_right(firsts, offset)
+        return firsts[i] - 1 if i < len(firsts) else self._log_end - 1
+
+    def batch_bounds(self, offset: int) -> tuple[int, int]:
+        return self.batch_first(offset), self.batch_last(offset)
+
+    def batches_in(self, first: int, last: int) -> list[tuple[int, int]]:
+        """The batches overlapping [first, last], as (first, last) offsets (for tests and reports)."""
+        out: list[tuple[int, int]] = []
+        offset = first
+        while offset <= last and offset < self._log_end:
+            bounds = self.batch_bounds(offset)
+            out.append(bounds)
+            offset = bounds[1] + 1
+        return out
+
+    def fetch_base(self, offset: int, high: int) -> int:
+        """Where a fetch from ``offset`` starts: the first offset of the batch holding it, skipping
+        batches compaction emptied completely (Kafka's cleaner drops them); ``high`` (exclusive)
+        if nothing below it remains."""
+        base = offset if offset > self._log_start else self._log_start
+        if base >= high:
+            return high
+        firsts = self._batch_firsts
+        i = bisect_right(firsts, base) - 1
+        if i >= 0:
+            base = firsts[i] if firsts[i] > self._log_start else self._log_start
+        if not self._gaps:
+            return base
+        while base < high:
+            last = self.batch_last(base)
+            covered = self._gaps.overlapping(base, last)
+            if not covered or covered[0] != (base, last):
+                return base
+            base = last + 1
+        return high
 
     # -- reads -----------------------------------------------------------------------------
 

@@ -38,13 +38,13 @@ class ShareFetchPartition(Message):
 
 class ShareFetchRequest(Message):
     FIELDS = ("group_id", "member_id", "share_session_epoch", "partitions", "forgotten", "max_wait_ms",
-              "min_bytes", "max_bytes", "max_records")
+              "min_bytes", "max_bytes", "max_records", "acquire_mode")
     __slots__ = FIELDS
 
     def __init__(self, group_id: str, member_id: str, share_session_epoch: int,
                  partitions: tuple[ShareFetchPartition, ...] = (), forgotten: tuple[tuple[str, int], ...] = (),
                  max_wait_ms: int = 500, min_bytes: int = 1, max_bytes: int = 0x7FFFFFFF,
-                 max_records: int = 500) -> None:
+                 max_records: int = 500, acquire_mode: str = "batch_optimized") -> None:
         self.group_id: Final = group_id
         self.member_id: Final = member_id
         self.share_session_epoch: Final = share_session_epoch
@@ -55,6 +55,8 @@ class ShareFetchRequest(Message):
         self.max_bytes: Final = max_bytes
         # The consumer's max.poll.records, which bounds what a leader acquires for it.
         self.max_records: Final = max_records
+        # ShareFetch ShareAcquireMode (KIP-1206): "batch_optimized" or "record_limit" (max_records is hard).
+        self.acquire_mode: Final = acquire_mode
 
 
 class ShareFetchPartitionResponse(Message):

@@ -37,6 +37,7 @@ error if it failed, FENCED_STATE_EPOCH after an admin reset until re-read (SP-12
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from enum import Enum
@@ -46,7 +47,7 @@ from model import mutants as _mutants
 from model.core.config import BrokerConfig, GroupConfig, effective_lock_duration_ms
 from model.core.errors import ApiError, Errors
 from model.core.inflight import NO_DEADLINE, NO_WRITE, InFlightRange, InFlightWindow
-from model.core.log import PartitionLog, SpanKind
+from model.core.log import LogSpan, PartitionLog, SpanKind
 from model.core.message import Message
 from model.core.share_state import (
     UNKNOWN_OFFSET,
@@ -66,6 +67,11 @@ ACQUIRED = RecordState.ACQUIRED
 ACKNOWLEDGED = RecordState.ACKNOWLEDGED
 ARCHIVED = RecordState.ARCHIVED
 _TERMINAL = frozenset((ACKNOWLEDGED, ARCHIVED))
+# share.acquire.mode (Kafka's ShareAcquireMode): whole batches (max records a soft limit), or max
+# records a hard limit.
+BATCH_OPTIMIZED = "batch_optimized"
+RECORD_LIMIT = "record_limit"
+ACQUIRE_MODES = (BATCH_OPTIMIZED, RECORD_LIMIT)
 _VALID_ACK_TYPES = frozenset(int(t) for t in AcknowledgeType)
 _RENEW = int(AcknowledgeType.RENEW)  # not a state change (KIP-1222): no entry in _ACK_TARGET
 # SP-3: the state an acknowledge type moves a record to (Release: see SP-5 in _released_state).
@@ -230,6 +236,9 @@ class SharePartition:
         self._spso = 0
         self._speo = 0
         self._window = InFlightWindow()
+        # Kafka's cached in-flight batches: the first offset of each, ascending; a batch runs to the
+        # next one's start (or the window's end). Starts below the SPSO are pruned lazily.
+        self._batch_starts: list[int] = []
         self._pending: dict[int, _WriteInfo] = {}
         self._outbox: list[PendingWrite] = []
         self._next_write_id = 1
@@ -306,11 +315,15 @@ class SharePartition:
 
     @property
     def delivery_count_limit(self) -> int:
-        return self.broker.delivery_count_limit
+        """The group's dynamic limit if set, else the broker's (Kafka's maxDeliveryCount)."""
+        if _mutants.ACTIVE == "group-limit-ignored":
+            return self.broker.delivery_count_limit  # mutant: the group's setting is not read
+        return self.group.delivery_count_limit or self.broker.delivery_count_limit
 
     @property
     def max_record_locks(self) -> int:
-        return self.broker.partition_max_record_locks
+        """The group's dynamic bound if set, else the broker's (Kafka's maxInFlightRecords)."""
+        return self.group.partition_max_record_locks or self.broker.partition_max_record_locks
 
     @property
     def lock_duration_ms(self) -> int:
@@ -387,9 +400,11 @@ class SharePartition:
                 continue
             if first > cursor:
                 window.append(InFlightRange(cursor, first - 1, AVAILABLE, 0))
+                self._batch_starts.append(cursor)  # Kafka fetches the gap as batches of its own
             state = AVAILABLE if b.delivery_state == ACQUIRED else RecordState(b.delivery_state)
             count = 0 if _mutants.ACTIVE == "recover-resets-counts" else b.delivery_count
             window.append(InFlightRange(first, b.last_offset, state, count, durable_count=count))
+            self._batch_starts.append(first)  # a persisted batch is a cached batch
             cursor = b.last_offset + 1
         self._spso = start
         self._speo = cursor
@@ -420,6 +435,7 @@ class SharePartition:
 
     def _drop_state(self) -> None:
         self._window.clear()
+        self._batch_starts.clear()
         for info in self._pending.values():
             info.orphaned = True
         self._start_writes = 0
@@ -428,11 +444,22 @@ class SharePartition:
 
     # -- acquire (SP-2, SP-5, SP-7, SP-8, SP-13, SP-14) ---------------------------------------
 
-    def acquire(self, member_id: str, max_records: int, now_ms: int) -> list[AcquiredRecords]:
-        """Acquire up to ``max_records`` records for ``member_id``: AVAILABLE records of the
-        window first, then new offsets up to the HWM (LSO for read_committed) and the
-        in-flight bound. Offsets without a deliverable record are archived, never delivered.
-        Raises ApiError when the partition is not ready."""
+    def acquire(self, member_id: str, max_records: int, now_ms: int, fetch_offset: int | None = None, *,
+                acquire_mode: str = BATCH_OPTIMIZED, batch_size: int | None = None,
+                fetch_last: int | None = None) -> list[AcquiredRecords]:
+        """Acquire records for ``member_id`` from a fetch at ``fetch_offset`` (default: the
+        ``next_fetch_offset``). Raises ApiError when the partition is not ready.
+
+        Kafka (``broker.kafka``, SharePartition.acquire at the pinned commit): the fetch returns
+        whole record batches from the batch holding the fetch offset up to the HWM (LSO for
+        read_committed), or to ``fetch_last``; whole batches are acquired, so ``max_records``
+        and the in-flight bound are soft limits that end at a batch end, unless
+        ``acquire_mode`` is ``record_limit`` (a hard limit). In-flight batches that diverged
+        are acquired offset by offset, with delivery-count throttling.
+
+        KIP (``protocol = "kip"``): up to ``max_records`` records (a hard limit), the lowest
+        AVAILABLE offsets of the window first, then new offsets up to the bound and the
+        in-flight limit. In both, offsets without a deliverable record are archived."""
         if self._status is not PartitionStatus.ACTIVE:
             raise ApiError(self.not_ready_error, f"share-partition {self.key} is {self._status.value}")
         if max_records <= 0:
@@ -442,19 +469,342 @@ class SharePartition:
             self.expire_locks(now_ms)  # mutant: expired locks are swept lazily, here
         deadline = now_ms + self.lock_duration_ms
         acquired: list[AcquiredRecords] = []
-        remaining = max_records
-        if self._window.ranges:
-            remaining = self._acquire_available(member_id, remaining, deadline, acquired)
-        if remaining > 0:
-            self._acquire_new(member_id, remaining, deadline, acquired)
+        if self.broker.kafka:
+            self._acquire_batches(member_id, max_records, deadline, acquired, fetch_offset,
+                                  acquire_mode == RECORD_LIMIT, batch_size or max_records, fetch_last)
+        else:
+            remaining = max_records
+            if self._window.ranges:
+                remaining = self._acquire_available(member_id, remaining, deadline, acquired)
+            if remaining > 0:
+                self._acquire_new(member_id, remaining, deadline, acquired)
         if self._archive_id != NO_WRITE:
             self._issue_archive()
         return acquired
 
+    @property
+    def next_fetch_offset(self) -> int:
+        """Where the next fetch reads from (Kafka's SharePartition.nextFetchOffset): the first
+        AVAILABLE offset of the window that is not in transition, else the window's end."""
+        for r in self._window.ranges:
+            if r.state == AVAILABLE and r.write_id == NO_WRITE:
+                return r.first
+        return self._speo
+
+    def window_within_record_locks(self) -> bool:
+        """SP-8: SPEO - SPSO <= max record locks. Kafka's bound is soft to a batch end
+        (lastOffsetAndMaxRecordsToAcquire): the window may run on to the end of the log batch
+        holding the last offset within the limit."""
+        limit = self.max_record_locks
+        if self._speo - self._spso <= limit:
+            return True
+        return self.broker.kafka and self._speo - 1 <= self.log.batch_last(self._spso + limit - 1)
+
+    @property
+    def throttle_delivery_count(self) -> int:
+        """The delivery count from which acquisitions are throttled (Kafka's
+        throttleRecordsDeliveryLimit): max(2, ceil(limit / 2))."""
+        return max(2, -(-self.delivery_count_limit // 2))
+
+    def in_flight_batch_starts(self) -> list[int]:
+        """The first offsets of Kafka's cached in-flight batches in the window (for tests and reports)."""
+        spso = self._spso
+        starts = [s for s in self._batch_starts if spso <= s < self._speo]
+        if self._speo > spso and (not starts or starts[0] != spso):
+            starts.insert(0, spso)
+        return starts
+
+    # -- Kafka: batch-wise acquisition -------------------------------------------------------
+
+    def _acquire_batches(self, member_id: str, max_records: int, deadline: int,
+                         acquired: list[AcquiredRecords], fetch_offset: int | None, record_limit: bool,
+                         batch_size: int, fetch_last: int | None) -> None:
+        read_committed = self.group.read_committed
+        bound = self.log.bound(read_committed)
+        mutant = _mutants.ACTIVE
+        if mutant is not None:
+            if mutant == "read-past-lso":
+                bound, read_committed = self.log.bound(False), False
+            elif mutant == "deliver-aborted":
+                read_committed = False
+            elif mutant == "ignore-fetch-offset":
+                fetch_offset = self._speo  # mutant: always fetch after the window (AVAILABLE records stranded)
+        window = self._window
+        if fetch_offset is None:
+            fetch_offset = self.next_fetch_offset if window.ranges else self._speo
+        base = self.log.fetch_base(fetch_offset, bound)
+        last = bound - 1 if fetch_last is None else min(fetch_last, bound - 1)
+        if base > last or last < self._spso:
+            return
+        # SharePartition.lastOffsetAndMaxRecordsToAcquire: the in-flight bound (soft to a batch end).
+        in_flight = self._speo - self._spso
+        max_acquire = min(max_records, self.max_record_locks - (0 if mutant == "inflight-limit-per-fetch"
+                                                                 else in_flight))
+        if max_acquire <= 0:
+            end = self._speo - 1
+            if fetch_offset > end or in_flight == 0:
+                return
+            max_acquire = min(max_records, end - fetch_offset + 1)
+            last = min(last, end)
+        speo = self._speo
+        if base < speo or fetch_offset < speo:
+            count, throttled = 0, False
+            pos = base if base > self._spso else self._spso
+            if pos < speo and pos <= last:
+                count, throttled = self._acquire_in_window(member_id, max_acquire, deadline, acquired,
+                                                           fetch_offset, base, last, record_limit, read_committed)
+            elif fetch_offset < base:
+                self._archive_available(max(fetch_offset, self._spso), min(base, speo) - 1)
+            if throttled or count >= max_acquire or self._speo > last:
+                return
+            max_acquire -= count
+        self._acquire_new_batches(member_id, base if base > self._speo else self._speo, last, max_acquire, deadline,
+                                  acquired, record_limit, batch_size, read_committed)
+
+    def _acquire_in_window(self, member_id: str, max_acquire: int, deadline: int,
+                           acquired: list[AcquiredRecords], fetch_offset: int, base: int, last: int,
+                           record_limit: bool, read_committed: bool) -> tuple[int, bool]:
+        """The in-flight batches overlapping the fetched [base, last]: whole AVAILABLE batches, or
+        offset by offset. Returns how many offsets were acquired and whether throttling stopped it."""
+        window = self._window
+        mutant = _mutants.ACTIVE
+        if fetch_offset < base and fetch_offset < self._speo:
+            # maybeArchiveStaleBatches: batches compaction emptied before the first fetched one.
+            self._archive_available(max(fetch_offset, self._spso), min(base, self._speo) - 1)
+        starts = self._batch_starts
+        k = bisect_right(starts, self._spso) - 1
+        if k > 0:
+            del starts[:k]
+        count = 0
+        pos = max(base, self._spso)
+        throttled = False
+        limit = self.delivery_count_limit
+        throttle_at = self.throttle_delivery_count
+        while pos < self._speo and pos <= last and count < max_acquire:
+            i = bisect_right(starts, pos) - 1
+            b_first = max(starts[i], self._spso) if i >= 0 else self._spso
+            b_last = min(starts[i + 1] - 1 if i + 1 < len(starts) else self._speo - 1, self._speo - 1)
+            pos = b_last + 1
+            r = window.find(b_first)
+            assert r is not None
+            # mutant: a batch whose offsets diverged is taken for whole, with its first offset's state
+            split = r.last < b_last and mutant != "ignore-batch-split"
+            lo, hi = max(b_first, base), min(b_last, last)
+            if not split:
+                top = r.delivery_count if r.state == AVAILABLE and r.write_id == NO_WRITE else -1
+            elif count > 0:
+                top = self._max_available_count(lo, hi)
+            else:
+                # Nothing acquired yet: the offset-wise walk below meets every AVAILABLE offset of
+                # the range up to where it stops, and it stops early only at a throttled one (or
+                # with max records reached), so it tells whether the batch is throttled.
+                top = -1
+            throttle = top >= throttle_at and mutant != "no-throttling"
+            if throttle and count > 0:
+                throttled = True  # the throttled records go alone, in a later fetch
+                break
+            full = b_first >= base and b_last <= last
+            subset = record_limit and b_last - b_first + 1 > max_acquire - count
+            if not full or split or subset or throttle:
+                if not split and (r.state != AVAILABLE or r.write_id != NO_WRITE):
+                    continue
+                got, met = self._acquire_offsets(member_id, lo, hi, b_last - b_first + 1, record_limit,
+                                                 max_acquire - count, deadline, acquired, limit, throttle_at,
+                                                 read_committed)
+                if got:
+                    count += got
+                    if throttle or met:
+                        throttled = True
+                        break
+                continue
+            if r.state != AVAILABLE or r.write_id != NO_WRITE:
+                continue
+            self._acquire_span(b_first, b_last, member_id, deadline, acquired, read_committed)
+            count += b_last - b_first + 1
+        return count, throttled
+
+    def _max_available_count(self, first: int, last: int) -> int:
+        """The highest delivery count among AVAILABLE offsets of [first, last] not in transition (-1: none)."""
+        window = self._window
+        ranges = window.ranges
+        i = window.index_of(first)
+        top = -1
+        while i < len(ranges) and ranges[i].first <= last:
+            r = ranges[i]
+            if r.state == AVAILABLE and r.write_id == NO_WRITE and r.delivery_count > top:
+                top = r.delivery_count
+            i += 1
+        return top
+
+    def _acquire_span(self, first: int, last: int, member_id: str, deadline: int,
+                      acquired: list[AcquiredRecords], read_committed: bool) -> None:
+        """Acquire [first, last] (AVAILABLE): the next delivery. Offsets whose record compaction
+        removed since they entered the window are archived instead (SP-14; the divergence
+        ``compacted-archived-at-acquire``: Kafka delivers them and the client acknowledges them
+        with GAP)."""
+        window = self._window
+        ranges = window.ranges
+        k, end = window.isolate(first, last)
+        start = k
+        if self.log.all_records:  # the common case: no log read needed
+            while k < end:
+                r = ranges[k]
+                r.state = r.target = ACQUIRED
+                r.delivery_count += 1
+                r.owner = member_id
+                r.lock_deadline_ms = deadline
+                _add_acquired(acquired, r.first, r.last, r.delivery_count)
+                k += 1
+            window.merge_indices(start - 1, end)
+            return
+        while k < end:
+            r = ranges[k]
+            for span in self.log.read(r.first, r.last + 1, read_committed=read_committed):
+                r = ranges[k]
+                if r.last > span.last:
+                    ranges.insert(k + 1, r.split_off(span.last + 1))
+                    end += 1
+                if span.kind == SpanKind.RECORD:
+                    r.state = r.target = ACQUIRED
+                    r.delivery_count += 1
+                    r.owner = member_id
+                    r.lock_deadline_ms = deadline
+                    _add_acquired(acquired, r.first, r.last, r.delivery_count)
+                else:
+                    self._tag_archived(r)
+                k += 1
+        window.merge_indices(start - 1, end)  # with the neighbours only: nothing else changed
+
+    def _acquire_offsets(self, member_id: str, first: int, last: int, batch_records: int, record_limit: bool,
+                         remaining: int, deadline: int, acquired: list[AcquiredRecords], limit: int,
+                         throttle_at: int, read_committed: bool) -> tuple[int, bool]:
+        """SharePartition.acquireSubsetBatchRecords: the AVAILABLE offsets of [first, last] one by one
+        (a run of equal delivery count at a time). A record on its last delivery goes alone; from the
+        throttle count on, at most ``batch_records >> (count - throttle + 1)`` records are acquired.
+        Returns how many were acquired and whether an AVAILABLE offset at the throttle count was met."""
+        window = self._window
+        ranges = window.ranges
+        throttling = _mutants.ACTIVE != "no-throttling"
+        got = 0
+        throttle_max = -1
+        met = False
+        i = window.index_of(first)
+        while i < len(ranges):
+            r = ranges[i]
+            if r.first > last:
+                break
+            if r.state != AVAILABLE or r.write_id != NO_WRITE:
+                i += 1
+                continue
+            pos = r.first if r.first > first else first
+            piece_last = r.last if r.last < last else last
+            c = r.delivery_count
+            if c >= throttle_at and throttling:
+                met = True
+            if limit > 2 and c == limit - 1 and got > 0 and throttling:
+                break  # on its last delivery attempt: alone, in the next fetch
+            if c >= throttle_at and throttle_max < 0 and throttling:
+                throttle_max = max(1, batch_records >> (c - throttle_at + 1))
+            n = piece_last - pos + 1
+            alone = limit > 2 and c + 1 == limit and throttling
+            if alone:
+                n = 1
+            if record_limit and n > remaining - got:
+                n = remaining - got
+            if throttle_max >= 0 and n > throttle_max - got:
+                n = throttle_max - got
+            self._acquire_span(pos, pos + n - 1, member_id, deadline, acquired, read_committed)
+            got += n
+            if alone or (record_limit and got == remaining) or got == throttle_max or pos + n > last:
+                break
+            i = window.index_of(pos + n)
+        return got, met
+
+    def _archive_available(self, first: int, last: int) -> None:
+        """Archive the AVAILABLE offsets of [first, last] not in transition (their records are gone)."""
+        if first > last:
+            return
+        window = self._window
+        pos = first
+        while pos <= last:
+            r = window.find(pos)
+            assert r is not None
+            piece_last = min(r.last, last)
+            if r.state == AVAILABLE and r.write_id == NO_WRITE:
+                i, _ = window.isolate(pos, piece_last)
+                self._tag_archived(window.ranges[i])
+            pos = piece_last + 1
+
+    def _acquire_new_batches(self, member_id: str, first: int, last: int, remaining: int, deadline: int,
+                             acquired: list[AcquiredRecords], record_limit: bool, batch_size: int,
+                             read_committed: bool) -> None:
+        """SharePartition.acquireNewBatchRecords: new offsets from ``first``, whole batches up to the
+        batch holding the ``remaining``-th offset (record_limit: that many offsets acquired, the rest of
+        the batch AVAILABLE). Batches compaction emptied between the window's end and ``first`` are
+        archived; in-flight batches are cut at log batch boundaries every ``batch_size`` offsets
+        (createBatches)."""
+        window = self._window
+        log = self.log
+        if first > self._speo:
+            # Kafka leaves such a hole out of its cache; the window here has none, so the hole is
+            # archived, and it counts against the in-flight bound (as Kafka's in-flight count,
+            # endOffset - startOffset + 1, counts it from the next fetch on): a hole longer than the
+            # room left is archived up to the bound, the rest by later fetches.
+            hole_end = first
+            if _mutants.ACTIVE != "inflight-limit-per-fetch":
+                hole_end = min(first, self._spso + self.max_record_locks)
+            hole = InFlightRange(self._speo, hole_end - 1, AVAILABLE, 0)
+            self._tag_archived(hole)
+            window.append(hole)
+            self._batch_starts.append(self._speo)
+            self._speo = hole_end
+            if hole_end < first:
+                return
+            if _mutants.ACTIVE != "inflight-limit-per-fetch":
+                remaining = min(remaining, self.max_record_locks - (self._speo - self._spso))
+        if first > last or remaining <= 0:
+            return
+        new_last = last
+        if remaining < last - first + 1:
+            new_last = min(last, log.batch_last(first + remaining - 1))
+        acquire_last = min(new_last, first + remaining - 1) if record_limit else new_last
+        starts = self._batch_starts
+        starts.append(first)
+        if not record_limit and new_last - first + 1 > batch_size:
+            current = first
+            offset = log.batch_last(first) + 1
+            while offset <= new_last:
+                if offset - current >= batch_size:
+                    starts.append(offset)
+                    current = offset
+                offset = log.batch_last(offset) + 1
+        if log.all_records:  # the common case: no log read needed
+            window.append(InFlightRange(first, acquire_last, ACQUIRED, 1, member_id, deadline))
+            _add_acquired(acquired, first, acquire_last, 1)
+            spans: list[LogSpan] = []
+        else:
+            spans = log.read(first, acquire_last + 1, read_committed=read_committed)
+        for span in spans:
+            if span.kind == SpanKind.RECORD:
+                window.append(InFlightRange(span.first, span.last, ACQUIRED, 1, member_id, deadline))
+                _add_acquired(acquired, span.first, span.last, 1)
+            else:
+                r = InFlightRange(span.first, span.last, AVAILABLE, 0)
+                self._tag_archived(r)
+                window.append(r)
+        if acquire_last < new_last:
+            if _mutants.ACTIVE == "record-limit-rest-locked":
+                # mutant: the rest of the batch is taken as acquired, by no one, under no lock
+                window.append(InFlightRange(acquire_last + 1, new_last, ACQUIRED, 0, None, 2**62))
+            else:
+                window.append(InFlightRange(acquire_last + 1, new_last, AVAILABLE, 0))
+        self._speo = new_last + 1
+
+    # -- KIP: record-wise acquisition ---------------------------------------------------------
+
     def _acquire_available(self, member_id: str, remaining: int, deadline: int,
                            acquired: list[AcquiredRecords]) -> int:
         read_committed = self.group.read_committed and _mutants.ACTIVE != "deliver-aborted"
-        limit = self.delivery_count_limit
         ranges = self._window.ranges
         touched = False
         k = 0
@@ -464,11 +814,8 @@ class SharePartition:
                 k += 1
                 continue
             touched = True
-            # SP-5 (e.g. recovered under a lower limit; the mutant lacks this guard too)
-            if r.delivery_count >= limit and _mutants.ACTIVE != "no-limit-on-lock-timeout":
-                self._tag_archived(r)
-                k += 1
-                continue
+            # No delivery-count check here: as in Kafka, records reach the limit when released or
+            # when their lock times out, and are archived there (SP-5).
             # Replace r by its pieces: acquired records, archived non-records (a record
             # compacted away since it entered the window is found now, SP-14), and the
             # rest, still AVAILABLE.

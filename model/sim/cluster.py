@@ -50,6 +50,7 @@ from invariants.violation import Violation
 from model.core.config import (
     BrokerConfig,
     GroupConfig,
+    effective_delivery_count_limit,
     effective_lock_duration_ms,
     load_broker_config,
     load_group_config,
@@ -248,7 +249,8 @@ class Cluster:
         self.quiescent_at_ms: int | None = None
 
         # -- the observers: the invariant monitors and the runner's own tracker --------------------
-        limits = {name: self.broker_config.delivery_count_limit for name in self.group_configs}
+        limits = {name: effective_delivery_count_limit(self.broker_config, cfg)
+                  for name, cfg in self.group_configs.items()}
         locks = {name: effective_lock_duration_ms(self.broker_config, cfg) for name, cfg in self.group_configs.items()}
         if monitors is None:
             standard = standard_monitors(seed, delivery_count_limit=self.broker_config.delivery_count_limit,
@@ -318,6 +320,7 @@ class Cluster:
                         ack_mode=cspec.ack_mode, max_poll_records=cspec.max_poll_records,
                         min_bytes=cspec.fetch_min_bytes, max_wait_ms=cspec.fetch_max_wait_ms,
                         renew_interval_ms=self._renew_interval_ms(group.name) if cspec.ack.renew else 0,
+                        acquire_mode=cspec.acquire_mode,
                     ),
                     config=client_config, trace=self.trace,
                 )
@@ -334,6 +337,7 @@ class Cluster:
                     topic=pspec.topic, records=pspec.records, rate_per_s=pspec.rate_per_s, keys=pspec.keys,
                     records_per_transaction=txn.records_per_transaction if txn else 0,
                     abort_rate=txn.abort_rate if txn else 0.0, start_ms=pspec.start_ms,
+                    linger_ms=pspec.linger_ms, batch_size=pspec.batch_size,
                 ),
                 config=client_config, trace=self.trace,
             )

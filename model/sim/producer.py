@@ -57,11 +57,12 @@ class ProducerSettings:
     abort_rate: float = 0.0
     start_ms: int = 0
     linger_ms: int = 5  # linger.ms: how often arrived records are batched
+    batch_size: int = 0  # batch.size in records (Kafka's is bytes): at most this many per batch; 0: no cap
 
     def __post_init__(self) -> None:
         if self.records < 0 or self.rate_per_s < 1 or self.keys < 0 or self.records_per_transaction < 0:
             raise ValueError(f"invalid producer settings {self}")
-        if self.linger_ms < 1 or self.start_ms < 0 or not 0 <= self.abort_rate <= 1:
+        if self.linger_ms < 1 or self.start_ms < 0 or not 0 <= self.abort_rate <= 1 or self.batch_size < 0:
             raise ValueError(f"invalid producer settings {self}")
 
     @property
@@ -222,9 +223,18 @@ class Producer(Client):
             if partition in self._in_flight:
                 continue
             records, first = self._accumulators.pop(partition)
+            cap = self.settings.batch_size
+            keys_list = self._accumulated_keys.pop(partition, [])
+            if cap and records > cap:
+                # batch.size: the batch is full; the rest waits for the next send (RecordAccumulator).
+                self._accumulators[partition] = (records - cap, first)
+                if keys_list:
+                    self._accumulated_keys[partition] = keys_list[cap:]
+                    keys_list = keys_list[:cap]
+                records = cap
             sequence = self._sequences.get(partition, 0)
             self._sequences[partition] = sequence + records
-            keys = tuple(self._accumulated_keys.pop(partition, ()))
+            keys = tuple(keys_list)
             batch = _Batch(partition, records, sequence, first, self.settings.transactional, keys)
             self._in_flight[partition] = batch
             self._produce(batch)

@@ -102,6 +102,7 @@ class ShareConsumerSettings:
     ack_mode: str = "explicit"  # or "implicit": accept the whole batch
     commit_sync: bool = False  # send acks in a ShareAcknowledge as soon as a batch is processed
     max_poll_records: int = 500
+    acquire_mode: str = "batch_optimized"  # share.acquire.mode, sent on every ShareFetch
     max_wait_ms: int = 500  # ShareFetch MaxWaitMs (the broker may hold an empty fetch this long)
     min_bytes: int = 1  # ShareFetch MinBytes (fetch.min.bytes; the broker counts records)
     idle_fetch_backoff_ms: int = 100  # after an empty answer
@@ -117,6 +118,8 @@ class ShareConsumerSettings:
             raise ValueError("accept + release + reject must be 1")
         if self.max_poll_records < 1:
             raise ValueError("max_poll_records must be >= 1")
+        if self.acquire_mode not in ("batch_optimized", "record_limit"):
+            raise ValueError(f"acquire_mode = {self.acquire_mode!r}: must be 'batch_optimized' or 'record_limit'")
         if not 0.0 <= self.poison_rate <= 1.0:  # NaN too
             raise ValueError(f"poison_rate = {self.poison_rate!r}: must be a probability in [0, 1]")
         if self.renew_interval_ms < 0:
@@ -355,6 +358,7 @@ class ShareConsumer(GroupConsumer):
             max_wait_ms=self.settings.max_wait_ms,
             min_bytes=self.settings.min_bytes,
             max_records=self.settings.max_poll_records,
+            acquire_mode=self.settings.acquire_mode,
         )
         # The broker's session now holds every partition named (ack-only ones too, CL-1): an
         # incremental fetch reads them all until they are forgotten.

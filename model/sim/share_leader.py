@@ -160,8 +160,8 @@ class _Part:
 class _Call:
     """One ShareFetch or ShareAcknowledge being answered."""
 
-    __slots__ = ("acked", "budget", "checks", "closing", "done", "fetch", "fetch_id", "fetching", "got", "group_id",
-                 "max_wait_ms", "member_id", "message", "min_bytes", "parts", "read_from", "timer", "waiting")
+    __slots__ = ("acked", "acquire_mode", "budget", "checks", "closing", "done", "fetch", "fetch_id", "fetching",
+                 "got", "group_id", "max_wait_ms", "member_id", "message", "min_bytes", "parts", "read_from", "timer", "waiting")
 
     def __init__(self, message: Message, group_id: str, member_id: str, *, fetch: bool, closing: bool,
                  budget: int = 0, max_wait_ms: int = 0, min_bytes: int = 1, fetch_id: int = 0) -> None:
@@ -175,6 +175,7 @@ class _Call:
         self.fetch = fetch  # a ShareFetch (else a ShareAcknowledge)
         self.closing = closing
         self.budget = budget
+        self.acquire_mode = "batch_optimized"  # the ShareFetch's share.acquire.mode
         self.max_wait_ms = max_wait_ms
         self.parts: list[_Part] = []
         self.waiting = 0  # acknowledgement writes not answered yet
@@ -236,6 +237,7 @@ class ShareLeaderHost:
         call = _Call(message, req.group_id, req.member_id, fetch=True, closing=ctx.closing,
                      budget=req.max_records, max_wait_ms=req.max_wait_ms, min_bytes=req.min_bytes,
                      fetch_id=self._next_fetch_id)
+        call.acquire_mode = req.acquire_mode
         named: set[tuple[str, int]] = set()
         for p in req.partitions:
             named.add((p.topic_id, p.partition))
@@ -412,7 +414,7 @@ class ShareLeaderHost:
                 continue
             part = next(p for p in call.parts if p.slot is slot and p.fetch)
             stale = self._stale_read(call, slot) if call.read_from is not None else []
-            acquired = slot.sp.acquire(call.member_id, call.budget, now)
+            acquired = slot.sp.acquire(call.member_id, call.budget, now, acquire_mode=call.acquire_mode)
             if stale:
                 acquired = stale + acquired
             if acquired:

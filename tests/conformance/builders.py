@@ -4,9 +4,10 @@ Kafka's SharePartitionTest drives a SharePartition whose persister answers at on
 is a ``SharePartition`` over a ``PartitionLog`` whose writes are answered as soon as they are
 made (``settle``), with Kafka's test defaults (delivery limit 5, 200 in-flight records, lock
 30 s). Kafka fetches batches from the log and passes them in; here ``acquire(first, count)``
-makes sure the log holds those records and asks the model to acquire ``count`` records: the
-model has no record batches and no fetch offset, which is where the tests marked
-``missing("record-batches")`` / ``missing("fetch-offset")`` differ. Kafka's ``endOffset`` is the
+makes sure the log holds those records (one batch for what is missing, or the batches
+``produce_batches`` wrote) and asks the model to acquire from a fetch at ``first`` whose
+fetched batches end at ``first + count - 1``, with max fetch records ``count`` unless given.
+Kafka's ``endOffset`` is the
 last offset of the in-flight window (the start offset when it is empty); ``end_offset`` here.
 
 ShareCoordinatorShardTest replays a snapshot with leader epoch -1 and start offset -1 to
@@ -163,11 +164,19 @@ class Leader:
             self.log.append(end - self.log.log_end_offset)
         self.log.advance_high_watermark()
 
-    def acquire(self, first: int, count: int, member: str = MEMBER,
-                max_records: int | None = None) -> list[tuple[int, int, int]]:
-        """Fetch ``count`` records from ``first`` and acquire them: (first, last, delivery count) runs."""
+    def produce_batches(self, *sizes: int) -> None:
+        """Append record batches of these sizes (Kafka's memoryRecordsBuilder, one per size)."""
+        for size in sizes:
+            self.log.append(size)
+        self.log.advance_high_watermark()
+
+    def acquire(self, first: int, count: int, member: str = MEMBER, max_records: int | None = None,
+                mode: str = "batch_optimized") -> list[tuple[int, int, int]]:
+        """Fetch ``count`` records from ``first`` (the fetched batches end at ``first + count - 1``) and
+        acquire them: (first, last, delivery count) runs."""
         self.produce_to(first + count)
-        acquired = self.sp.acquire(member, count if max_records is None else max_records, self.now)
+        acquired = self.sp.acquire(member, count if max_records is None else max_records, self.now, first,
+                                   acquire_mode=mode, fetch_last=first + count - 1)
         self.settle()
         return [(a.first_offset, a.last_offset, a.delivery_count) for a in acquired]
 

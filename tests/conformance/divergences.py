@@ -47,15 +47,10 @@ DIVERGENCES: Final[dict[str, str]] = {
 
 # Mechanisms of the Kafka that ships that the model lacks (issue 24's list).
 MISSING: Final[dict[str, str]] = {
-    "record-batches": "no record batches: acquisition, in-flight state and its splitting are per offset range",
-    "fetch-offset": "acquire takes no fetch offset and there is no nextFetchOffset",
-    "throttling": "no delivery-count throttling of acquisitions",
-    "record-limit-acquire": "no share.acquire.mode record_limit",
     "archiving-dlq": "no ARCHIVING state, no dead-letter queue: trunk at the pinned commit has both (KIP-1191: "
                      "RecordState ARCHIVING = 3, persisted; with share.group DLQ enabled and a DLQ topic named, a "
                      "REJECT or the delivery limit moves records to ARCHIVING, written, then enqueued to the DLQ "
                      "topic and moved to ARCHIVED with a second write; a reader resumes ARCHIVING batches)",
-    "dynamic-group-config": "no per-group dynamic delivery-count limit or partition max record locks",
 }
 
 

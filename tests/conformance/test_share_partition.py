@@ -2,9 +2,8 @@
 
 Kafka's test compares the cached in-flight batches (and their per-offset state once split); the
 model keeps ranges of offsets, so the translations compare the state and delivery count of each
-offset (``Leader.states``) and the owner where Kafka names it. Kafka's nextFetchOffset
-has no counterpart (``missing("fetch-offset")``): where a test is about it it is marked, elsewhere
-those assertions are left out. Kafka's ``updateCacheAndOffsets(n)`` is the log start offset moving to
+offset (``Leader.states``) and the owner where Kafka names it (the cached batches' first offsets are
+``SharePartition.in_flight_batch_starts``). Kafka's ``updateCacheAndOffsets(n)`` is the log start offset moving to
 n (``Leader.move_log_start``); its timer tasks are deadlines here (``Leader.advance_time``).
 """
 
@@ -12,6 +11,7 @@ from __future__ import annotations
 
 import pytest
 
+from model.core.config import GroupConfig
 from model.core.errors import Errors
 from model.core.share_partition import AcknowledgementBatch, PartitionStatus
 from model.core.share_state import ReadShareGroupStateResponse, WriteShareGroupStateResponse
@@ -135,7 +135,6 @@ def test_maybe_initialize_default_start_epoch_group_config_not_present() -> None
     assert leader.active and (leader.start_offset, leader.end_offset) == (15, 15)
 
 
-@missing("record-batches")
 def test_maybe_initialize_and_acquire() -> None:
     """SharePartitionTest.testMaybeInitializeAndAcquire: with max fetch records 1, the gap 10-14 before the
     first stored batch is acquired whole; then, with 10, every available record up to 30 in one go."""
@@ -173,7 +172,6 @@ def test_acquire_multiple_records() -> None:
     assert leader.states(10, 14) == [(ACQUIRED, 1)] * 5 and leader.owner(10) == MEMBER
 
 
-@missing("record-batches")
 def test_acquire_with_max_fetch_records() -> None:
     """SharePartitionTest.testAcquireWithMaxFetchRecords: max fetch records 10 over a fetched batch of 25
     acquires the whole batch after the 5 already in flight (5-24)."""
@@ -205,13 +203,16 @@ def test_acquire_with_empty_fetch_records() -> None:
     assert leader.sp.in_flight_count == 0
 
 
-@missing("record-batches")
 def test_acquire_with_max_in_flight_records_and_try_acquire_new_batch() -> None:
     """SharePartitionTest.testAcquireWithMaxInFlightRecordsAndTryAcquireNewBatch: with 20 in-flight records
     allowed, 0-9, then 10-24 (Kafka completes the batch that crosses the limit), then nothing."""
     leader = Leader(max_in_flight=20)
     assert leader.acquire(0, 10) == [(0, 9, 1)]
-    assert leader.acquire(10, 22) == [(10, 24, 1)]
+    leader.produce_batches(5, 10, 5, 2)  # 10-14, 15-24, 25-29, 30-31
+    assert leader.acquire(10, 22, max_records=500) == [(10, 24, 1)]
+    assert leader.sp.next_fetch_offset == 25
+    assert leader.acquire(25, 10, max_records=500) == []  # at capacity, and the fetch is past the end
+    assert leader.sp.next_fetch_offset == 25
     assert leader.acquire(25, 10) == []
 
 
@@ -363,7 +364,6 @@ def test_invalid_acknowledge_type_in_subset_acknowledgement() -> None:
     assert leader.states(1, 10) == [(ACQUIRED, 1)] * 10
 
 
-@missing("record-batches")
 def test_maybe_update_cached_state_when_acknowledge_type_accept() -> None:
     """SharePartitionTest.testMaybeUpdateCachedStateWhenAcknowledgeTypeAccept: a fetched batch of 250 is
     acquired whole although 200 records may be in flight; accepted, the window empties."""
@@ -442,7 +442,6 @@ def test_acquisition_lock_for_acquiring_single_record() -> None:
     assert leader.states(0, 0) == [(AVAILABLE, 1)] and leader.owner(0) is None
 
 
-@missing("fetch-offset")
 def test_acquisition_lock_timeout_cause_max_delivery_count_exceed() -> None:
     """SharePartitionTest.testAcquisitionLockTimeoutCauseMaxDeliveryCountExceed: with delivery limit 2,
     the second expiry archives 10-19 (0-9 keep the start offset where it is)."""
@@ -810,13 +809,11 @@ def test_acknowledge_batch_post_lso_movement() -> None:
 # -- mechanisms the model does not have ----------------------------------------------------------
 
 
-@missing("fetch-offset")
 def test_next_fetch_offset_initial_state() -> None:
     """SharePartitionTest.testNextFetchOffsetInitialState"""
     assert Leader().sp.__getattribute__("next_fetch_offset") == 0
 
 
-@missing("fetch-offset")
 def test_next_fetch_offset_with_multiple_consumers() -> None:
     """SharePartitionTest.testNextFetchOffsetWithMultipleConsumers: member-1 releases 0-2; member-2's fetch
     at offset 3 acquires 3-4, leaving 0-2 AVAILABLE for member-1's next fetch."""
@@ -848,7 +845,6 @@ def test_renew_acknowledge_with_complete_batch_ack() -> None:
     assert leader.states(0, 4) == [(ACQUIRED, 1)] * 5
 
 
-@missing("throttling")
 def test_throttle_records_when_pending_deliveries_exist() -> None:
     """SharePartitionTest.testThrottleRecordsWhenPendingDeliveriesExist: at delivery count
     max(2, ceil(limit / 2)) a batch is acquired in smaller pieces."""
@@ -861,12 +857,28 @@ def test_throttle_records_when_pending_deliveries_exist() -> None:
     assert leader.acquire(0, 10) == [(0, 4, 4)]
 
 
-@missing("record-limit-acquire")
 def test_acquire_single_batch_in_record_limit_mode() -> None:
-    """SharePartitionTest.testAcquireSingleBatchInRecordLimitMode: in record_limit mode, max fetch records
-    is a hard limit within a batch and the batch's in-flight state splits per offset."""
+    """SharePartitionTest.testAcquireSingleBatchInRecordLimitMode: in record_limit mode max fetch records
+    5 over a batch of 10 acquires 0-4 and leaves 5-9 AVAILABLE in the same in-flight batch; another
+    member's fetch of the batch acquires 5-9."""
     leader = Leader()
-    assert leader.sp.__getattribute__("acquire_mode") == "record_limit"
+    assert leader.acquire(0, 10, max_records=5, mode="record_limit") == [(0, 4, 1)]
+    assert leader.sp.next_fetch_offset == 5 and leader.sp.in_flight_batch_starts() == [0]
+    assert leader.states(0, 9) == [(ACQUIRED, 1)] * 5 + [(AVAILABLE, 0)] * 5
+    assert leader.acquire(0, 10, member=OTHER_MEMBER, max_records=5, mode="record_limit") == [(5, 9, 1)]
+    assert leader.owner(5) == OTHER_MEMBER and leader.sp.next_fetch_offset == 10
+
+
+def test_acquire_multiple_batches_in_record_limit_mode() -> None:
+    """SharePartitionTest.testAcquireMultipleBatchesInRecordLimitMode: batches 10-14, 15-29 and 30-44;
+    10 records in record_limit mode acquire 10-19, the in-flight batch runs to 29 and 20-29 stay
+    AVAILABLE."""
+    leader = Leader(log_start=10)
+    leader.produce_batches(5, 15, 15)
+    assert leader.acquire(10, 35, max_records=10, mode="record_limit") == [(10, 19, 1)]
+    assert leader.sp.next_fetch_offset == 20 and leader.sp.in_flight_batch_starts() == [10]
+    assert (leader.start_offset, leader.end_offset) == (10, 29)
+    assert leader.states(19, 20) == [(ACQUIRED, 1), (AVAILABLE, 0)]
 
 
 @missing("archiving-dlq")
@@ -878,9 +890,46 @@ def test_acknowledge_reject_with_dlq_enabled() -> None:
     assert RecordState["ARCHIVING"]
 
 
-@missing("dynamic-group-config")
 def test_max_delivery_count_uses_group_config_when_present() -> None:
     """SharePartitionTest.testMaxDeliveryCountUsesGroupConfigWhenPresent"""
-    from model.core.config import GroupConfig
+    leader = Leader(max_delivery_count=5)
+    leader.sp.group = GroupConfig(delivery_count_limit=8)
+    assert leader.sp.delivery_count_limit == 8
 
-    assert GroupConfig(**{"delivery_count_limit": 2})  # type: ignore[arg-type]
+
+def test_max_delivery_count_falls_back_to_default_when_no_group_config() -> None:
+    """SharePartitionTest.testMaxDeliveryCountFallsBackToDefaultWhenNoGroupConfig"""
+    assert Leader(max_delivery_count=5).sp.delivery_count_limit == 5
+
+
+def test_dynamic_delivery_count_decrease_causes_archival() -> None:
+    """SharePartitionTest.testDynamicDeliveryCountDecreaseCausesArchival: the group's limit drops to 2
+    while 5-14 are on their second delivery; released, they are archived."""
+    leader = Leader(max_delivery_count=10, log_start=5)
+    leader.acquire(5, 10)
+    assert leader.acknowledge(MEMBER, (5, 14, RELEASE)) == Errors.NONE
+    assert leader.acquire(5, 10) == [(5, 14, 2)]
+    leader.sp.group = GroupConfig(delivery_count_limit=2)
+    assert leader.acknowledge(MEMBER, (5, 14, RELEASE)) == Errors.NONE
+    assert leader.acquire(5, 10) == []
+    assert leader.sp.next_fetch_offset == 15
+
+
+def test_dynamic_delivery_count_increase_allows_more_deliveries() -> None:
+    """SharePartitionTest.testDynamicDeliveryCountIncreaseAllowsMoreDeliveries"""
+    leader = Leader(max_delivery_count=2, log_start=5)
+    leader.acquire(5, 10)
+    assert leader.acknowledge(MEMBER, (5, 14, RELEASE)) == Errors.NONE
+    leader.sp.group = GroupConfig(delivery_count_limit=10)
+    assert leader.acquire(5, 10) == [(5, 14, 2)]
+    assert leader.acknowledge(MEMBER, (5, 14, RELEASE)) == Errors.NONE
+    assert leader.acquire(5, 10) == [(5, 14, 3)]
+    assert leader.sp.in_flight_count == 10
+
+
+def test_max_in_flight_records_uses_group_config_when_present() -> None:
+    """SharePartitionTest.testMaxInFlightRecordsUsesGroupConfigWhenPresent"""
+    leader = Leader(max_in_flight=2000)
+    leader.sp.group = GroupConfig(partition_max_record_locks=5000)
+    assert leader.sp.max_record_locks == 5000
+    assert Leader(max_in_flight=2000).sp.max_record_locks == 2000

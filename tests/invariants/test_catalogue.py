@@ -48,6 +48,7 @@ IDS = {
     "stored-delivery-complete-count": ("SC-4",),
     "delivery-complete-count": ("SP-1",),
     "target-assignment-balanced": ("GC-5",),  # issue 24: trunk's SimpleAssignor balance
+    "last-delivery-alone": ("SP-5",),  # issue 24: Kafka's delivery-count throttling
 }
 LIVENESS = {"eventual-resolution", "member-convergence"}
 

@@ -54,7 +54,8 @@ class _Harness:
     def __init__(self, monitors: Monitors, records: int = 50, limit: int = 3) -> None:
         self.monitors = monitors
         self.log = PartitionLog()
-        self.log.append(records)
+        for _ in range(records):
+            self.log.append(1)  # one-record batches: Kafka's batch-wise acquisition takes max records as given
         self.log.advance_high_watermark()
         self.shard = ShareCoordinatorShard()
         self.shard.initialize(InitializeShareGroupStateRequest(KEY, 1, 0))
@@ -135,7 +136,8 @@ def test_a_plain_run_of_acquire_accept_release_and_failover_is_quiet() -> None:
     h.advance(LOCK_MS)  # the lock expires: back to AVAILABLE
     h.failover()
     assert h.leader.spso == 5
-    assert h.acquire("m1", 10)[0] == AcquiredRecords(5, 9, 3)
+    for offset in range(5, 10):  # Kafka's throttling: each on its last delivery attempt goes alone
+        assert h.acquire("m1", 10) == [AcquiredRecords(offset, offset, 3)]
     h.release("m1")  # count 3 = limit: ARCHIVED (SP-5)
     assert h.leader.spso >= 10
     monitors.finish(h.now)
@@ -198,9 +200,13 @@ class _FakePartition:
     max_record_locks: int = 200
     key: SharePartitionKey = KEY
     states: dict[int, OffsetState] = field(default_factory=dict)
+    broker: BrokerConfig = field(default_factory=BrokerConfig)
 
     def state_of(self, offset: int) -> OffsetState | None:
         return self.states.get(offset)
+
+    def window_within_record_locks(self) -> bool:
+        return self.speo - self.spso <= self.max_record_locks
 
 
 def _window_monitor() -> tuple[SpsoWindowMonitor, ViolationSink]:
@@ -385,6 +391,21 @@ def test_sp5_fires_at_the_end_when_a_record_at_the_limit_is_left_available() -> 
         monitor.on_share_partition_step(leader, log.high_watermark, now)
     monitor.finish(200)
     assert [(v.invariant, v.state["offset"]) for v in sink.violations] == [("delivery-count-limit", 0)]
+
+
+@pytest.mark.parametrize("protocol", ["kafka", "kip"])
+def test_last_delivery_alone_fires_when_a_record_on_its_last_attempt_comes_with_others(protocol: str) -> None:
+    sink = ViolationSink(1)
+    monitor = DeliveryLimitMonitor(sink, limit=3)
+    log = PartitionLog()
+    log.append(5)
+    log.advance_high_watermark()
+    leader = SharePartition(KEY, log, leader_epoch=1, broker=BrokerConfig(delivery_count_limit=3, protocol=protocol))
+    monitor.on_share_partition_step(leader, log.high_watermark, 0)
+    monitor.on_acquire(KEY, "m1", [AcquiredRecords(0, 0, 3)], 1, 0)  # alone: fine
+    monitor.on_acquire(KEY, "m1", [AcquiredRecords(1, 1, 3), AcquiredRecords(2, 4, 1)], 1, 0)
+    expected = ["last-delivery-alone"] if protocol == "kafka" else []  # the KIP has no throttling
+    assert [v.invariant for v in sink.violations] == expected
 
 
 # -- E-2 ------------------------------------------------------------------------------------------------

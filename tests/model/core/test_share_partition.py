@@ -40,8 +40,10 @@ def make(records: int = 20, *, start: int = 0, broker: BrokerConfig | None = Non
          group: GroupConfig | None = None, log: PartitionLog | None = None,
          batches: tuple[StateBatch, ...] = (), leader_epoch: int = 1) -> SharePartition:
     if log is None:
+        # One-record batches: Kafka's batch-wise acquisition then takes max records as given.
         log = PartitionLog()
-        log.append(records)
+        for _ in range(records):
+            log.append(1)
         log.advance_high_watermark()
     sp = SharePartition(KEY, log, leader_epoch=leader_epoch, broker=broker, group=group)
     sp.read_request()
@@ -723,7 +725,8 @@ def test_kafka_writes_the_spso_with_every_write_and_the_log_start_lazily() -> No
     """Trunk: updateCacheAndOffsets writes nothing; writeShareGroupState carries startOffset() each time,
     whatever is in flight (the share coordinator keeps the higher, SC-4)."""
     log = PartitionLog()
-    log.append(20)
+    for _ in range(20):
+        log.append(1)
     log.advance_high_watermark()
     sp = make(log=log)
     sp.acquire("m1", 10, 0)

@@ -215,7 +215,8 @@ class FakeCluster:
         self.lock_timers: dict[int, object] = {}
         for p in range(partitions):
             log = PartitionLog()
-            log.append(records)
+            for _ in range(records):
+                log.append(1)  # one-record batches: max_poll_records bounds each fetch exactly
             log.advance_high_watermark()
             sp = SharePartition(SharePartitionKey(GROUP, TOPIC_ID, p), log, leader_epoch=1, broker=config)
             sp.read_request()

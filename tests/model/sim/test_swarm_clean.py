@@ -101,5 +101,5 @@ FINDINGS = {(4882951657792704728, "stored-start-offset-monotonic")}
 def test_a_late_duplicate_initialize_resets_the_stored_start_offset_within_a_state_epoch() -> None:
     result = run(library.get("swarm_lifecycle"), 4882951657792704728, stop_on_first_violation=False)
     (finding,) = result.violations
-    assert finding.invariant == "stored-start-offset-monotonic" and finding.time_ms == 45053
+    assert finding.invariant == "stored-start-offset-monotonic" and finding.time_ms == 45052
     assert "a ShareSnapshot committed" in finding.message and "from 0 to -1 within state epoch 5" in finding.message
