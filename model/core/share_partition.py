@@ -792,7 +792,10 @@ class SharePartition:
         # (archived, ``expire_locks``); nothing is written for them. Terminal records are past; records
         # in transition leave the window and their writes complete as no-ops (a failed acknowledgement's
         # rollback to ACQUIRED below the start is not modelled: their lock would only archive them).
-        self._keep_below(log_start)
+        # protocol = "kip": the KIP moves the SPSO to the log start and says nothing of the records below
+        # it; they leave the window whatever their state (what the model did before trunk's was followed).
+        if self.broker.kafka:
+            self._keep_below(log_start)
         self._window.drop_below(log_start)
         self._spso = log_start
         self._speo = max(self._speo, log_start)
