@@ -310,6 +310,15 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
            "another member (trunk restarts the lock, acknowledgeCompleteBatch / acknowledgePerOffsetBatchRecords)",
            "exclusive-acquisition", "renew_slow_processing",
            "model/core/share_partition.py: _apply_acknowledgement"),
+    # -- the log start offset (DeleteRecords, issue 24) -----------------------------------------------
+    Mutant("log-start-unheard",
+           "the share-partition leader never follows its data partition's log start offset (neither when "
+           "DeleteRecords moves it nor at its next fetch or acknowledgement): the SPSO stays below the records "
+           "deleted before delivery, which no fetch can return, so the share-partition never gets past them "
+           "(trunk: SharePartition.updateCacheAndOffsets, called from the fetch path once the log start passed "
+           "the start offset, archives what is AVAILABLE below it and moves the start offset)",
+           "eventual-resolution", "delete_records",
+           "model/core/share_partition.py: _follow_log_start; model/sim/share_leader.py: on_log_start_moved"),
 )
 
 
