@@ -67,6 +67,20 @@ def test_a_leader_that_never_hears_the_log_start_is_caught(seed: int) -> None:
     assert {v.invariant for v in result.violations} == {"eventual-resolution"}
 
 
+def test_swarm_failovers_draws_delete_records_and_reaches_the_across_log_start_path(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    scenario = library.get("swarm_failovers")
+    assert "delete_records" in scenario.fault_kinds
+    seen = _instrument(monkeypatch)
+    fired = 0
+    for seed in (5, 8):  # seeds whose plan switches delete_records on
+        result = run(scenario, seed)
+        assert result.ok, [v.describe() for v in result.violations]
+        fired += result.faults_fired.get("delete_records", 0)
+    assert fired >= 2
+    assert seen["kept_acquired"] > 0 and seen["acks_across"] + seen["acks_below"] > 0
+
+
 @pytest.mark.parametrize("to", ["top", -1, True, ""])
 def test_delete_records_params_are_checked(to: object) -> None:
     with pytest.raises(FaultPlanError, match=r"params\.to"):
