@@ -198,7 +198,8 @@ _CASES = [  # (fault, the key path, the value, what the scenario has); the small
 ]
 
 
-_KINDS_KNOWN = ('; known: Produce, Fetch, EndTxnMarker, ShareFetch, ShareAcknowledge, DeleteRecords, InitializeShareGroupState, '
+_KINDS_KNOWN = ('; known: Produce, Fetch, EndTxnMarker, ShareFetch, ShareAcknowledge, DeleteRecords, '
+                'InitializeShareGroupState, '
                 "ReadShareGroupState, WriteShareGroupState, DeleteShareGroupState, ReadShareGroupStateSummary, "
                 "ShareGroupHeartbeat, ConsumerGroupHeartbeat, OffsetCommit, OffsetFetch, ShareGroupDescribe, "
                 "ConsumerGroupDescribe, AlterShareGroupOffsets, DeleteShareGroupOffsets, DescribeShareGroupOffsets, "
