@@ -3,10 +3,12 @@ leaders, which follow it as Kafka trunk's SharePartition.updateCacheAndOffsets d
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+import scenarios
 from model.core.share_partition import SharePartition
 from model.core.share_state import RecordState
 from model.sim.faults import FaultEvent, FaultPlanError
@@ -90,3 +92,19 @@ def test_delete_records_params_are_checked(to: object) -> None:
 @pytest.mark.parametrize("to", ["hwm", "half", 0, 120])
 def test_delete_records_takes_hwm_half_or_an_offset(to: int | str) -> None:
     assert FaultEvent(0, "delete_records", "events-0", params=(("to", to),)).param("to") == to
+
+
+def test_under_protocol_kip_the_window_drops_what_the_log_start_passed(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The KIP's reading: the SPSO jumps to the log start and the records below it leave the window whatever
+    their state (a LOG_START write makes it durable at once); runs clean too."""
+    text = (Path(library.__file__).parent / "library" / "delete_records.toml").read_text()
+    text = text.replace('"group.share.session.timeout.ms" = 3000',
+                        '"group.share.session.timeout.ms" = 3000\n"sharesim.protocol" = "kip"')
+    path = tmp_path / "delete_records_kip.toml"
+    path.write_text(text)
+    seen = _instrument(monkeypatch)
+    result = run(scenarios.load(path), seed=1)
+    assert result.ok, [v.describe() for v in result.violations]
+    assert result.faults_fired == {"delete_records": 4}
+    assert seen["kept_acquired"] == seen["archived_available"] == 0  # nothing kept below the start
