@@ -29,7 +29,8 @@ TABLE: Final[dict[str, Entry]] = {
         "(by the latest leader's count, or within its tenure: SP-11) and not accepted ends ARCHIVED"),
     "spso-monotonic": Entry(
         ("SP-6",), "transition",
-        "the SPSO never decreases; every offset below it is durably terminal (a group deleted and re-created "
+        "the SPSO never decreases; every offset below it is durably terminal or deleted from the log (below its "
+        "log start offset; a group deleted and re-created "
         "starts afresh)"),
     "window-bounds": Entry(
         ("SP-7",), "state",

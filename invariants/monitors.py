@@ -183,7 +183,9 @@ class SpsoWindowMonitor(Monitor):
                                  message=f"{key}: SPSO went back from {previous} to {spso} "
                                  f"within state epoch {partition.state_epoch}", previous_spso=previous, **excerpt)
             else:
-                start = max(previous, track.durable_start)
+                # Offsets below the data partition's log start were deleted (DeleteRecords, retention):
+                # the SPSO follows the log start past them without a write (trunk's updateCacheAndOffsets).
+                start = max(previous, track.durable_start, partition.log.log_start_offset)
                 missing = track.durable_terminal.first_missing(start, spso - 1)
                 if missing is not None:
                     self.sink.report("spso-monotonic", now_ms, event="share-partition step",

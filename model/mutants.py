@@ -333,6 +333,15 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
            "the share-partition reads the broker's group.share.delivery.count.limit and ignores the group's own "
            "share.delivery.count.limit (GroupConfig, ShareGroupConfigProvider)",
            "delivery-count-limit", "group_delivery_limit", "model/core/share_partition.py: delivery_count_limit"),
+    # -- the log start offset (DeleteRecords, issue 24) -----------------------------------------------
+    Mutant("log-start-unheard",
+           "the share-partition leader never follows its data partition's log start offset (neither when "
+           "DeleteRecords moves it nor at its next fetch or acknowledgement): the SPSO stays below the records "
+           "deleted before delivery, which no fetch can return, so the share-partition never gets past them "
+           "(trunk: SharePartition.updateCacheAndOffsets, called from the fetch path once the log start passed "
+           "the start offset, archives what is AVAILABLE below it and moves the start offset)",
+           "eventual-resolution", "delete_records",
+           "model/core/share_partition.py: _follow_log_start; model/sim/share_leader.py: on_log_start_moved"),
 )
 
 

@@ -80,6 +80,29 @@ class FetchRequest:
     leader_epoch: int = -1  # the fetcher's view (-1: do not check); stale → FENCED_LEADER_EPOCH
 
 
+DELETE_TO_HIGH_WATERMARK: Final = -1  # Kafka's DeleteRecordsRequest.HIGH_WATERMARK
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteRecordsRequest:
+    """Admin.deleteRecords for one partition: move its log start offset up to ``offset`` (<= the high-water
+    mark; -1: the high-water mark). ``fraction`` (a sharesim stand-in for a client that first asked for
+    the offsets): when >= 0, the offset is that fraction of the way from the log start to the HWM."""
+
+    topic: str
+    partition: int
+    offset: int = DELETE_TO_HIGH_WATERMARK
+    fraction: float = -1.0
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteRecordsResponse:
+    topic: str
+    partition: int
+    error_code: Errors = Errors.NONE  # OFFSET_OUT_OF_RANGE past the HWM; NOT_LEADER_OR_FOLLOWER
+    low_watermark: int = -1  # the log start offset after the deletion
+
+
 @dataclass(frozen=True, slots=True)
 class FetchResponse:
     topic: str

@@ -38,7 +38,7 @@ error if it failed, FENCED_STATE_EPOCH after an admin reset until re-read (SP-12
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import Final
@@ -239,6 +239,10 @@ class SharePartition:
         # Kafka's cached in-flight batches: the first offset of each, ascending; a batch runs to the
         # next one's start (or the window's end). Starts below the SPSO are pruned lazily.
         self._batch_starts: list[int] = []
+        # Records below the SPSO the log start offset passed while they were ACQUIRED (and, beside them,
+        # the AVAILABLE ones it archived): trunk keeps them in its cache with their member until they are
+        # acknowledged (skipped) or their lock expires (archived). See ``_follow_log_start``.
+        self._below: list[InFlightRange] = []
         self._pending: dict[int, _WriteInfo] = {}
         self._outbox: list[PendingWrite] = []
         self._next_write_id = 1
@@ -330,8 +334,12 @@ class SharePartition:
         return effective_lock_duration_ms(self.broker, self.group)
 
     def state_of(self, offset: int) -> OffsetState | None:
-        """The state of an offset in the window [SPSO, SPEO); None outside it."""
-        if not self._spso <= offset < self._speo:
+        """The state of an offset in the window [SPSO, SPEO), or of one the log start offset passed while
+        it was ACQUIRED (``below_start``); None otherwise."""
+        if offset < self._spso:
+            r = next((b for b in self._below if b.first <= offset <= b.last), None)
+            return None if r is None else OffsetState(r.state, r.delivery_count, r.owner, False)
+        if offset >= self._speo:
             return None
         r = self._window.find(offset)
         if r is None:
@@ -345,6 +353,14 @@ class SharePartition:
                 None if r.lock_deadline_ms == NO_DEADLINE else r.lock_deadline_ms,
                 r.write_id != NO_WRITE, r.target, r.durable_count,
             )
+
+    @property
+    def below_start(self) -> list[InFlightBatch]:
+        """The records below the SPSO still held after the log start offset passed them (ACQUIRED until
+        acknowledged or their lock expires; ARCHIVED beside them), as trunk's cache keeps them."""
+        return [InFlightBatch(r.first, r.last, r.state, r.delivery_count, r.owner,
+                              None if r.lock_deadline_ms == NO_DEADLINE else r.lock_deadline_ms,
+                              False, r.target, r.durable_count) for r in self._below]
 
     def durable_delivery_count(self, offset: int) -> int:
         """The delivery count of ``offset`` as of the last successful write or read (0 outside the window)."""
@@ -436,6 +452,7 @@ class SharePartition:
     def _drop_state(self) -> None:
         self._window.clear()
         self._batch_starts.clear()
+        self._below.clear()
         for info in self._pending.values():
             info.orphaned = True
         self._start_writes = 0
@@ -1057,6 +1074,7 @@ class SharePartition:
         """The earliest live acquisition lock deadline, for one cancellable timer."""
         deadlines = [r.lock_deadline_ms for r in self._window.ranges
                      if r.state == ACQUIRED and r.write_id == NO_WRITE]
+        deadlines += [r.lock_deadline_ms for r in self._below if r.state == ACQUIRED]
         if _mutants.ACTIVE == "ack-after-lock-expired":
             return None  # mutant: no lock timer
         return min(deadlines) if deadlines else None
@@ -1064,6 +1082,8 @@ class SharePartition:
     def expire_locks(self, now_ms: int) -> int | None:
         """SP-4/SP-5: records whose lock expired by ``now_ms`` go back to AVAILABLE (or
         ARCHIVED at the delivery limit), durably. Returns the write id, if any."""
+        if self._below:
+            self._archive_below(lambda r: r.lock_deadline_ms <= now_ms)
         expired = [r for r in self._window.ranges
                    if r.state == ACQUIRED and r.write_id == NO_WRITE and r.lock_deadline_ms <= now_ms]
         return self._release(expired, WriteReason.LOCK_TIMEOUT) if expired else None
@@ -1073,6 +1093,8 @@ class SharePartition:
         records return to AVAILABLE (count unchanged, SP-5 applies). Returns the write id."""
         if self._status is not PartitionStatus.ACTIVE:
             return None
+        if self._below:
+            self._archive_below(lambda r: r.owner == member_id)
         mine = [r for r in self._window.ranges
                 if r.state == ACQUIRED and r.write_id == NO_WRITE and r.owner == member_id]
         return self._release(mine, WriteReason.RELEASE) if mine else None
@@ -1109,10 +1131,18 @@ class SharePartition:
 
     def _follow_log_start(self, now_ms: int, write: bool = True) -> int | None:
         log_start = self.log.log_start_offset
-        if log_start <= self._spso:
-            return None
-        # The records are gone from the log: the window loses them whatever their state,
-        # including records in transition (their writes complete as no-ops).
+        if log_start <= self._spso or _mutants.ACTIVE == "log-start-unheard":
+            return None  # mutant log-start-unheard: the leader never follows the log start
+        # Trunk's updateCacheAndOffsets / archiveAvailableRecordsOnLsoMovement: below the new start,
+        # AVAILABLE records are archived and ACQUIRED ones stay with their member (``_below``) until
+        # acknowledged (the acknowledgement is skipped, ``_kafka_spans``) or their lock expires
+        # (archived, ``expire_locks``); nothing is written for them. Terminal records are past; records
+        # in transition leave the window and their writes complete as no-ops (a failed acknowledgement's
+        # rollback to ACQUIRED below the start is not modelled: their lock would only archive them).
+        # protocol = "kip": the KIP moves the SPSO to the log start and says nothing of the records below
+        # it; they leave the window whatever their state (what the model did before trunk's was followed).
+        if self.broker.kafka:
+            self._keep_below(log_start)
         self._window.drop_below(log_start)
         self._spso = log_start
         self._speo = max(self._speo, log_start)
@@ -1129,6 +1159,41 @@ class SharePartition:
             self._log_start_unwritten = True
             return None
         return self._issue(WriteReason.LOG_START, None, [], start_offset=self._spso)
+
+    def _keep_below(self, log_start: int) -> None:
+        ranges = self._window.ranges
+        if not ranges or ranges[0].first >= log_start:
+            return
+        kept = self._below
+        for r in ranges:
+            if r.first >= log_start:
+                break
+            if r.write_id != NO_WRITE or r.state not in (ACQUIRED, AVAILABLE):
+                continue
+            last = min(r.last, log_start - 1)
+            if r.state == ACQUIRED:
+                kept.append(InFlightRange(r.first, last, ACQUIRED, r.delivery_count, r.owner, r.lock_deadline_ms,
+                                          durable_count=r.durable_count))
+            else:  # AVAILABLE: archived, not written (trunk writes nothing for it either)
+                kept.append(InFlightRange(r.first, last, ARCHIVED, r.delivery_count,
+                                          durable_count=r.durable_count))
+        self._prune_below()
+
+    def _archive_below(self, which: Callable[[InFlightRange], bool]) -> None:
+        """Trunk's releaseAcquisitionLockOnTimeout / releaseAcquiredRecords: acquired records below the start
+        offset whose lock expired or whose member left become ARCHIVED, whatever their delivery count."""
+        for r in self._below:
+            if r.state == ACQUIRED and which(r):
+                r.state = r.target = ARCHIVED
+                r.owner = None
+                r.lock_deadline_ms = NO_DEADLINE
+        self._prune_below()
+
+    def _prune_below(self) -> None:
+        # Trunk drops a cached batch once all of it is terminal; without batches here: once nothing
+        # below the start is ACQUIRED any more.
+        if all(r.state != ACQUIRED for r in self._below):
+            self._below.clear()
 
     # -- durable writes (SP-9) --------------------------------------------------------------
 

@@ -12,6 +12,8 @@ members, GC-8) is an outcome, not a failure of the simulation.
   start offset / high-water mark (a Fetch with max_records 0, our ListOffsets).
 * ``delete_share_group_offsets``: DeleteShareGroupOffsets for whole topics.
 * ``delete_group``: DeleteGroups.
+* ``delete_records``: DeleteRecords (Admin.deleteRecords) to the partition leader:
+  the log start offset moves up to an offset (at most the high-water mark).
 * ``add_partitions``: CreatePartitions, which the controller serves directly
   (it is not a network node in the simulation): the callable given at
   construction.
@@ -37,14 +39,22 @@ from model.core.group.share_messages import (
     DeleteShareGroupOffsetsRequestTopic,
     DeleteShareGroupOffsetsResponse,
 )
-from model.core.produce_fetch import FetchRequest, FetchResponse
+from model.core.produce_fetch import (
+    DELETE_TO_HIGH_WATERMARK,
+    DeleteRecordsRequest,
+    DeleteRecordsResponse,
+    FetchRequest,
+    FetchResponse,
+)
 from model.sim.client import Client, ClientConfig, MetadataSource
 from model.sim.faults import FaultEvent
 from model.sim.network import Network
 from model.sim.timers import Scheduler
 from model.sim.trace import Trace
 
-ADMIN_FAULT_KINDS = ("admin_alter_offsets", "admin_delete_group", "admin_add_partitions")
+ADMIN_FAULT_KINDS = ("admin_alter_offsets", "admin_delete_group", "admin_add_partitions", "delete_records")
+# delete_records params.to: the high-water mark, half way from the log start to it, or an offset.
+DELETE_TO_WORDS = ("hwm", "half")
 OFFSET_WORDS = ("earliest", "latest")
 
 
@@ -88,6 +98,10 @@ class AdminClient(Client):
             )
         elif event.kind == "admin_delete_group":
             self.delete_group(event.target, on_done)
+        elif event.kind == "delete_records":
+            topic, _, number = event.target.rpartition("-")
+            to = event.param("to")
+            self.delete_records(topic, int(number), "hwm" if to is None else to, on_done)
         elif event.kind == "admin_add_partitions":
             add = event.param("add")
             assert isinstance(add, int)
@@ -184,6 +198,27 @@ class AdminClient(Client):
 
         self._to_coordinator(group_id, "DeleteGroups", DeleteGroupsRequest((group_id,)), done, _delete_group_error)
 
+    def delete_records(self, topic: str, partition: int, to: int | str,
+                       on_done: AdminCallback | None = None) -> None:
+        """DeleteRecords to the partition's leader: its log start offset moves up to ``to`` ("hwm": the
+        high-water mark, Kafka's -1; "half": half way from the log start to it; or an offset). Retried on
+        NOT_LEADER_OR_FOLLOWER like any request to a leader."""
+        if isinstance(to, int):
+            request = DeleteRecordsRequest(topic, partition, to)
+        elif to in DELETE_TO_WORDS:
+            request = DeleteRecordsRequest(topic, partition, DELETE_TO_HIGH_WATERMARK, 0.5 if to == "half" else -1.0)
+        else:
+            raise ValueError(f"to {to!r}: an integer >= 0, 'hwm' or 'half'")
+        self.record("admin.delete_records", topic=topic, partition=partition, to=str(to))
+
+        def done(response: DeleteRecordsResponse | None) -> None:
+            error = Errors.REQUEST_TIMED_OUT if response is None else response.error_code
+            low = "" if response is None else str(response.low_watermark)
+            self._done(on_done, "delete_records", f"{topic}-{partition}", error, low)
+
+        self.call(partial(self._leader_id, topic, partition), "DeleteRecords", request, done,
+                  error_of=_delete_records_error)
+
     def add_partitions(self, topic: str, add: int, on_done: AdminCallback | None = None) -> None:
         """CreatePartitions: the controller adds ``add`` partitions to ``topic`` (GC-2 bumps follow)."""
         self.record("admin.add_partitions", topic=topic, add=add)
@@ -227,6 +262,11 @@ class AdminClient(Client):
 
 def _fetch_error(response: FetchResponse) -> Errors:
     # OFFSET_OUT_OF_RANGE still carries the offsets we asked for.
+    return Errors.NONE if response.error_code == Errors.OFFSET_OUT_OF_RANGE else response.error_code
+
+
+def _delete_records_error(response: DeleteRecordsResponse) -> Errors:
+    # OFFSET_OUT_OF_RANGE is an answer (nothing to retry); leadership errors are retried by Client.call.
     return Errors.NONE if response.error_code == Errors.OFFSET_OUT_OF_RANGE else response.error_code
 
 

@@ -58,6 +58,9 @@ from model.core.group.coordinator import error_response, group_id_of
 from model.core.group.share_messages import ListedGroup, ListGroupsResponse
 from model.core.metadata import MetadataImage, TopicMetadata
 from model.core.produce_fetch import (
+    DELETE_TO_HIGH_WATERMARK,
+    DeleteRecordsRequest,
+    DeleteRecordsResponse,
     EndTxnMarkerRequest,
     EndTxnMarkerResponse,
     FetchRequest,
@@ -173,6 +176,7 @@ class Broker:
             "EndTxnMarker": self._end_txn,
             "ShareFetch": self._share_fetch,
             "ShareAcknowledge": self._share_acknowledge,
+            "DeleteRecords": self._delete_records,
         }
         for kind in SHARE_STATE_KINDS:
             handlers[kind] = self._share_state
@@ -467,6 +471,34 @@ class Broker:
         records = tuple((s.first, s.last) for s in spans if s.deliverable)
         return FetchResponse(req.topic, req.partition, Errors.NONE, hwm, lso, start, records, spans[-1].last + 1,
                              data.produce_times_of(records))
+
+    def _delete_records(self, message: Message, req: DeleteRecordsRequest) -> None:
+        """DeleteRecords (Kafka's ReplicaManager.deleteRecords / UnifiedLog.maybeIncrementLogStartOffset): the
+        leader moves the partition's log start offset up to the requested offset, at most the high-water
+        mark (-1: the HWM; past it OFFSET_OUT_OF_RANGE). The committed state stands for every replica, so
+        followers, and any later leader, have the new log start at once (Kafka answers once every follower's
+        low watermark reached it, DelayedDeleteRecords). The share-partition leaders of the partition on
+        this broker hear of it (trunk: SharePartitionManager's fetch path, updateCacheAndOffsets)."""
+        error, _ = self._leads(req.topic, req.partition)
+        if error != Errors.NONE:
+            self.reply(message, DeleteRecordsResponse(req.topic, req.partition, error))
+            return
+        log = self.controller.data(req.topic, req.partition).log
+        start, hwm = log.log_start_offset, log.high_watermark
+        offset = hwm if req.offset == DELETE_TO_HIGH_WATERMARK else req.offset
+        if req.fraction >= 0:
+            offset = start + int((hwm - start) * min(req.fraction, 1.0))
+        if offset < 0 or offset > hwm:
+            self.reply(message, DeleteRecordsResponse(req.topic, req.partition, Errors.OFFSET_OUT_OF_RANGE, start))
+            return
+        moved = log.delete_records(offset)
+        now = self.scheduler.now_ms
+        if self.trace is not None:
+            self.trace.record(now, self.node, "data.delete_records", topic=req.topic, partition=req.partition,
+                              log_start_offset=moved, previous=start)
+        if moved > start:
+            self.share_leader.on_log_start_moved(req.topic, req.partition, now)
+        self.reply(message, DeleteRecordsResponse(req.topic, req.partition, Errors.NONE, moved))
 
     # -- share-partition leaders -------------------------------------------------------------------
 

@@ -32,6 +32,7 @@ Fault kinds → cluster operations:
 * ``consumer_crash`` / ``consumer_pause`` / ``slow_processing``: the consumer's ``crash`` /
   ``pause`` (until the end) / ``slow_processing(extra_ms)`` (0 at the end);
 * ``admin_*``: the admin client (``AdminClient.apply``);
+* ``delete_records``: the admin client's DeleteRecords to the leader of "topic-N" (``AdminClient.delete_records``);
 * ``hostile_state_request``: ``HostileStateClient.apply`` from the admin node (``model.sim.hostile``),
   which taps the wire for WriteShareGroupState from the start of a run whose plan holds the kind.
 """
@@ -409,6 +410,7 @@ class Cluster:
             "admin_alter_offsets": FaultHandler(self._admin),
             "admin_delete_group": FaultHandler(self._admin),
             "admin_add_partitions": FaultHandler(self._admin),
+            "delete_records": FaultHandler(self._delete_records),
             "hostile_state_request": FaultHandler(self._hostile_state_request),
         })
         return handlers
@@ -490,6 +492,12 @@ class Cluster:
         if event.kind != "admin_add_partitions" and event.target not in self.group_configs:
             return False
         if event.kind == "admin_add_partitions" and self.controller.partition_count(event.target) == 0:
+            return False
+        return self.admin.apply(event)
+
+    def _delete_records(self, event: FaultEvent) -> bool:
+        topic, _, number = event.target.rpartition("-")
+        if not number.isdigit() or not 0 <= int(number) < self.controller.partition_count(topic):
             return False
         return self.admin.apply(event)
 

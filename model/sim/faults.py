@@ -100,6 +100,15 @@ FAULT_KINDS: Final[Mapping[str, FaultKindSpec]] = {
             summary="AlterShareGroupOffsets: reset the group's start offset on a topic(-partition)",
         ),
         FaultKindSpec("admin_delete_group", "group", False, summary="DeleteShareGroups"),
+        FaultKindSpec(
+            "delete_records",
+            "partition",
+            False,
+            params=("to",),
+            summary="DeleteRecords (Admin.deleteRecords): the partition's log start offset moves up to params.to: "
+            "'hwm' (the high-water mark, the default), 'half' (half way to it) or an offset (past the HWM: "
+            "OFFSET_OUT_OF_RANGE)",
+        ),
         FaultKindSpec("admin_add_partitions", "topic", False, params=("add",), summary="CreatePartitions: add more"),
         FaultKindSpec(
             "hostile_state_request",
@@ -122,6 +131,7 @@ HOSTILE_NAMED_ONLY: Final = ("repeated_initialize",)
 
 _ALL_USES: Final = ("side_a", "side_b", "one_way", "kinds", "links", "nodes", "probability", "extra", "extra_ms")
 _OFFSET_WORDS: Final = ("earliest", "latest")
+_DELETE_TO_WORDS: Final = ("hwm", "half")  # delete_records params.to (model.sim.admin.DELETE_TO_WORDS)
 
 
 class FaultPlanError(ValueError):
@@ -352,6 +362,11 @@ def _check_params(event: FaultEvent, spec: FaultKindSpec) -> list[str]:
         if request is not None and request not in HOSTILE_STATE_REQUESTS + HOSTILE_NAMED_ONLY:
             out.append(f"params.request = {request!r}: must be one of "
                        f"{', '.join(HOSTILE_STATE_REQUESTS + HOSTILE_NAMED_ONLY)} (or absent: the first four)")
+    elif kind == "delete_records":
+        to = event.param("to")
+        if to is not None and not ((isinstance(to, int) and not isinstance(to, bool) and to >= 0)
+                                   or to in _DELETE_TO_WORDS):
+            out.append(f"params.to = {to!r}: must be an integer >= 0, 'hwm' or 'half' (or absent: 'hwm')")
     elif kind == "admin_add_partitions":
         add = event.param("add")
         if not isinstance(add, int) or isinstance(add, bool) or add < 1:
@@ -476,6 +491,7 @@ SWARM_RATE_PER_MINUTE: Final[Mapping[str, float]] = {
     "admin_delete_group": 0.1,
     "admin_add_partitions": 0.3,
     "hostile_state_request": 1.0,
+    "delete_records": 1.0,
 }
 """A kind's base rate at intensity 1; each run scales it by a random factor in [0.25, 2]."""
 
@@ -607,6 +623,8 @@ def _swarm_event(kind: str, at_ms: int, rng: random.Random, targets: SwarmTarget
         return FaultEvent(at_ms, kind, target, params=(("offset", offset), ("topic", rng.choice(topics))))
     if kind == "admin_add_partitions":
         return FaultEvent(at_ms, kind, target, params=(("add", rng.randint(1, 3)),))
+    if kind == "delete_records":
+        return FaultEvent(at_ms, kind, target, params=(("to", rng.choice(_DELETE_TO_WORDS)),))
     if kind == "hostile_state_request":  # every request of the kind, at one of the partitions
         partitions = targets.pool("partition") or ("topic-0",)
         topic, _, number = rng.choice(partitions).rpartition("-")

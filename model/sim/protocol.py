@@ -39,7 +39,7 @@ CONSUMER_OFFSETS_TOPIC: Final = "__consumer_offsets"
 
 # Every request a broker serves, by network kind (``model.sim.broker`` dispatches on them); every message on
 # the network is one of them or its answer (kind + "Response"): the kinds a message fault may name.
-DATA_REQUEST_KINDS: Final = ("Produce", "Fetch", "EndTxnMarker", "ShareFetch", "ShareAcknowledge")
+DATA_REQUEST_KINDS: Final = ("Produce", "Fetch", "EndTxnMarker", "ShareFetch", "ShareAcknowledge", "DeleteRecords")
 SHARE_STATE_KINDS: Final = (
     "InitializeShareGroupState", "ReadShareGroupState", "WriteShareGroupState", "DeleteShareGroupState",
     "ReadShareGroupStateSummary",

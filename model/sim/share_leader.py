@@ -744,6 +744,19 @@ class ShareLeaderHost:
             if slot.parked:
                 self._wake(slot)
 
+    def on_log_start_moved(self, topic: str, partition: int, now: int) -> None:
+        """DeleteRecords moved the data partition's log start offset: each share-partition of it follows
+        (``SharePartition.advance_log_start``; trunk's updateCacheAndOffsets, which trunk calls when a fetch
+        finds the log start past its start offset; the next fetch or acknowledgement here would too)."""
+        if _mutants.ACTIVE == "log-start-unheard":
+            return
+        for slot in self._by_partition.get((topic, partition), ()):
+            if slot.serving and not slot.dead and slot.sp.ready:
+                slot.sp.advance_log_start(now)
+                self._after(slot, now)
+                if slot.parked:
+                    self._wake(slot)
+
     def on_metadata(self, metadata: ClusterMetadata) -> None:
         """Slots whose partition this broker no longer leads at their epoch stop serving."""
         me = self.broker.broker_id

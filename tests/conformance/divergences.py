@@ -25,12 +25,6 @@ DIVERGENCES: Final[dict[str, str]] = {
         "fences and drops the share-partition (fencedSharePartitionHandler): the same outcome for an "
         "acknowledgement, but after a lock-timeout or release write trunk only logs the error and serves on from "
         "state that no longer exists",
-    "log-start-drops-window":
-        "when the log start offset moves past in-flight records the model drops them from the window, whatever "
-        "their state; trunk archives the AVAILABLE ones and keeps ACQUIRED ones in its cache with their member "
-        "until their lock expires. Acknowledgements of them are skipped with success either way "
-        "(SharePartition.acknowledge), so the wire shows no difference: only the share-partition's own view of "
-        "offsets below its start offset differs",
     "lock-timeout-waits-for-write":
         "records whose lock expired stay in transition until the lock timeout's write is accepted (SP-9), and a "
         "failed write is sent again; trunk (SharePartition.releaseAcquisitionLockOnTimeout at the pinned commit) "

@@ -745,7 +745,6 @@ def test_lso_movement_on_initialization_share_partition() -> None:
     assert (leader.start_offset, leader.end_offset) == (5, 5)
 
 
-@divergence("log-start-drops-window")
 def test_lso_movement_for_archiving_batches() -> None:
     """SharePartitionTest.testLsoMovementForArchivingBatches: below the new start offset 20, AVAILABLE
     records are archived and ACQUIRED ones stay with their member; above it nothing changes."""
@@ -781,7 +780,6 @@ def test_lso_movement_ahead_of_end_offset() -> None:
     assert (leader.start_offset, leader.end_offset) == (14, 14)
 
 
-@divergence("log-start-drops-window")
 def test_lso_movement_to_end_offset() -> None:
     """SharePartitionTest.testLsoMovementToEndOffset: released records below the new start 11 are
     archived; acquired ones stay acquired."""

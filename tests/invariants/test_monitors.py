@@ -201,6 +201,7 @@ class _FakePartition:
     key: SharePartitionKey = KEY
     states: dict[int, OffsetState] = field(default_factory=dict)
     broker: BrokerConfig = field(default_factory=BrokerConfig)
+    log: PartitionLog = field(default_factory=PartitionLog)  # the data partition (its log start offset)
 
     def state_of(self, offset: int) -> OffsetState | None:
         return self.states.get(offset)
@@ -238,6 +239,21 @@ def test_sp6_fires_when_the_spso_passes_an_offset_that_is_not_durably_terminal()
     assert sink.violations == []
     monitor.on_share_partition_step(_FakePartition(10, 20), 100, 4)  # type: ignore[arg-type]
     assert [(v.invariant, v.state["offset"]) for v in sink.violations] == [("spso-monotonic", 5)]
+
+
+def test_sp6_lets_the_spso_pass_offsets_deleted_from_the_log_and_no_others() -> None:
+    """DeleteRecords: the SPSO follows the log start offset past records never made terminal (trunk's
+    updateCacheAndOffsets writes nothing); past the log start it must still be durably terminal."""
+    monitor, sink = _window_monitor()
+    log = PartitionLog()
+    log.append(30)
+    log.advance_high_watermark()
+    monitor.on_share_partition_step(_FakePartition(0, 20, log=log), 100, 1)  # type: ignore[arg-type]
+    log.delete_records(12)
+    monitor.on_share_partition_step(_FakePartition(12, 20, log=log), 100, 2)  # type: ignore[arg-type]
+    assert sink.violations == []
+    monitor.on_share_partition_step(_FakePartition(14, 20, log=log), 100, 3)  # type: ignore[arg-type]
+    assert [(v.invariant, v.state["offset"]) for v in sink.violations] == [("spso-monotonic", 12)]
 
 
 def test_sp6_across_a_failover_the_new_leader_must_not_restart_lower() -> None:

@@ -164,6 +164,8 @@ _CASES = [  # (fault, the key path, the value, what the scenario has); the small
      "topic-partition (it has events-0, events-1)"),
     (FaultEvent(100, "leadership_move", "events-0", params=(("to", "b4"),)), "params.to", "b4",
      "broker (it has b1..b3)"),
+    (FaultEvent(100, "delete_records", "events-2"), "target", "events-2",
+     "topic-partition (it has events-0, events-1)"),
     (FaultEvent(100, "group_coordinator_failover", "nog"), "target", "nog", "group (it has g)"),
     (FaultEvent(100, "share_coordinator_failover", "nog"), "target", "nog", "group (it has g)"),
     (FaultEvent(100, "network_partition", duration_ms=5, side_a=("c9",), side_b=("b1",)), "side_a[0]", "c9",
@@ -196,7 +198,8 @@ _CASES = [  # (fault, the key path, the value, what the scenario has); the small
 ]
 
 
-_KINDS_KNOWN = ('; known: Produce, Fetch, EndTxnMarker, ShareFetch, ShareAcknowledge, InitializeShareGroupState, '
+_KINDS_KNOWN = ('; known: Produce, Fetch, EndTxnMarker, ShareFetch, ShareAcknowledge, DeleteRecords, '
+                'InitializeShareGroupState, '
                 "ReadShareGroupState, WriteShareGroupState, DeleteShareGroupState, ReadShareGroupStateSummary, "
                 "ShareGroupHeartbeat, ConsumerGroupHeartbeat, OffsetCommit, OffsetFetch, ShareGroupDescribe, "
                 "ConsumerGroupDescribe, AlterShareGroupOffsets, DeleteShareGroupOffsets, DescribeShareGroupOffsets, "

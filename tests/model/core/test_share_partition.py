@@ -798,6 +798,44 @@ def test_log_start_move_jumps_the_spso_durably() -> None:
     assert w2.request.start_offset == 15
 
 
+def test_log_start_passing_acquired_records_keeps_them_until_their_lock_expires() -> None:
+    """Trunk (updateCacheAndOffsets, releaseAcquisitionLockOnTimeout): ACQUIRED records below a moved log
+    start stay with their member, their acknowledgement is skipped, their lock expiry archives them;
+    AVAILABLE ones below it are archived at once. Nothing is written for either."""
+    log = PartitionLog()
+    log.append(20)
+    log.advance_high_watermark()
+    sp = make(log=log)
+    sp.acquire("m1", 4, 0)  # 0-3
+    sp.acquire("m2", 4, 0)  # 4-7
+    assert ack(sp, "m2", 4, 5, RELEASE) == Errors.NONE
+    [w] = sp.take_writes()
+    sp.complete_write(w.write_id, OK, 0)
+    log.delete_records(6)
+    assert sp.advance_log_start(10) is None and sp.take_writes() == []
+    assert sp.spso == 6 and states(sp, 6, 7) == [(AQ, 1)] * 2
+    assert [(s.first_offset, s.last_offset, s.state, s.owner) for s in sp.below_start] == [
+        (0, 3, AQ, "m1"), (4, 5, ARC, None)]
+    assert sp.next_lock_deadline_ms() == LOCK
+    # An acknowledgement across the log start: 4-5 skipped, 6-7 applied.
+    assert ack(sp, "m2", 4, 7, ACCEPT, now_ms=10) == Errors.NONE
+    # m1's records: its ACCEPT is skipped with success, and they stay its own until the lock expires.
+    assert ack(sp, "m1", 0, 3, ACCEPT, now_ms=10) == Errors.NONE
+    assert sp.state_of(2) is not None and sp.state_of(2).owner == "m1"
+    sp.expire_locks(LOCK)
+    assert sp.below_start == [] and sp.state_of(2) is None
+
+
+def test_log_start_passing_acquired_records_released_with_their_member() -> None:
+    sp = make(10)
+    sp.acquire("m1", 4, 0)
+    sp.log.delete_records(3)
+    sp.advance_log_start(0)
+    assert sp.state_of(1) is not None and sp.state_of(3) is not None
+    sp.release_member("m1", 0)
+    assert sp.below_start == [] and sp.next_lock_deadline_ms() is None
+
+
 def test_in_flight_ranges_split_only_where_records_differ() -> None:
     sp = make(1000, broker=BrokerConfig(partition_max_record_locks=1000))
     sp.acquire("m1", 500, 0)
