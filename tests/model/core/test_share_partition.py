@@ -803,7 +803,8 @@ def test_log_start_passing_acquired_records_keeps_them_until_their_lock_expires(
     start stay with their member, their acknowledgement is skipped, their lock expiry archives them;
     AVAILABLE ones below it are archived at once. Nothing is written for either."""
     log = PartitionLog()
-    log.append(20)
+    for _ in range(20):
+        log.append(1)  # one-record batches: a fetch of 4 takes exactly 4
     log.advance_high_watermark()
     sp = make(log=log)
     sp.acquire("m1", 4, 0)  # 0-3
