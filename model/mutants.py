@@ -216,8 +216,9 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
            "eventual-resolution", "small",
            "model/core/group/share_group.py: ShareGroupManager._initialized_assignment_pending"),
     Mutant("simple-assignor-unbalanced",
-           "Kafka trunk's SimpleAssignor skips revoking partitions from members holding more than their desired "
-           "count, so a member that joins a group whose members hold every partition gets none (GC-5)",
+           "the SimpleAssignor (trunk's builders) skips the step that takes partitions back from members holding "
+           "more than their desired count, so a member that joins a group whose members hold every partition "
+           "gets none (GC-5; trunk revokes them)",
            "target-assignment-balanced", "lost_heartbeats",
            "model/core/group/simple_assignor.py: _Fill.run"),
     Mutant("delete-unfenced",
