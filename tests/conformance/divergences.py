@@ -13,30 +13,15 @@ from typing import Final
 
 import pytest
 
-# Deliberate or documented differences from Kafka trunk at the pinned commit.
+from model.kafka_divergences import DIVERGENCES as KAFKA_DIVERGENCES
+
+# Deliberate differences from Kafka trunk at the pinned commit: the model's one list
+# (model/kafka_divergences.py), plus what this suite alone needs.
 DIVERGENCES: Final[dict[str, str]] = {
+    **{d.name: f"{d.sharesim}; trunk: {d.kafka} ({d.why})" for d in KAFKA_DIVERGENCES},
     "compacted-archived-at-acquire":
         "offsets with no record (compacted away) are archived by the leader at acquisition; trunk delivers "
         "the fetched batch and the client acknowledges the missing offsets with GAP",
-    "unknown-topic-write-drops-state":
-        "any write answered UNKNOWN_TOPIC_OR_PARTITION drops the leader's state in the share-partition itself (the "
-        "model's coordinator answers it only for a key deleted with its group or topic, SC-9); trunk's "
-        "share-partition rolls an acknowledgement's records back to ACQUIRED and its SharePartitionManager then "
-        "fences and drops the share-partition (fencedSharePartitionHandler): the same outcome for an "
-        "acknowledgement, but after a lock-timeout or release write trunk only logs the error and serves on from "
-        "state that no longer exists",
-    "lock-timeout-waits-for-write":
-        "records whose lock expired stay in transition until the lock timeout's write is accepted (SP-9), and a "
-        "failed write is sent again; trunk (SharePartition.releaseAcquisitionLockOnTimeout at the pinned commit) "
-        "makes them AVAILABLE or ARCHIVED at once and only logs a failed write, so they are delivered again while "
-        "their delivery count is not durable and one failover can lose several increments: the mutant "
-        "lock-timeout-before-write, which does what trunk does, violates deliveries-within-failover-bound (SP-11: "
-        "at most one lost increment per failover) on lock_timeout_write_delayed seed 1 and swarm_locks seed 34",
-    "ack-below-spso-confirmed":
-        "an acknowledgement of offsets below the SPSO but at or above the log start offset (records another "
-        "member's acknowledgement completed after the sender's lock expired) is INVALID_RECORD_STATE; trunk "
-        "skips every batch below its start offset with success, so a late consumer is told its ACCEPT or "
-        "REJECT took effect when another's did (E-3: acknowledgements from anyone else are rejected)",
 }
 
 # Mechanisms of the Kafka that ships that the model lacks (issue 24's list).
