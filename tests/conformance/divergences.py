@@ -51,10 +51,6 @@ MISSING: Final[dict[str, str]] = {
     "fetch-offset": "acquire takes no fetch offset and there is no nextFetchOffset",
     "throttling": "no delivery-count throttling of acquisitions",
     "record-limit-acquire": "no share.acquire.mode record_limit",
-    "archiving-dlq": "no ARCHIVING state, no dead-letter queue: trunk at the pinned commit has both (KIP-1191: "
-                     "RecordState ARCHIVING = 3, persisted; with share.group DLQ enabled and a DLQ topic named, a "
-                     "REJECT or the delivery limit moves records to ARCHIVING, written, then enqueued to the DLQ "
-                     "topic and moved to ARCHIVED with a second write; a reader resumes ARCHIVING batches)",
     "dynamic-group-config": "no per-group dynamic delivery-count limit or partition max record locks",
 }
 
