@@ -75,6 +75,7 @@ from typing import TYPE_CHECKING, Final
 
 from model import mutants as _mutants
 from model.core.errors import ApiError, Errors
+from model.core.produce_fetch import ProduceRequest, ProduceResponse
 from model.core.share_fetch import (
     LeaderIdAndEpoch,
     ShareAcknowledgePartitionResponse,
@@ -84,7 +85,6 @@ from model.core.share_fetch import (
     ShareFetchRequest,
     ShareFetchResponse,
 )
-from model.core.produce_fetch import ProduceRequest, ProduceResponse
 from model.core.share_partition import (
     AcknowledgementBatch,
     AcquiredRecords,
