@@ -53,6 +53,7 @@ _CHECKERS: Final = {
     "stored-delivery-complete-count": "invariants.coordinator_checks.StoredCompleteCountMonitor",
     "delivery-complete-count": "invariants.coordinator_checks.CompleteCountMonitor",
     "target-assignment-balanced": "invariants.group_checks.TargetBalanceMonitor",
+    "dead-letter-queue": "invariants.share_checks.DeadLetterMonitor",
 }
 
 

@@ -109,6 +109,12 @@ TABLE: Final[dict[str, Entry]] = {
         "a share group's current target assignment is balanced as its SimpleAssignor balances: members' "
         "partition counts differ by at most one (all topics for same-subscription groups under Kafka trunk, "
         "else topic by topic)"),
+    "dead-letter-queue": Entry(
+        ("SP-1", "SP-3"), "transition",
+        "KIP-1191: a record durably ARCHIVING is made durably ARCHIVED only once it is committed to the group's "
+        "dead-letter topic or its enqueue was given up (trunk archives regardless); the dead-letter topic holds "
+        "only records that were durably ARCHIVING (at least once: a failover between the DLQ produce and the "
+        "phase-2 write produces them again)"),
 }
 
 

@@ -310,6 +310,18 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
            "another member (trunk restarts the lock, acknowledgeCompleteBatch / acknowledgePerOffsetBatchRecords)",
            "exclusive-acquisition", "renew_slow_processing",
            "model/core/share_partition.py: _apply_acknowledgement"),
+    # -- the dead-letter queue (KIP-1191, issue 24) ----------------------------------------------------
+    Mutant("dlq-enqueue-lost",
+           "the share-partition leader takes the DLQ enqueue of records durably ARCHIVING as done without "
+           "producing them to the group's dead-letter topic, and makes them ARCHIVED: rejected and poison "
+           "records vanish instead of reaching the DLQ (trunk produces them first, "
+           "SharePartition.initiateDLQAndArchive via ShareGroupDLQManager.enqueue)",
+           "dead-letter-queue", "dead_letter_queue", "model/sim/share_leader.py: ShareLeaderHost._dlq_produce"),
+    Mutant("dlq-skips-phase-two",
+           "records durably ARCHIVING are produced to the dead-letter topic but never moved to ARCHIVED (no "
+           "phase-2 write): ARCHIVING is not terminal, so the SPSO stops at them and the share-partition never "
+           "resolves (trunk archives them whatever the enqueue's outcome, initiateDLQAndArchive)",
+           "eventual-resolution", "dead_letter_queue", "model/core/share_partition.py: complete_dlq"),
 )
 
 

@@ -99,6 +99,7 @@ from model.core.share_state import (
     ReadShareGroupStateResponse,
     ReadShareGroupStateSummaryRequest,
     ReadShareGroupStateSummaryResponse,
+    RecordState,
     SharePartitionKey,
     WriteShareGroupStateResponse,
 )
@@ -672,6 +673,10 @@ class ShareLeaderHost:
         slot.read_failures = 0
         if resp.error_code == Errors.NONE:
             broker.observer.on_state_read(slot.key, slot.leader_epoch, now)
+            archiving = [b for b in resp.state_batches if b.delivery_state == RecordState.ARCHIVING]
+            if archiving and broker.trace is not None:  # KIP-1191: phase 2 resumed by this leader
+                broker.trace.record(now, broker.node, "share.dlq_resume", key=slot.key_text,
+                                    offsets=sum(b.last_offset - b.first_offset + 1 for b in archiving))
         self._after(slot, now)
         self._wake(slot)
 
