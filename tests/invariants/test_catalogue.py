@@ -48,6 +48,7 @@ IDS = {
     "stored-delivery-complete-count": ("SC-4",),
     "delivery-complete-count": ("SP-1",),
     "target-assignment-balanced": ("GC-5",),  # issue 24: trunk's SimpleAssignor balance
+    "dead-letter-queue": ("SP-1", "SP-3"),  # issue 24: KIP-1191, checked from the DLQ topic
 }
 LIVENESS = {"eventual-resolution", "member-convergence"}
 
