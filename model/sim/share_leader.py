@@ -767,14 +767,17 @@ class ShareLeaderHost:
             return
         partitions = sorted(p for t, p in broker.metadata.partitions if t == topic) if topic else []
         if not partitions:
-            # No DLQ topic now (disabled since phase 1), or it does not exist: trunk's manager fails the
-            # enqueue (the model creates no DLQ topic), and the records are archived regardless.
+            # No DLQ topic now (disabled since phase 1), or it does not exist: the enqueue fails and the
+            # records are archived regardless. (Trunk's manager would create a missing DLQ topic with
+            # CreateTopics; the model does not: a scenario declares its DLQ topic.)
             self._dlq_failed(slot, enqueue, "no DLQ topic" if not topic else f"no topic {topic}")
             return
+        # Trunk: the source partition modulo the DLQ topic's partitions; no leader known fails the enqueue
+        # (a ConfigException in ShareGroupDLQStateManager), it is not retried.
         partition = partitions[slot.partition % len(partitions)]
         info = broker.metadata.partitions.get((topic, partition))
         if info is None or info.leader < 0:
-            self._dlq_answered(slot, enqueue, attempt, None)
+            self._dlq_failed(slot, enqueue, f"no leader for {topic}-{partition}")
             return
         request = ProduceRequest(topic, partition, enqueue.last_offset - enqueue.first_offset + 1,
                                  produce_time_ms=now,

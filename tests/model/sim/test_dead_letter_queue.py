@@ -122,3 +122,16 @@ def test_every_record_archived_through_the_dlq_is_enqueued_once(acks: list[int],
     for offset in range(len(acks)):
         state = leader.sp.state_of(offset)
         assert state is None or state.state != RecordState.ARCHIVING
+
+
+def test_a_dlq_topic_that_does_not_exist_fails_every_enqueue_and_records_are_archived_regardless() -> None:
+    """Trunk's initiateDLQAndArchive archives whatever the enqueue's outcome: the DLQ never stalls a
+    share-partition; the ledger exempts what was given up (dead-letter-queue stays quiet)."""
+    scenario = library.get("dead_letter_queue")
+    groups = tuple(replace(g, config={**g.config, "errors.deadletterqueue.topic.name": "nowhere"})
+                   for g in scenario.groups)
+    result = run(replace(scenario, groups=groups), 1, trace=True)
+    assert result.ok, [v.describe() for v in result.violations]
+    assert result.metrics["records_unresolved"] == 0
+    kinds = _kinds(result)
+    assert kinds.get("share.dlq_failed", 0) >= 10 and kinds["share.dlq_failed"] == kinds["share.dlq_archive"]
