@@ -54,6 +54,7 @@ _CHECKERS: Final = {
     "delivery-complete-count": "invariants.coordinator_checks.CompleteCountMonitor",
     "target-assignment-balanced": "invariants.group_checks.TargetBalanceMonitor",
     "last-delivery-alone": "invariants.monitors.DeliveryLimitMonitor",
+    "dead-letter-queue": "invariants.share_checks.DeadLetterMonitor",
 }
 
 

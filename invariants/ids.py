@@ -115,6 +115,12 @@ TABLE: Final[dict[str, Entry]] = {
         ("SP-5",), "transition",
         "Kafka (protocol kafka, limit > 2): a record on its last delivery attempt is acquired alone, "
         "the only record of its fetch from that share-partition (SharePartition throttling)"),
+    "dead-letter-queue": Entry(
+        ("SP-1", "SP-3"), "transition",
+        "KIP-1191: a record durably ARCHIVING is made durably ARCHIVED only once it is committed to the group's "
+        "dead-letter topic or its enqueue was given up (trunk archives regardless); the dead-letter topic holds "
+        "only records that were durably ARCHIVING (at least once: a failover between the DLQ produce and the "
+        "phase-2 write produces them again)"),
 }
 
 

@@ -85,6 +85,12 @@ class DurableState:
     terminal: IntervalSet = field(default_factory=IntervalSet)
     counts: RangeMap[int] = field(default_factory=RangeMap)  # offset -> highest durable delivery count
     read_epoch: int = -1  # the highest leader epoch a leader read this state with (any state epoch)
+    # KIP-1191: offsets durably ARCHIVING now (phase 1 of the dead-letter flow written, phase 2 not) ...
+    archiving: RangeMap[int] = field(default_factory=RangeMap)
+    # ... ever durably ARCHIVING in this life (owed to the DLQ), committed to the DLQ topic, given up.
+    dlq_owed: IntervalSet = field(default_factory=IntervalSet)
+    dlq_written: IntervalSet = field(default_factory=IntervalSet)
+    dlq_given_up: IntervalSet = field(default_factory=IntervalSet)
     trimmed: int = 0  # ranges below this offset are forgotten (below a leader's SPSO)
 
     def restart(self, state_epoch: int) -> None:
@@ -94,6 +100,10 @@ class DurableState:
         self.trimmed = 0
         self.terminal.clear()
         self.counts.clear()
+        self.archiving.clear()
+        self.dlq_owed.clear()
+        self.dlq_written.clear()
+        self.dlq_given_up.clear()
 
     def raise_counts(self, first: int, last: int, count: int) -> None:
         """SC-4: where ranges overlap the higher delivery count wins."""
@@ -146,6 +156,9 @@ class Ledger(Monitor):
         state.trimmed = spso
         state.terminal.discard_below(spso)
         state.counts.discard_below(spso)
+        state.archiving.discard_below(spso)
+        for dlq in (state.dlq_owed, state.dlq_written, state.dlq_given_up):
+            dlq.discard_below(spso)
         deliveries = self.deliveries.get(key)
         if deliveries is not None:
             deliveries.discard_below(spso)
@@ -168,6 +181,11 @@ class Ledger(Monitor):
             first = max(batch.first_offset, state.start)
             if batch.delivery_state in TERMINAL_STATES:
                 state.terminal.add(first, batch.last_offset)
+            if batch.delivery_state == RecordState.ARCHIVING:
+                state.archiving.assign(first, batch.last_offset, 1)
+                state.dlq_owed.add(first, batch.last_offset)
+            elif state.archiving:
+                state.archiving.remove(first, batch.last_offset)
             state.raise_counts(first, batch.last_offset, batch.delivery_count)
 
     def on_write_completed(self, request: WriteShareGroupStateRequest, now_ms: int) -> None:
@@ -190,6 +208,17 @@ class Ledger(Monitor):
         for a in acquired:
             delivery = Delivery(member_id, a.delivery_count, leader_epoch, now_ms)
             deliveries.assign(a.first_offset, a.last_offset, delivery)
+
+    # -- the dead-letter queue (KIP-1191) -------------------------------------------------------------
+
+    def on_dlq_committed(self, topic: str, partition: int, first_offset: int, source: tuple[object, int, int],
+                         now_ms: int) -> None:
+        key, first, last = source
+        assert isinstance(key, SharePartitionKey)
+        self.durable_of(key).dlq_written.add(first, last)
+
+    def on_dlq_given_up(self, key: SharePartitionKey, first: int, last: int, now_ms: int) -> None:
+        self.durable_of(key).dlq_given_up.add(first, last)
 
     # -- data partitions ------------------------------------------------------------------------------
 

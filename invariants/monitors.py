@@ -60,6 +60,7 @@ from invariants.ledger import TERMINAL_STATES, Ledger, terminal_runs
 from invariants.share_checks import (
     AbortedDeliveryMonitor,
     AckAfterDurableWriteMonitor,
+    DeadLetterMonitor,
     DurableCountMonitor,
     RecordTransitionMonitor,
     ShareSessionMonitor,
@@ -647,6 +648,7 @@ def standard_monitors(seed: int, *, delivery_count_limit: int = 5, lock_duration
             NoRedeliveryMonitor(sink),
             ExclusiveAcquisitionMonitor(sink, lock_duration_ms, lock_durations),
             RecordTransitionMonitor(sink, ledger),
+            DeadLetterMonitor(sink, ledger),
             AckAfterDurableWriteMonitor(sink, ledger),
             DurableCountMonitor(sink, ledger),
             AbortedDeliveryMonitor(sink, ledger),

@@ -72,6 +72,17 @@ class RecordTransitionMonitor(LedgerMonitor):
         for batch in request.state_batches:
             if batch.delivery_state != RecordState.AVAILABLE:
                 continue
+            archiving = durable.archiving
+            for first, last, _ in archiving.overlapping(batch.first_offset, batch.last_offset) if archiving else ():
+                # KIP-1191: ARCHIVING goes only to ARCHIVED (trunk's initiateDLQAndArchive).
+                stored = max((count for _, _, count in durable.counts.overlapping(first, last)), default=0)
+                if batch.delivery_count >= stored:
+                    self.sink.report("record-state-transition", now_ms, event="write accepted",
+                                     message=f"{key}: durably ARCHIVING offsets {max(first, batch.first_offset)}-"
+                                     f"{min(last, batch.last_offset)} written back to AVAILABLE", key=str(key),
+                                     first=first, last=last, delivery_count=batch.delivery_count,
+                                     leader_epoch=request.leader_epoch)
+                    return
             hit = durable.terminal.first_overlap(batch.first_offset, batch.last_offset)
             if hit is None:
                 continue
@@ -94,6 +105,15 @@ class RecordTransitionMonitor(LedgerMonitor):
                              message=f"{key}: durably terminal offsets {first}-{last} acquired by {member_id} "
                              f"(delivery count {count})", key=str(key), first=first, last=last, member=member_id,
                              delivery_count=count, leader_epoch=leader_epoch)
+            return
+        if durable is not None and durable.archiving:
+            for a in acquired:
+                for first, last, _ in durable.archiving.overlapping(a.first_offset, a.last_offset):
+                    self.sink.report("record-state-transition", now_ms, event=f"acquire {member_id}",
+                                     message=f"{key}: durably ARCHIVING offsets {first}-{last} (bound for the DLQ) "
+                                     f"acquired by {member_id}", key=str(key), first=first, last=last,
+                                     member=member_id, delivery_count=a.delivery_count, leader_epoch=leader_epoch)
+                    return
 
 
 class AckAfterDurableWriteMonitor(LedgerMonitor):
@@ -140,6 +160,69 @@ class AbortedDeliveryMonitor(LedgerMonitor):
                              message=f"{key}: offsets {first}-{last} of an aborted transaction delivered to "
                              f"{member_id} under read_committed", key=str(key), first=first, last=last,
                              member=member_id, delivery_count=count, leader_epoch=leader_epoch)
+
+
+class DeadLetterMonitor(LedgerMonitor):
+    """KIP-1191, judged from outside (the DLQ partition leader's commits, the share coordinators' writes).
+
+    Trunk promises neither exactly once nor at least once: ``initiateDLQAndArchive`` archives records
+    whose enqueue failed (after ``ShareGroupDLQStateManager``'s attempts), and a leader that fails between
+    the produce and the phase-2 write leaves them ARCHIVING, so its successor produces them again. What
+    holds: a record's ARCHIVED state is made durable over its durable ARCHIVING only after it was committed
+    to the DLQ topic or its enqueue was given up (at least once, unless given up), and the DLQ topic holds
+    only records that were durably ARCHIVING (no other record)."""
+
+    def on_write_accepted(self, request: WriteShareGroupStateRequest, now_ms: int) -> None:
+        durable = self.ledger.durable.get(request.key)
+        if durable is None or not durable.archiving or request.state_epoch != durable.state_epoch:
+            return
+        for batch in request.state_batches:
+            if batch.delivery_state != RecordState.ARCHIVED:
+                continue
+            for first, last, _ in durable.archiving.overlapping(batch.first_offset, batch.last_offset):
+                first, last = max(first, batch.first_offset), min(last, batch.last_offset)
+                missing = _first_in_neither(first, last, durable.dlq_written, durable.dlq_given_up)
+                if missing is not None:
+                    self.sink.report("dead-letter-queue", now_ms, event="write accepted",
+                                     message=f"{request.key}: offset {missing}, durably ARCHIVING, made ARCHIVED "
+                                     "without being written to the DLQ topic (and its enqueue was not given up)",
+                                     key=str(request.key), offset=missing, first=first, last=last,
+                                     leader_epoch=request.leader_epoch)
+                    return
+
+    def on_dlq_committed(self, topic: str, partition: int, first_offset: int, source: tuple[object, int, int],
+                         now_ms: int) -> None:
+        key, first, last = source
+        assert isinstance(key, SharePartitionKey)
+        durable = self.ledger.durable.get(key)
+        floor = max(durable.trimmed, durable.start) if durable is not None else 0
+        first = max(first, floor)
+        missing = None
+        if durable is None:
+            missing = first if first <= last else None
+        else:
+            missing = durable.dlq_owed.first_missing(first, last)
+        if missing is not None:
+            self.sink.report("dead-letter-queue", now_ms, event=f"DLQ commit {topic}-{partition}",
+                             message=f"{key}: offset {missing} written to the DLQ topic {topic} (at "
+                             f"{first_offset}) but never durably ARCHIVING", key=str(key), offset=missing,
+                             dlq_topic=topic, dlq_partition=partition, dlq_offset=first_offset)
+
+
+def _first_in_neither(first: int, last: int, a: IntervalSet, b: IntervalSet) -> int | None:
+    """The lowest offset of first..last in neither ``a`` nor ``b``."""
+    cursor = first
+    while cursor <= last:
+        m = a.first_missing(cursor, last)
+        if m is None:
+            return None
+        if b.first_missing(m, m) is not None:
+            return m
+        nxt = b.first_missing(m, last)
+        if nxt is None:
+            return None
+        cursor = nxt
+    return None
 
 
 class ShareSessionMonitor(Monitor):

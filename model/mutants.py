@@ -343,6 +343,18 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
            "the start offset, archives what is AVAILABLE below it and moves the start offset)",
            "eventual-resolution", "delete_records",
            "model/core/share_partition.py: _follow_log_start; model/sim/share_leader.py: on_log_start_moved"),
+    # -- the dead-letter queue (KIP-1191, issue 24) ----------------------------------------------------
+    Mutant("dlq-enqueue-lost",
+           "the share-partition leader takes the DLQ enqueue of records durably ARCHIVING as done without "
+           "producing them to the group's dead-letter topic, and makes them ARCHIVED: rejected and poison "
+           "records vanish instead of reaching the DLQ (trunk produces them first, "
+           "SharePartition.initiateDLQAndArchive via ShareGroupDLQManager.enqueue)",
+           "dead-letter-queue", "dead_letter_queue", "model/sim/share_leader.py: ShareLeaderHost._dlq_produce"),
+    Mutant("dlq-skips-phase-two",
+           "records durably ARCHIVING are produced to the dead-letter topic but never moved to ARCHIVED (no "
+           "phase-2 write): ARCHIVING is not terminal, so the SPSO stops at them and the share-partition never "
+           "resolves (trunk archives them whatever the enqueue's outcome, initiateDLQAndArchive)",
+           "eventual-resolution", "dead_letter_queue", "model/core/share_partition.py: complete_dlq"),
 )
 
 

@@ -8,9 +8,12 @@ once, each naming the key, the value given and what is allowed.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any
+
+_TOPIC_NAME = re.compile(r"[A-Za-z0-9._-]{0,249}")  # Kafka's legal topic characters (Topic.validate)
 
 UNBOUNDED = 2**31 - 1  # Java's Integer.MAX_VALUE, the seeds' "MaxValue"
 
@@ -36,8 +39,11 @@ class Setting:
     choices: tuple[str, ...] = ()
     source: str = "000"
     nullable: bool = False
+    text: bool = False  # a free string (a topic name): "" means unset
 
     def allowed(self) -> str:
+        if self.text:
+            return "a string (a topic name: letters, digits, '.', '_', '-'; \"\" for none)"
         if self.choices:
             return "one of " + ", ".join(repr(c) for c in self.choices)
         low = "-inf" if self.minimum is None else str(self.minimum)
@@ -48,6 +54,10 @@ class Setting:
     def problem(self, value: Any) -> str | None:
         """Why ``value`` is not allowed for this setting, or None if it is."""
         if value is None and self.nullable:
+            return None
+        if self.text:
+            if not isinstance(value, str) or not _TOPIC_NAME.fullmatch(value):
+                return f"{self.key} = {value!r}: must be {self.allowed()}"
             return None
         if self.choices:
             if value not in self.choices:
@@ -147,6 +157,9 @@ GROUP_SETTINGS: tuple[Setting, ...] = (
             nullable=True),
     Setting("group.share.partition.max.record.locks", "partition_max_record_locks", None, 100, 10_000,
             source="kafka", nullable=True),
+    # KIP-1191 (trunk's GroupConfig.ERRORS_DEADLETTERQUEUE_TOPIC_NAME_CONFIG): the share group's dead-letter
+    # topic; "" (the default) means the group has none.
+    Setting("errors.deadletterqueue.topic.name", "dlq_topic", "", source="kafka", text=True),
 )
 
 
@@ -210,6 +223,7 @@ class GroupConfig:
     consumer_heartbeat_interval_ms: int | None = None
     delivery_count_limit: int | None = None
     partition_max_record_locks: int | None = None
+    dlq_topic: str = ""
 
     @property
     def read_committed(self) -> bool:

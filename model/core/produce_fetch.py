@@ -31,12 +31,12 @@ class ProduceRequest(Message):
     """A batch of ``records`` (>= 1) for one partition (a ``Message``: built on every event)."""
 
     FIELDS = ("topic", "partition", "records", "producer_id", "transactional", "produce_time_ms",
-              "base_sequence", "keys")
+              "base_sequence", "keys", "dlq_source")
     __slots__ = FIELDS
 
     def __init__(self, topic: str, partition: int, records: int, producer_id: int | None = None,
                  transactional: bool = False, produce_time_ms: int = 0, base_sequence: int = -1,
-                 keys: tuple[int, ...] = ()) -> None:
+                 keys: tuple[int, ...] = (), dlq_source: tuple[object, int, int] | None = None) -> None:
         self.topic: Final = topic
         self.partition: Final = partition
         self.records: Final = records
@@ -52,6 +52,9 @@ class ProduceRequest(Message):
         self.base_sequence: Final = base_sequence
         # One key per record (key numbers, what log compaction keeps the latest of); () when unkeyed.
         self.keys: Final = keys
+        # KIP-1191: a share-partition leader's produce to its group's dead-letter topic carries the records'
+        # source, (SharePartitionKey, first offset, last offset): trunk's DLQ record headers.
+        self.dlq_source: Final = dlq_source
 
 
 class ProduceResponse(Message):

@@ -65,6 +65,7 @@ from model.core.share_state import (
 AVAILABLE = RecordState.AVAILABLE
 ACQUIRED = RecordState.ACQUIRED
 ACKNOWLEDGED = RecordState.ACKNOWLEDGED
+ARCHIVING = RecordState.ARCHIVING
 ARCHIVED = RecordState.ARCHIVED
 _TERMINAL = frozenset((ACKNOWLEDGED, ARCHIVED))
 # share.acquire.mode (Kafka's ShareAcquireMode): whole batches (max records a soft limit), or max
@@ -73,6 +74,7 @@ BATCH_OPTIMIZED = "batch_optimized"
 RECORD_LIMIT = "record_limit"
 ACQUIRE_MODES = (BATCH_OPTIMIZED, RECORD_LIMIT)
 _VALID_ACK_TYPES = frozenset(int(t) for t in AcknowledgeType)
+_REJECT = int(AcknowledgeType.REJECT)
 _RENEW = int(AcknowledgeType.RENEW)  # not a state change (KIP-1222): no entry in _ACK_TARGET
 # SP-3: the state an acknowledge type moves a record to (Release: see SP-5 in _released_state).
 _ACK_TARGET = {
@@ -140,6 +142,23 @@ class InFlightBatch:
     durable_count: int
 
 
+class DlqEnqueue(Message):
+    """KIP-1191 phase 2, step 1: records durably ARCHIVING, to be written to the group's dead-letter topic
+    (trunk's ``ShareGroupDLQRecordParameter``). ``cause`` is trunk's: "client-reject" or
+    "delivery-count-exceeded". ``generation`` ties it to one life of the leader's state (``complete_dlq``)."""
+
+    FIELDS = ("first_offset", "last_offset", "delivery_count", "cause", "generation")
+    __slots__ = FIELDS
+
+    def __init__(self, first_offset: int, last_offset: int, delivery_count: int, cause: str,
+                 generation: int) -> None:
+        self.first_offset: Final = first_offset
+        self.last_offset: Final = last_offset
+        self.delivery_count: Final = delivery_count
+        self.cause: Final = cause
+        self.generation: Final = generation
+
+
 class WriteReason(Enum):
     INITIALIZE = "initialize"  # SP-10: the start offset chosen by auto.offset.reset
     ACKNOWLEDGE = "acknowledge"  # SP-3
@@ -147,6 +166,7 @@ class WriteReason(Enum):
     RELEASE = "release"  # SP-15
     ARCHIVE = "archive"  # SP-13 aborted records, SP-14 gaps, control markers
     LOG_START = "log-start"  # the log start offset moved past the SPSO
+    DLQ_ARCHIVE = "dlq-archive"  # KIP-1191 phase 2: ARCHIVING -> ARCHIVED once written to the DLQ
 
 
 class PendingWrite(Message):
@@ -251,6 +271,8 @@ class SharePartition:
         self._start_sent = UNKNOWN_OFFSET  # the highest StartOffset ever sent for this state
         self._archive_id = NO_WRITE  # the ARCHIVE write being built by acquire
         self._archive_first = self._archive_last = 0
+        self._dlq_outbox: list[DlqEnqueue] = []
+        self._dlq_generation = 0  # bumped whenever the state is dropped: older enqueues answer into nothing
 
     # -- read-only accessors ---------------------------------------------------------------
 
@@ -333,6 +355,18 @@ class SharePartition:
     def lock_duration_ms(self) -> int:
         return effective_lock_duration_ms(self.broker, self.group)
 
+    @property
+    def dlq_enabled(self) -> bool:
+        """Trunk's ``SharePartition.isDLQEnabledForGroup``: the DLQ feature is on (the broker's supplier;
+        here protocol "kafka": KIP-932 has no DLQ) and the group names a topic in
+        ``errors.deadletterqueue.topic.name``."""
+        return bool(self.group.dlq_topic) and self.broker.kafka
+
+    def _limit_state(self) -> RecordState:
+        """What a record at the delivery-count limit becomes instead of AVAILABLE (trunk's
+        ``InFlightState.tryUpdateState``): ARCHIVING with a DLQ, else ARCHIVED."""
+        return ARCHIVING if self.dlq_enabled else ARCHIVED
+
     def state_of(self, offset: int) -> OffsetState | None:
         """The state of an offset in the window [SPSO, SPEO), or of one the log start offset passed while
         it was ACQUIRED (``below_start``); None otherwise."""
@@ -374,6 +408,53 @@ class SharePartition:
         """Drain the outbox: the writes to send to the share coordinator, oldest first."""
         out, self._outbox = self._outbox, []
         return out
+
+    def take_dlq(self) -> list[DlqEnqueue]:
+        """Drain the DLQ outbox: records whose ARCHIVING state is durable (phase 1 done), to be written to
+        the dead-letter topic; hand each back with ``complete_dlq`` whatever the produce's outcome."""
+        out, self._dlq_outbox = self._dlq_outbox, []
+        return out
+
+    def complete_dlq(self, enqueue: DlqEnqueue) -> int | None:
+        """KIP-1191 phase 2 (trunk's ``SharePartition.initiateDLQAndArchive``): the DLQ produce finished,
+        successfully or not (trunk logs a failed enqueue and archives regardless, so a partition never
+        stalls on ARCHIVING): the records still ARCHIVING go to ARCHIVED with a second durable write.
+        Returns its write id (None if nothing is left: the state was dropped, or the log start passed them).
+
+        Unlike trunk, a failed phase-2 write is written again (as every leader-side change here,
+        ``_write_failed``) rather than kept ARCHIVED in memory only: the SPSO passes records only once
+        their terminal state is durable (SP-6)."""
+        if enqueue.generation != self._dlq_generation or self._status is not PartitionStatus.ACTIVE:
+            return None
+        if _mutants.ACTIVE == "dlq-skips-phase-two":
+            return None  # mutant: the records stay ARCHIVING for ever, the SPSO stuck before them
+        window = self._window
+        first, last = max(enqueue.first_offset, self._spso), enqueue.last_offset
+        if first > last or first >= self._speo:
+            return None
+        i, j = window.isolate(first, min(last, self._speo - 1))
+        write_id = NO_WRITE
+        changes: list[Change] = []
+        for r in window.ranges[i:j]:
+            if r.state == ARCHIVING and r.write_id == NO_WRITE:
+                if write_id == NO_WRITE:
+                    write_id = self._new_write_id()
+                r.write_id = write_id
+                r.target = ARCHIVED
+                changes.append((r.first, r.last, ARCHIVED, r.delivery_count))
+        if not changes:
+            window.merge(first, last)
+            return None
+        return self._issue(WriteReason.DLQ_ARCHIVE, None, changes, write_id=write_id)
+
+    def _enqueue_archiving(self, ranges: Sequence[InFlightRange]) -> None:
+        """Phase 1 is durable for ``ranges``: queue the ARCHIVING ones for the DLQ. The cause is not
+        persisted; like trunk's ``maybeResumeDlqArchiving`` it is inferred from the delivery count."""
+        limit = self.delivery_count_limit
+        for r in ranges:
+            if r.state == ARCHIVING and r.write_id == NO_WRITE:
+                cause = "delivery-count-exceeded" if r.delivery_count >= limit else "client-reject"
+                self._dlq_outbox.append(DlqEnqueue(r.first, r.last, r.delivery_count, cause, self._dlq_generation))
 
     # -- recovery (SP-10, SP-12) -----------------------------------------------------------
 
@@ -432,6 +513,9 @@ class SharePartition:
         else:
             self._status = PartitionStatus.ACTIVE
             self._follow_log_start(now_ms)
+            # Trunk's maybeResumeDlqArchiving: records read back ARCHIVING (phase 1 durable, phase 2
+            # not) go to the DLQ and then ARCHIVED, whether or not the group has a DLQ now.
+            self._enqueue_archiving(self._window.ranges)
 
     def check_state_epoch(self, summary: ReadShareGroupStateSummaryResponse) -> bool:
         """SP-12 (002: checked when the first share session opens): a newer state epoch
@@ -453,6 +537,8 @@ class SharePartition:
         self._window.clear()
         self._batch_starts.clear()
         self._below.clear()
+        self._dlq_outbox.clear()
+        self._dlq_generation += 1
         for info in self._pending.values():
             info.orphaned = True
         self._start_writes = 0
@@ -1010,6 +1096,8 @@ class SharePartition:
         limit = self.delivery_count_limit
         renewed_until = now_ms + self.lock_duration_ms
         renew_ignored = _mutants.ACTIVE == "renew-ignored"
+        dlq = self.dlq_enabled
+        at_limit = self._limit_state()
         window = self._window
         changes: list[Change] = []
         ranges = window.ranges
@@ -1023,6 +1111,8 @@ class SharePartition:
             for _, run_last, ack_type in _runs(b):
                 renew = ack_type == _RENEW
                 target = AVAILABLE if renew else _ACK_TARGET[ack_type]
+                if ack_type == _REJECT and dlq:
+                    target = ARCHIVING  # trunk's recordStateWithDlq
                 while True:
                     tail = r.split_off(run_last + 1) if r.last > run_last else None
                     if renew:
@@ -1030,7 +1120,7 @@ class SharePartition:
                             r.lock_deadline_ms = renewed_until
                     else:
                         r.write_id = write_id
-                        r.target = ARCHIVED if target == AVAILABLE and r.delivery_count >= limit else target
+                        r.target = at_limit if target == AVAILABLE and r.delivery_count >= limit else target
                         changes.append((r.first, r.last, r.target, r.delivery_count))
                     pieces.append(r)
                     if tail is not None:
@@ -1102,13 +1192,14 @@ class SharePartition:
     def _release(self, ranges: list[InFlightRange], reason: WriteReason) -> int:
         write_id = self._new_write_id()
         limit = self.delivery_count_limit
+        at_limit = self._limit_state()
         changes: list[Change] = []
         mutant = _mutants.ACTIVE
         for r in ranges:
             r.write_id = write_id
             if mutant == "release-decrements-count" and reason is WriteReason.RELEASE:
                 r.delivery_count -= 1
-            r.target = ARCHIVED if r.delivery_count >= limit else AVAILABLE
+            r.target = at_limit if r.delivery_count >= limit else AVAILABLE
             if mutant == "no-limit-on-lock-timeout" and reason is WriteReason.LOCK_TIMEOUT:
                 r.target = AVAILABLE
             # mutant persist-acquired: the write carries the state the records have now
@@ -1235,9 +1326,11 @@ class SharePartition:
             self._status = PartitionStatus.ACTIVE
         if info.first > info.last:
             return
-        for r in self._ranges_of(write_id, info):
+        ranges = self._ranges_of(write_id, info)
+        for r in ranges:
             r.durable_count = r.delivery_count
             _settle(r)
+        self._enqueue_archiving(ranges)  # KIP-1191: phase 1 durable, on to the DLQ
         self._window.merge(info.first, info.last)
         self._advance_spso()
 

@@ -18,11 +18,17 @@ from model.core.message import Message
 
 
 class RecordState(IntEnum):
-    """SP-1. The values are the persisted DeliveryState codes; ACQUIRED is never persisted."""
+    """SP-1. The values are the persisted DeliveryState codes; ACQUIRED is never persisted.
+
+    ARCHIVING (3, KIP-1191; trunk's ``RecordState.ARCHIVING``) is the dead-letter queue's first phase:
+    a record rejected, or at the delivery-count limit, while its group has a DLQ topic. It is persisted,
+    not deliverable and not terminal (the SPSO stops at it) until the leader has written it to the DLQ
+    topic and made it ARCHIVED (``SharePartition.take_dlq`` / ``complete_dlq``)."""
 
     AVAILABLE = 0
     ACQUIRED = 1
     ACKNOWLEDGED = 2
+    ARCHIVING = 3
     ARCHIVED = 4
 
     @property
@@ -30,7 +36,7 @@ class RecordState(IntEnum):
         return self in (RecordState.ACKNOWLEDGED, RecordState.ARCHIVED)
 
 
-PERSISTED_STATES = (RecordState.AVAILABLE, RecordState.ACKNOWLEDGED, RecordState.ARCHIVED)
+PERSISTED_STATES = (RecordState.AVAILABLE, RecordState.ACKNOWLEDGED, RecordState.ARCHIVING, RecordState.ARCHIVED)
 
 
 class AcknowledgeType(IntEnum):

@@ -389,6 +389,9 @@ class Broker:
         if error == Errors.NONE:
             self.observer.on_records_committed(req.topic, req.partition, offset, req.records, req.producer_id,
                                                req.transactional, self.scheduler.now_ms)
+            if req.dlq_source is not None:
+                self.observer.on_dlq_committed(req.topic, req.partition, offset, req.dlq_source,
+                                               self.scheduler.now_ms)
             self._committed(req.topic, req.partition)
 
     def _end_txn(self, message: Message, req: EndTxnMarkerRequest) -> None:

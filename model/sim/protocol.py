@@ -171,6 +171,15 @@ class Observer:
     def on_transaction_ended(self, topic: str, partition: int, producer_id: int, commit: bool, now_ms: int) -> None:
         """A commit or abort marker committed on a data partition (SP-13)."""
 
+    def on_dlq_committed(self, topic: str, partition: int, first_offset: int, source: tuple[object, int, int],
+                         now_ms: int) -> None:
+        """KIP-1191: records of share-partition ``source`` = (key, first, last) committed on the dead-letter
+        topic's partition, at ``first_offset`` (seen by the DLQ partition's leader, not the sender)."""
+
+    def on_dlq_given_up(self, key: SharePartitionKey, first: int, last: int, now_ms: int) -> None:
+        """KIP-1191: a share-partition leader gave up writing offsets first..last to the DLQ (trunk's
+        DLQ manager after its attempts, or no DLQ topic) and archives them regardless."""
+
     def on_share_state_handled(self, shard: ShareCoordinatorShard, request: object,
                                previous: ShareGroupState | None, sent_ms: int, now_ms: int) -> None:
         """A share coordinator handled a request that wrote records; ``previous``: the key's state before;

@@ -75,6 +75,7 @@ from typing import TYPE_CHECKING, Final
 
 from model import mutants as _mutants
 from model.core.errors import ApiError, Errors
+from model.core.produce_fetch import ProduceRequest, ProduceResponse
 from model.core.share_fetch import (
     LeaderIdAndEpoch,
     ShareAcknowledgePartitionResponse,
@@ -87,6 +88,7 @@ from model.core.share_fetch import (
 from model.core.share_partition import (
     AcknowledgementBatch,
     AcquiredRecords,
+    DlqEnqueue,
     PartitionStatus,
     PendingWrite,
     SharePartition,
@@ -97,10 +99,12 @@ from model.core.share_state import (
     ReadShareGroupStateResponse,
     ReadShareGroupStateSummaryRequest,
     ReadShareGroupStateSummaryResponse,
+    RecordState,
     SharePartitionKey,
     WriteShareGroupStateResponse,
 )
 from model.sim.network import Message
+from model.sim.protocol import broker_node
 from model.sim.timers import Timer
 from model.sim.trace import SHARE_ACQUIRE
 
@@ -114,6 +118,12 @@ RETRIABLE: Final = frozenset((
     Errors.NOT_ENOUGH_REPLICAS, Errors.REQUEST_TIMED_OUT, Errors.NOT_LEADER_OR_FOLLOWER,
 ))
 _NO_LEADER: Final = LeaderIdAndEpoch()
+# KIP-1191, trunk's ShareGroupDLQStateManager: at most 5 produce attempts, exponential backoff from
+# 1 s to 30 s, retried only on NOT_LEADER_OR_FOLLOWER and on a lost or timed-out request.
+DLQ_MAX_ATTEMPTS: Final = 5
+DLQ_BACKOFF_MS: Final = 1_000
+DLQ_BACKOFF_MAX_MS: Final = 30_000
+_DLQ_RETRIABLE: Final = frozenset((Errors.NOT_LEADER_OR_FOLLOWER, Errors.REQUEST_TIMED_OUT))
 _PARKED_SWEEP: Final = 32  # drop answered calls from a slot's parked list past this length
 
 
@@ -552,6 +562,8 @@ class ShareLeaderHost:
                 self.broker.scheduler.post(backoff_ms, self._retry_write, slot, write, 0)
             else:
                 self._send_write(slot, write, 0)
+        for enqueue in sp.take_dlq():
+            self._dlq_produce(slot, enqueue, 0)
         if not slot.serving and not slot.orphan:
             return
         deadline = sp.next_lock_deadline_ms()
@@ -663,6 +675,10 @@ class ShareLeaderHost:
         slot.read_failures = 0
         if resp.error_code == Errors.NONE:
             broker.observer.on_state_read(slot.key, slot.leader_epoch, now)
+            archiving = [b for b in resp.state_batches if b.delivery_state == RecordState.ARCHIVING]
+            if archiving and broker.trace is not None:  # KIP-1191: phase 2 resumed by this leader
+                broker.trace.record(now, broker.node, "share.dlq_resume", key=slot.key_text,
+                                    offsets=sum(b.last_offset - b.first_offset + 1 for b in archiving))
         self._after(slot, now)
         self._wake(slot)
 
@@ -735,6 +751,72 @@ class ShareLeaderHost:
     def _retry_write(self, slot: SharePartitionSlot, write: PendingWrite, attempt: int) -> None:
         if not slot.dead:
             self._send_write(slot, write, attempt)
+
+    # -- the dead-letter queue (KIP-1191) ---------------------------------------------------------------
+
+    def _dlq_produce(self, slot: SharePartitionSlot, enqueue: DlqEnqueue, attempt: int) -> None:
+        """Phase 2, step 1 (trunk's ``ShareGroupDLQManager.enqueue``): the leader's broker produces the
+        records (acks=all) to the group's DLQ topic, the partition of the same number modulo its
+        partitions; the outcome, success or not, goes back to ``SharePartition.complete_dlq``. A slot
+        that stopped serving drops it: its successor reads the records back ARCHIVING and resumes."""
+        if slot.dead or not slot.serving:
+            return
+        broker = self.broker
+        now = broker.scheduler.now_ms
+        topic = slot.sp.group.dlq_topic
+        if _mutants.ACTIVE == "dlq-enqueue-lost":
+            self._dlq_done(slot, enqueue, now)  # mutant: told it was written, but nothing was produced
+            return
+        partitions = sorted(p for t, p in broker.metadata.partitions if t == topic) if topic else []
+        if not partitions:
+            # No DLQ topic now (disabled since phase 1), or it does not exist: the enqueue fails and the
+            # records are archived regardless. (Trunk's manager would create a missing DLQ topic with
+            # CreateTopics; the model does not: a scenario declares its DLQ topic.)
+            self._dlq_failed(slot, enqueue, "no DLQ topic" if not topic else f"no topic {topic}")
+            return
+        # Trunk: the source partition modulo the DLQ topic's partitions; no leader known fails the enqueue
+        # (a ConfigException in ShareGroupDLQStateManager), it is not retried.
+        partition = partitions[slot.partition % len(partitions)]
+        info = broker.metadata.partitions.get((topic, partition))
+        if info is None or info.leader < 0:
+            self._dlq_failed(slot, enqueue, f"no leader for {topic}-{partition}")
+            return
+        request = ProduceRequest(topic, partition, enqueue.last_offset - enqueue.first_offset + 1,
+                                 produce_time_ms=now,
+                                 dlq_source=(slot.key, enqueue.first_offset, enqueue.last_offset))
+        broker.request(broker_node(info.leader), "Produce", request,
+                       lambda resp: self._dlq_answered(slot, enqueue, attempt, resp))
+
+    def _dlq_answered(self, slot: SharePartitionSlot, enqueue: DlqEnqueue, attempt: int,
+                      resp: object | None) -> None:
+        if slot.dead or not slot.serving:
+            return
+        error = resp.error_code if isinstance(resp, ProduceResponse) else Errors.REQUEST_TIMED_OUT
+        if error == Errors.NONE:
+            self._dlq_done(slot, enqueue, self.broker.scheduler.now_ms)
+        elif error in _DLQ_RETRIABLE and attempt + 1 < DLQ_MAX_ATTEMPTS:
+            backoff = min(DLQ_BACKOFF_MS << attempt, DLQ_BACKOFF_MAX_MS)
+            self.broker.scheduler.post(backoff, self._dlq_produce, slot, enqueue, attempt + 1)
+        else:
+            self._dlq_failed(slot, enqueue, f"produce failed ({error.name}) after {attempt + 1} attempt(s)")
+
+    def _dlq_failed(self, slot: SharePartitionSlot, enqueue: DlqEnqueue, why: str) -> None:
+        broker = self.broker
+        now = broker.scheduler.now_ms
+        broker.observer.on_dlq_given_up(slot.key, enqueue.first_offset, enqueue.last_offset, now)
+        if broker.trace is not None:
+            broker.trace.record(now, broker.node, "share.dlq_failed", key=slot.key_text,
+                                first=enqueue.first_offset, last=enqueue.last_offset, why=why)
+        self._dlq_done(slot, enqueue, now)
+
+    def _dlq_done(self, slot: SharePartitionSlot, enqueue: DlqEnqueue, now: int) -> None:
+        """Phase 2, step 2: ARCHIVING -> ARCHIVED, durably (``complete_dlq``)."""
+        broker = self.broker
+        if broker.trace is not None:
+            broker.trace.record(now, broker.node, "share.dlq_archive", key=slot.key_text,
+                                first=enqueue.first_offset, last=enqueue.last_offset, cause=enqueue.cause)
+        slot.sp.complete_dlq(enqueue)
+        self._after(slot, now)
 
     # -- the broker's events ----------------------------------------------------------------------------
 

@@ -35,7 +35,7 @@ from model.core.group.share_records import (
 from model.core.log import PartitionLog
 from model.core.metadata import MetadataImage, TopicPartition
 from model.core.share_coordinator import ShareCoordinatorShard
-from model.core.share_partition import AcknowledgementBatch, PartitionStatus, SharePartition
+from model.core.share_partition import AcknowledgementBatch, DlqEnqueue, PartitionStatus, PendingWrite, SharePartition
 from model.core.share_records import ShareSnapshot
 from model.core.share_state import (
     InitializeShareGroupStateRequest,
@@ -109,14 +109,17 @@ class Leader:
 
     def __init__(self, *, start: int = 0, batches: Sequence[StateBatch] = (), state_epoch: int = 0,
                  log_end: int = 0, max_delivery_count: int = 5, max_in_flight: int = 200,
-                 lock_ms: int = LOCK_MS, read_committed: bool = False, log_start: int = 0) -> None:
+                 lock_ms: int = LOCK_MS, read_committed: bool = False, log_start: int = 0,
+                 dlq_topic: str = "") -> None:
         self.log = PartitionLog(log_start)
         if log_end > log_start:
             self.log.append(log_end - log_start)
             self.log.advance_high_watermark()
         broker = BrokerConfig(delivery_count_limit=max_delivery_count, partition_max_record_locks=max_in_flight,
                               record_lock_duration_ms=lock_ms)
-        group = GroupConfig(isolation_level="read_committed") if read_committed else GroupConfig()
+        group = GroupConfig(isolation_level="read_committed" if read_committed else "read_uncommitted",
+                            dlq_topic=dlq_topic)
+        self.dlq_enqueued: list[DlqEnqueue] = []  # what the DLQ manager was asked to write (it always succeeds)
         self.sp = SharePartition(LEADER_KEY, self.log, leader_epoch=0, broker=broker, group=group)
         self.now = 0
         self.write_error = Errors.NONE  # the answer the persister gives to every write
@@ -211,7 +214,7 @@ class Leader:
         """Answer every write (and the writes those cause) with ``write_error``."""
         done: list[object] = []
         rounds = 0
-        while writes := self.sp.take_writes():
+        while writes := self._dlq_then_writes():
             rounds += 1
             for w in writes:
                 self.writes.append(w.request)
@@ -220,6 +223,14 @@ class Leader:
             if self.write_error != Errors.NONE and rounds > 1:
                 break  # a failing persister: the retries would fail forever
         return done
+
+
+    def _dlq_then_writes(self) -> list[PendingWrite]:
+        """Kafka's mock DLQ manager answers every enqueue at once: phase 2 follows (KIP-1191)."""
+        for enqueue in self.sp.take_dlq():
+            self.dlq_enqueued.append(enqueue)
+            self.sp.complete_dlq(enqueue)
+        return self.sp.take_writes()
 
 
 def not_ready_error(leader: Leader) -> Errors:

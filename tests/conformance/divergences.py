@@ -26,10 +26,6 @@ DIVERGENCES: Final[dict[str, str]] = {
 
 # Mechanisms of the Kafka that ships that the model lacks (issue 24's list).
 MISSING: Final[dict[str, str]] = {
-    "archiving-dlq": "no ARCHIVING state, no dead-letter queue: trunk at the pinned commit has both (KIP-1191: "
-                     "RecordState ARCHIVING = 3, persisted; with share.group DLQ enabled and a DLQ topic named, a "
-                     "REJECT or the delivery limit moves records to ARCHIVING, written, then enqueued to the DLQ "
-                     "topic and moved to ARCHIVED with a second write; a reader resumes ARCHIVING batches)",
 }
 
 

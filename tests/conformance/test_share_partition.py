@@ -14,7 +14,7 @@ import pytest
 from model.core.config import GroupConfig
 from model.core.errors import Errors
 from model.core.share_partition import AcknowledgementBatch, PartitionStatus
-from model.core.share_state import ReadShareGroupStateResponse, WriteShareGroupStateResponse
+from model.core.share_state import ReadShareGroupStateResponse, RecordState, WriteShareGroupStateResponse
 from tests.conformance.builders import (
     ACCEPT,
     ACKNOWLEDGED,
@@ -879,13 +879,99 @@ def test_acquire_multiple_batches_in_record_limit_mode() -> None:
     assert leader.states(19, 20) == [(ACQUIRED, 1), (AVAILABLE, 0)]
 
 
-@missing("archiving-dlq")
-def test_acknowledge_reject_with_dlq_enabled() -> None:
-    """SharePartitionTest.testAcknowledgeRejectWithDlqEnabled: a rejected record goes to ARCHIVING while
-    it is written to the dead-letter topic."""
-    from model.core.share_state import RecordState
+DLQ_TOPIC = "test-dlq-topic"  # SharePartitionTest.configProviderWithDlqTopic
+ARCHIVING = RecordState.ARCHIVING
 
-    assert RecordState["ARCHIVING"]
+
+def _enqueued(leader: Leader) -> list[tuple[int, int, int, str]]:
+    return [(e.first_offset, e.last_offset, e.delivery_count, e.cause) for e in leader.dlq_enqueued]
+
+
+def test_acknowledge_reject_with_dlq_enabled() -> None:
+    """SharePartitionTest.testAcknowledgeRejectWithDlqEnabled: a REJECT with a DLQ topic goes ACQUIRED ->
+    ARCHIVING (phase 1 write) -> DLQ enqueue -> ARCHIVED (phase 2 write); the SPSO then passes it."""
+    leader = Leader(start=5, dlq_topic=DLQ_TOPIC)
+    assert leader.acquire(5, 5) == [(5, 9, 1)]
+    assert leader.acquire(10, 5) == [(10, 14, 1)]
+    assert leader.acknowledge(MEMBER, (5, 9, REJECT)) == Errors.NONE
+    assert leader.state(5) is None  # evicted: the start offset moved past it
+    assert leader.state(10) == (ACQUIRED, 1)
+    assert leader.start_offset == 10
+    assert leader.sp.delivery_complete_count == 0
+    assert _enqueued(leader) == [(5, 9, 1, "client-reject")]  # exactly once
+    # The two phases are two durable writes: ARCHIVING, then ARCHIVED.
+    states = [[(b.first_offset, b.last_offset, b.delivery_state) for b in w.state_batches] for w in leader.writes]
+    assert states[-2:] == [[(5, 9, ARCHIVING)], [(5, 9, ARCHIVED)]]
+
+
+def test_acknowledge_reject_with_dlq_supplier_enabled_but_no_dlq_topic_configured() -> None:
+    """SharePartitionTest.testAcknowledgeRejectWithDlqSupplierEnabledButNoDlqTopicConfigured: without a DLQ
+    topic a REJECT goes straight to ARCHIVED and nothing is enqueued."""
+    leader = Leader(start=5)
+    leader.acquire(5, 5)
+    leader.acquire(10, 5)
+    assert leader.acknowledge(MEMBER, (5, 9, REJECT)) == Errors.NONE
+    assert leader.start_offset == 10
+    assert leader.state(10) == (ACQUIRED, 1)
+    assert leader.dlq_enqueued == []
+    assert all(b.delivery_state != ARCHIVING for w in leader.writes for b in w.state_batches)
+
+
+def test_acquisition_lock_timeout_with_dlq_enabled_complete_batch() -> None:
+    """SharePartitionTest.testAcquisitionLockTimeoutWithDlqEnabledCompleteBatch: a lock timeout at the
+    delivery-count limit goes to ARCHIVING (not ARCHIVED), then through the DLQ to ARCHIVED."""
+    leader = Leader(max_delivery_count=2, dlq_topic=DLQ_TOPIC)
+    leader.acquire(0, 10)
+    leader.acquire(10, 10)
+    leader.advance_time(LOCK_MS)
+    assert leader.state(0) == (AVAILABLE, 1) and leader.state(10) == (AVAILABLE, 1)
+    assert leader.sp.delivery_complete_count == 0
+    assert leader.acquire(0, 10) == [(0, 9, 2)]
+    leader.advance_time(LOCK_MS)
+    assert leader.start_offset == 10
+    assert leader.sp.delivery_complete_count == 0
+    assert leader.state(10) == (AVAILABLE, 1)
+    assert _enqueued(leader) == [(0, 9, 2, "delivery-count-exceeded")]
+
+
+def test_maybe_initialize_archiving_state_with_dlq_enabled() -> None:
+    """SharePartitionTest.testMaybeInitializeArchivingStateWithDlqEnabled: a batch read back ARCHIVING
+    (phase 1 durable, phase 2 not) is resumed: enqueued once, with the cause inferred from its delivery
+    count, and made ARCHIVED with one write."""
+    leader = Leader(start=5, state_epoch=3, batches=[batch(5, 9, 0, 2), batch(10, 14, 3, 5)], dlq_topic=DLQ_TOPIC)
+    assert leader.active
+    assert leader.state(5) == (AVAILABLE, 2)
+    assert leader.state(10) == (ARCHIVED, 5)
+    assert (leader.start_offset, leader.end_offset) == (5, 14)
+    assert leader.sp.delivery_complete_count == 5
+    assert _enqueued(leader) == [(10, 14, 5, "delivery-count-exceeded")]
+    assert len(leader.writes) == 1
+
+
+def test_maybe_initialize_archiving_state_with_dlq_disabled() -> None:
+    """SharePartitionTest.testMaybeInitializeArchivingStateWithDlqDisabled: ARCHIVING read back is drained
+    to ARCHIVED even with no DLQ now (it would stall the start offset otherwise); the enqueue is still
+    attempted, cause client-reject (delivery count below the limit)."""
+    leader = Leader(start=0, state_epoch=3, batches=[batch(0, 4, 3, 2)])
+    assert leader.active
+    assert (leader.start_offset, leader.end_offset) == (5, 5)
+    assert leader.sp.delivery_complete_count == 0
+    assert _enqueued(leader) == [(0, 4, 2, "client-reject")]
+    assert len(leader.writes) == 1
+
+
+def test_maybe_initialize_multiple_archiving_states() -> None:
+    """SharePartitionTest.testMaybeInitializeMultipleArchivingStates: each ARCHIVING batch is drained on
+    its own, its cause inferred from its delivery count; one phase-2 write each."""
+    leader = Leader(start=0, state_epoch=3, dlq_topic=DLQ_TOPIC,
+                    batches=[batch(0, 4, 0, 1), batch(5, 9, 3, 2), batch(10, 14, 3, 5)])
+    assert leader.state(0) == (AVAILABLE, 1)
+    assert leader.state(5) == (ARCHIVED, 2)
+    assert leader.state(10) == (ARCHIVED, 5)
+    assert (leader.start_offset, leader.end_offset) == (0, 14)
+    assert leader.sp.delivery_complete_count == 10
+    assert sorted(_enqueued(leader)) == [(5, 9, 2, "client-reject"), (10, 14, 5, "delivery-count-exceeded")]
+    assert len(leader.writes) == 2
 
 
 def test_max_delivery_count_uses_group_config_when_present() -> None:

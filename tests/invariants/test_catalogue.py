@@ -49,6 +49,7 @@ IDS = {
     "delivery-complete-count": ("SP-1",),
     "target-assignment-balanced": ("GC-5",),  # issue 24: trunk's SimpleAssignor balance
     "last-delivery-alone": ("SP-5",),  # issue 24: Kafka's delivery-count throttling
+    "dead-letter-queue": ("SP-1", "SP-3"),  # issue 24: KIP-1191, checked from the DLQ topic
 }
 LIVENESS = {"eventual-resolution", "member-convergence"}
 

@@ -199,3 +199,43 @@ def test_a_session_the_broker_evicted_or_lost_in_a_crash_is_not_open() -> None:
     monitors.on_share_session(1, "g", "m1", 1, 20)  # continued after the eviction
     monitors.on_share_session(1, "g", "m2", 1, 21)  # continued after the crash
     assert _ids(monitors) == ["share-session-epoch"] * 2
+
+
+# -- dead-letter-queue (KIP-1191) and ARCHIVING in SP-1 ------------------------------------------------------
+
+
+def test_archiving_made_archived_without_the_dlq_violates_the_dead_letter_queue() -> None:
+    monitors = _monitors()
+    _durable(monitors, _write((0, 4, RecordState.ARCHIVING, 1)))  # phase 1
+    monitors.on_dlq_committed("dlq", 0, 0, (KEY, 0, 2), 1)  # 0-2 reached the DLQ topic
+    monitors.on_dlq_given_up(KEY, 3, 3, 1)  # 3's enqueue failed: archived regardless, as trunk does
+    _durable(monitors, _write((0, 3, RecordState.ARCHIVED, 1)))  # phase 2 for 0-3: fine
+    assert monitors.violations == []
+    _durable(monitors, _write((4, 4, RecordState.ARCHIVED, 1)))  # 4 never went to the DLQ
+    assert _ids(monitors) == ["dead-letter-queue"]
+    assert monitors.violations[0].state["offset"] == 4
+
+
+def test_a_dlq_record_that_was_never_archiving_violates_the_dead_letter_queue() -> None:
+    monitors = _monitors()
+    _durable(monitors, _write((0, 4, RecordState.ARCHIVING, 1)))
+    monitors.on_dlq_committed("dlq", 0, 0, (KEY, 0, 4), 1)
+    monitors.on_dlq_committed("dlq", 0, 5, (KEY, 0, 4), 2)  # a duplicate after a failover: allowed
+    assert monitors.violations == []
+    monitors.on_dlq_committed("dlq", 0, 10, (KEY, 5, 5), 3)  # 5 was never ARCHIVING
+    assert _ids(monitors) == ["dead-letter-queue"]
+    assert monitors.violations[0].state["offset"] == 5
+
+
+def test_durably_archiving_written_back_to_available_or_acquired_is_an_illegal_transition() -> None:
+    monitors = _monitors()
+    _durable(monitors, _write((0, 4, RecordState.ARCHIVING, 2)))
+    monitors.on_acquire(KEY, "m", [AcquiredRecords(5, 9, 1)], 1, 1)
+    _durable(monitors, _write((0, 1, RecordState.AVAILABLE, 1)))  # a late retry with a lower count: SC-4 drops it
+    assert monitors.violations == []
+    monitors.on_acquire(KEY, "m", [AcquiredRecords(3, 4, 3)], 1, 2)
+    assert _ids(monitors) == ["record-state-transition"]
+    monitors = _monitors()
+    _durable(monitors, _write((0, 4, RecordState.ARCHIVING, 2)))
+    _durable(monitors, _write((2, 2, RecordState.AVAILABLE, 2)))
+    assert _ids(monitors) == ["record-state-transition"]

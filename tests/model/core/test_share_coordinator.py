@@ -325,7 +325,7 @@ FENCE_CASES = [
         1,
     ),
     FenceCase("write with a delivery state the protocol lacks is invalid",
-              _write(SE, LE, batches=(b(11, 11, 3, 1),)), Errors.INVALID_REQUEST, 0),  # type: ignore[arg-type]
+              _write(SE, LE, batches=(b(11, 11, 5, 1),)), Errors.INVALID_REQUEST, 0),  # type: ignore[arg-type]
     FenceCase(
         "write with first > last is invalid", _write(SE, LE, batches=(b(12, 11, ACKED, 1),)), Errors.INVALID_REQUEST, 0
     ),
