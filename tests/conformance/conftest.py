@@ -10,6 +10,7 @@ translating it passes.
 
 from __future__ import annotations
 
+import importlib
 import re
 from collections import Counter
 
@@ -25,6 +26,18 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         if _HERE in item.nodeid and isinstance(item, pytest.Function):
             found = _KAFKA_METHOD.search(item.function.__doc__ or "")
             _method_of[item.nodeid] = found.group(1) if found else item.nodeid
+
+
+def _kafka_method(nodeid: str) -> str:
+    """The Kafka method a case translates. Under xdist the controller collected nothing, so the
+    test function is looked up from its node id."""
+    if nodeid in _method_of:
+        return _method_of[nodeid]
+    path, _, name = nodeid.partition("::")
+    module = importlib.import_module(path.removesuffix(".py").replace("/", "."))
+    function = getattr(module, name.split("[", 1)[0], None)
+    found = _KAFKA_METHOD.search(getattr(function, "__doc__", None) or "")
+    return found.group(1) if found else nodeid
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
@@ -49,7 +62,7 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     )
     methods: dict[str, set[str]] = {}
     for nodeid, outcome in outcome_of.items():
-        methods.setdefault(_method_of.get(nodeid, nodeid), set()).add(outcome)
+        methods.setdefault(_kafka_method(nodeid), set()).add(outcome)
     method_passed = sum(1 for outcomes in methods.values() if outcomes == {"passed"})
     method_failed = sum(1 for outcomes in methods.values() if "failed" in outcomes)
     terminalreporter.write_line(
