@@ -47,7 +47,7 @@ from model import mutants as _mutants
 from model.core.config import BrokerConfig, GroupConfig, effective_lock_duration_ms
 from model.core.errors import ApiError, Errors
 from model.core.inflight import NO_DEADLINE, NO_WRITE, InFlightRange, InFlightWindow
-from model.core.log import LogSpan, PartitionLog, SpanKind
+from model.core.log import PartitionLog, SpanKind
 from model.core.message import Message
 from model.core.share_state import (
     UNKNOWN_OFFSET,
@@ -655,10 +655,10 @@ class SharePartition:
 
     def _acquire_span(self, first: int, last: int, member_id: str, deadline: int,
                       acquired: list[AcquiredRecords], read_committed: bool) -> None:
-        """Acquire [first, last] (AVAILABLE): the next delivery. Offsets whose record compaction
-        removed since they entered the window are archived instead (SP-14; the divergence
-        ``compacted-archived-at-acquire``: Kafka delivers them and the client acknowledges them
-        with GAP)."""
+        """Acquire [first, last] (AVAILABLE): the next delivery. As trunk's SharePartition.acquire,
+        offsets whose record compaction removed since they entered the window, and control markers,
+        are acquired with the batch (the client acknowledges them with GAP, SP-14); only a
+        read_committed group's aborted records are archived (``PartitionLog.share_spans``)."""
         window = self._window
         ranges = window.ranges
         k, end = window.isolate(first, last)
@@ -676,12 +676,13 @@ class SharePartition:
             return
         while k < end:
             r = ranges[k]
-            for span in self.log.read(r.first, r.last + 1, read_committed=read_committed):
+            for _first, span_last, take in self.log.share_spans(r.first, r.last + 1,
+                                                                    read_committed=read_committed):
                 r = ranges[k]
-                if r.last > span.last:
-                    ranges.insert(k + 1, r.split_off(span.last + 1))
+                if r.last > span_last:
+                    ranges.insert(k + 1, r.split_off(span_last + 1))
                     end += 1
-                if span.kind == SpanKind.RECORD:
+                if take:
                     r.state = r.target = ACQUIRED
                     r.delivery_count += 1
                     r.owner = member_id
@@ -798,15 +799,17 @@ class SharePartition:
         if log.all_records:  # the common case: no log read needed
             window.append(InFlightRange(first, acquire_last, ACQUIRED, 1, member_id, deadline))
             _add_acquired(acquired, first, acquire_last, 1)
-            spans: list[LogSpan] = []
+            spans: list[tuple[int, int, bool]] = []
         else:
-            spans = log.read(first, acquire_last + 1, read_committed=read_committed)
-        for span in spans:
-            if span.kind == SpanKind.RECORD:
-                window.append(InFlightRange(span.first, span.last, ACQUIRED, 1, member_id, deadline))
-                _add_acquired(acquired, span.first, span.last, 1)
+            # Whole batches, compacted offsets and markers included (trunk's acquireNewBatchRecords
+            # does not look inside them); a read_committed group's aborted records are archived.
+            spans = log.share_spans(first, acquire_last + 1, read_committed=read_committed)
+        for span_first, span_last, take in spans:
+            if take:
+                window.append(InFlightRange(span_first, span_last, ACQUIRED, 1, member_id, deadline))
+                _add_acquired(acquired, span_first, span_last, 1)
             else:
-                r = InFlightRange(span.first, span.last, AVAILABLE, 0)
+                r = InFlightRange(span_first, span_last, AVAILABLE, 0)
                 self._tag_archived(r)
                 window.append(r)
         if acquire_last < new_last:

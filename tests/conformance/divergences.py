@@ -15,9 +15,12 @@ import pytest
 
 # Deliberate or documented differences from Kafka trunk at the pinned commit.
 DIVERGENCES: Final[dict[str, str]] = {
-    "compacted-archived-at-acquire":
-        "offsets with no record (compacted away) are archived by the leader at acquisition; trunk delivers "
-        "the fetched batch and the client acknowledges the missing offsets with GAP",
+    "window-without-holes":
+        "the in-flight window has no holes: offsets a fetch skipped because they hold no batch (a batch the "
+        "cleaner emptied) are in it, ARCHIVED by the leader, where trunk's cache (SharePartition.cachedState) "
+        "has no entry for them; so an acknowledgement that spans them is refused (INVALID_RECORD_STATE), "
+        "while trunk's skips them. Offsets compacted away inside a fetched batch are delivered and "
+        "acknowledged with GAP, as in trunk",
     "unknown-topic-write-drops-state":
         "any write answered UNKNOWN_TOPIC_OR_PARTITION drops the leader's state in the share-partition itself (the "
         "model's coordinator answers it only for a key deleted with its group or topic, SC-9); trunk's "
