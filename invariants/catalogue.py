@@ -54,6 +54,7 @@ _CHECKERS: Final = {
     "delivery-complete-count": "invariants.coordinator_checks.CompleteCountMonitor",
     "target-assignment-balanced": "invariants.group_checks.TargetBalanceMonitor",
     "last-delivery-alone": "invariants.monitors.DeliveryLimitMonitor",
+    "gap-only-without-record": "invariants.share_checks.GapAckMonitor",
 }
 
 

@@ -115,6 +115,10 @@ TABLE: Final[dict[str, Entry]] = {
         ("SP-5",), "transition",
         "Kafka (protocol kafka, limit > 2): a record on its last delivery attempt is acquired alone, "
         "the only record of its fetch from that share-partition (SharePartition throttling)"),
+    "gap-only-without-record": Entry(
+        ("SP-3", "SP-14"), "transition",
+        "an acknowledgement a leader takes acknowledges GAP only offsets the data log holds no record at "
+        "(removed by the cleaner, or a control marker), as ShareCompletedFetch does"),
 }
 
 

@@ -61,6 +61,7 @@ from invariants.share_checks import (
     AbortedDeliveryMonitor,
     AckAfterDurableWriteMonitor,
     DurableCountMonitor,
+    GapAckMonitor,
     RecordTransitionMonitor,
     ShareSessionMonitor,
 )
@@ -650,6 +651,7 @@ def standard_monitors(seed: int, *, delivery_count_limit: int = 5, lock_duration
             AckAfterDurableWriteMonitor(sink, ledger),
             DurableCountMonitor(sink, ledger),
             AbortedDeliveryMonitor(sink, ledger),
+            GapAckMonitor(sink),
             ShareSessionMonitor(sink),
             ZombieWriteMonitor(sink, ledger),
             EarlierLifeMonitor(sink),

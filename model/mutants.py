@@ -342,6 +342,12 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
            "the start offset, archives what is AVAILABLE below it and moves the start offset)",
            "eventual-resolution", "delete_records",
            "model/core/share_partition.py: _follow_log_start; model/sim/share_leader.py: on_log_start_moved"),
+    # -- GAP acknowledgements of compacted offsets (issue 24) -------------------------------------------
+    Mutant("gap-ack-for-records",
+           "an off-by-one in the client's walk over the fetched batches (ShareCompletedFetch.fetchRecords): the "
+           "record after each run of offsets with no record is acknowledged GAP too, so a record no application "
+           "processed is archived as if compacted away. Models no known Kafka defect",
+           "gap-only-without-record", "compacted_topic", "model/sim/share_consumer.py: _decide"),
 )
 
 
