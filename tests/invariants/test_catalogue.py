@@ -49,6 +49,7 @@ IDS = {
     "delivery-complete-count": ("SP-1",),
     "target-assignment-balanced": ("GC-5",),  # issue 24: trunk's SimpleAssignor balance
     "last-delivery-alone": ("SP-5",),  # issue 24: Kafka's delivery-count throttling
+    "gap-only-without-record": ("SP-3", "SP-14"),  # issue 24: GAP acknowledgements of compacted offsets
 }
 LIVENESS = {"eventual-resolution", "member-convergence"}
 
