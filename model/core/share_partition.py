@@ -472,11 +472,14 @@ class SharePartition:
         read_committed), or to ``fetch_last``; whole batches are acquired, so ``max_records``
         and the in-flight bound are soft limits that end at a batch end, unless
         ``acquire_mode`` is ``record_limit`` (a hard limit). In-flight batches that diverged
-        are acquired offset by offset, with delivery-count throttling.
+        are acquired offset by offset, with delivery-count throttling. Offsets the cleaner removed
+        inside fetched batches, and control markers, are acquired with them (the client
+        acknowledges them with GAP); a read_committed group's aborted records, and batches the
+        cleaner emptied before the first fetched one, are archived.
 
         KIP (``protocol = "kip"``): up to ``max_records`` records (a hard limit), the lowest
         AVAILABLE offsets of the window first, then new offsets up to the bound and the
-        in-flight limit. In both, offsets without a deliverable record are archived."""
+        in-flight limit; offsets without a deliverable record are archived."""
         if self._status is not PartitionStatus.ACTIVE:
             raise ApiError(self.not_ready_error, f"share-partition {self.key} is {self._status.value}")
         if max_records <= 0:
