@@ -55,6 +55,7 @@ _CHECKERS: Final = {
     "target-assignment-balanced": "invariants.group_checks.TargetBalanceMonitor",
     "last-delivery-alone": "invariants.monitors.DeliveryLimitMonitor",
     "dead-letter-queue": "invariants.share_checks.DeadLetterMonitor",
+    "gap-only-without-record": "invariants.share_checks.GapAckMonitor",
 }
 
 

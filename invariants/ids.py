@@ -121,6 +121,10 @@ TABLE: Final[dict[str, Entry]] = {
         "dead-letter topic or its enqueue was given up (trunk archives regardless); the dead-letter topic holds "
         "only records that were durably ARCHIVING (at least once: a failover between the DLQ produce and the "
         "phase-2 write produces them again)"),
+    "gap-only-without-record": Entry(
+        ("SP-3", "SP-14"), "transition",
+        "an acknowledgement a leader takes acknowledges GAP only offsets the data log holds no record at "
+        "(removed by the cleaner, or a control marker), as ShareCompletedFetch does"),
 }
 
 

@@ -62,6 +62,7 @@ from invariants.share_checks import (
     AckAfterDurableWriteMonitor,
     DeadLetterMonitor,
     DurableCountMonitor,
+    GapAckMonitor,
     RecordTransitionMonitor,
     ShareSessionMonitor,
 )
@@ -652,6 +653,7 @@ def standard_monitors(seed: int, *, delivery_count_limit: int = 5, lock_duration
             AckAfterDurableWriteMonitor(sink, ledger),
             DurableCountMonitor(sink, ledger),
             AbortedDeliveryMonitor(sink, ledger),
+            GapAckMonitor(sink),
             ShareSessionMonitor(sink),
             ZombieWriteMonitor(sink, ledger),
             EarlierLifeMonitor(sink),

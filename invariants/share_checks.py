@@ -33,7 +33,8 @@ from model.core.share_session import FINAL_EPOCH, INITIAL_EPOCH, next_epoch
 from model.core.share_state import PERSISTED_STATES, RecordState, SharePartitionKey
 
 if TYPE_CHECKING:
-    from model.core.share_partition import AcquiredRecords
+    from model.core.log import PartitionLog
+    from model.core.share_partition import AcknowledgementBatch, AcquiredRecords, SharePartition
     from model.core.share_state import WriteShareGroupStateRequest
 
 
@@ -223,6 +224,58 @@ def _first_in_neither(first: int, last: int, a: IntervalSet, b: IntervalSet) -> 
             return None
         cursor = nxt
     return None
+_GAP = 0  # AcknowledgeType.GAP
+
+
+class GapAckMonitor(Monitor):
+    """gap-only-without-record (SP-3, SP-14): an acknowledgement a leader takes acknowledges GAP only
+    offsets the data partition's log holds no record at. Judged from the log itself (the one a leader of
+    the share-partition reads, remembered from its steps), not from any leader's or client's bookkeeping:
+    a GAP on an offset with a record would archive a record no application ever processed."""
+
+    def __init__(self, sink: ViolationSink) -> None:
+        super().__init__(sink)
+        self._logs: dict[SharePartitionKey, PartitionLog] = {}
+
+    def on_share_partition_step(self, partition: SharePartition, bound: int, now_ms: int) -> None:
+        self._logs[partition.key] = partition.log
+
+    def on_acknowledge(self, key: SharePartitionKey, member_id: str, batches: tuple[AcknowledgementBatch, ...],
+                       leader_epoch: int, now_ms: int) -> None:
+        log = None
+        for batch in batches:
+            types = batch.acknowledge_types
+            if _GAP not in types:
+                continue
+            if log is None:
+                log = self._logs.get(key)
+                if log is None:
+                    return
+            for first, last in _gap_runs(batch):
+                for span in log.read(first, last + 1, read_committed=False):
+                    if span.deliverable:
+                        self.sink.report("gap-only-without-record", now_ms, event=f"acknowledge {member_id}",
+                                         message=f"{key}: offsets {span.first}-{span.last} acknowledged GAP by "
+                                         f"{member_id} but the log holds records there", key=str(key),
+                                         first=span.first, last=span.last, member=member_id,
+                                         leader_epoch=leader_epoch)
+                        return
+
+
+def _gap_runs(batch: AcknowledgementBatch) -> list[tuple[int, int]]:
+    types = batch.acknowledge_types
+    if len(types) == 1:
+        return [(batch.first_offset, batch.last_offset)] if types[0] == _GAP else []
+    runs: list[tuple[int, int]] = []
+    for i, ack_type in enumerate(types):
+        offset = batch.first_offset + i
+        if ack_type != _GAP:
+            continue
+        if runs and runs[-1][1] + 1 == offset:
+            runs[-1] = (runs[-1][0], offset)
+        else:
+            runs.append((offset, offset))
+    return runs
 
 
 class ShareSessionMonitor(Monitor):

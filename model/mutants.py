@@ -355,6 +355,12 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
            "phase-2 write): ARCHIVING is not terminal, so the SPSO stops at them and the share-partition never "
            "resolves (trunk archives them whatever the enqueue's outcome, initiateDLQAndArchive)",
            "eventual-resolution", "dead_letter_queue", "model/core/share_partition.py: complete_dlq"),
+    # -- GAP acknowledgements of compacted offsets (issue 24) -------------------------------------------
+    Mutant("gap-ack-for-records",
+           "an off-by-one in the client's walk over the fetched batches (ShareCompletedFetch.fetchRecords): the "
+           "record after each run of offsets with no record is acknowledged GAP too, so a record no application "
+           "processed is archived as if compacted away. Models no known Kafka defect",
+           "gap-only-without-record", "compacted_topic", "model/sim/share_consumer.py: _decide"),
 )
 
 

@@ -346,6 +346,49 @@ class PartitionLog:
             spans.append(LogSpan(cursor, last, SpanKind.RECORD))
         return spans
 
+    def share_spans(self, from_offset: int, to_offset: int, *, read_committed: bool) -> list[tuple[int, int, bool]]:
+        """What a Kafka share-partition leader acquires of [from, to) (SharePartition.acquire at the
+        pinned commit): (first, last, acquire) runs tiling it. Whole fetched batches are acquired,
+        offsets the cleaner removed and control markers with them (the client acknowledges those with
+        GAP, ShareCompletedFetch); only a read_committed group's aborted records -- compacted ones
+        too -- are left out, archived by the leader (filterAbortedTransactionalAcquiredRecords)."""
+        runs: list[tuple[int, int, bool]] = []
+        for span in self.read(from_offset, to_offset, read_committed=read_committed):
+            if span.kind == SpanKind.ABORTED:
+                pieces = [(span.first, span.last, False)]
+            elif span.kind == SpanKind.GAP and read_committed and self._aborted:
+                pieces, cursor = [], span.first
+                for a_first, a_last in self._aborted.overlapping(span.first, span.last):
+                    if a_first > cursor:
+                        pieces.append((cursor, a_first - 1, True))
+                    pieces.append((a_first, a_last, False))
+                    cursor = a_last + 1
+                if cursor <= span.last:
+                    pieces.append((cursor, span.last, True))
+            else:
+                pieces = [(span.first, span.last, True)]
+            for first, last, take in pieces:
+                if runs and runs[-1][2] == take and runs[-1][1] + 1 == first:
+                    runs[-1] = (runs[-1][0], last, take)
+                else:
+                    runs.append((first, last, take))
+        return runs
+
+    def gaps_in(self, first: int, last: int) -> list[tuple[int, int]]:
+        """The offsets of [first, last] with no record a client could find in a fetch: removed by the
+        cleaner, or control markers (ShareCompletedFetch acknowledges them with GAP)."""
+        out = self._gaps.overlapping(first, last) + self._markers.overlapping(first, last)
+        if len(out) > 1:
+            out.sort()
+            merged = [out[0]]
+            for f, l_ in out[1:]:
+                if f <= merged[-1][1] + 1:
+                    merged[-1] = (merged[-1][0], max(merged[-1][1], l_))
+                else:
+                    merged.append((f, l_))
+            out = merged
+        return out
+
     def kind_of(self, offset: int, *, read_committed: bool) -> SpanKind | None:
         """What occupies ``offset`` for this isolation level; None outside [log start, bound)."""
         spans = self.read(offset, offset + 1, read_committed=read_committed)

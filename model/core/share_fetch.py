@@ -61,13 +61,14 @@ class ShareFetchRequest(Message):
 
 class ShareFetchPartitionResponse(Message):
     FIELDS = ("topic_id", "partition", "error_code", "error_message", "acknowledge_error_code",
-              "acknowledge_error_message", "current_leader", "acquired_records", "produce_times")
+              "acknowledge_error_message", "current_leader", "acquired_records", "produce_times", "gaps")
     __slots__ = FIELDS
 
     def __init__(self, topic_id: str, partition: int, error_code: Errors = Errors.NONE,
                  error_message: str | None = None, acknowledge_error_code: Errors = Errors.NONE,
                  acknowledge_error_message: str | None = None, current_leader: LeaderIdAndEpoch = NO_LEADER,
-                 acquired_records: tuple[AcquiredRecords, ...] = (), produce_times: tuple[int, ...] = ()) -> None:
+                 acquired_records: tuple[AcquiredRecords, ...] = (), produce_times: tuple[int, ...] = (),
+                 gaps: tuple[tuple[int, int], ...] = ()) -> None:
         self.topic_id: Final = topic_id
         self.partition: Final = partition
         self.error_code: Final = error_code
@@ -79,6 +80,10 @@ class ShareFetchPartitionResponse(Message):
         # One produce time per offset of ``acquired_records``, flattened in order
         # (see model.core.produce_fetch); () when the leader does not say.
         self.produce_times: Final = produce_times
+        # (first, last) runs of acquired offsets the fetched batches hold no record for: removed by the
+        # log cleaner, or control markers. Not a wire field: on the wire they are what the records
+        # lack; the client (ShareCompletedFetch) acknowledges them with GAP.
+        self.gaps: Final = gaps
 
 
 class ShareFetchResponse(Message):

@@ -47,7 +47,7 @@ from model import mutants as _mutants
 from model.core.config import BrokerConfig, GroupConfig, effective_lock_duration_ms
 from model.core.errors import ApiError, Errors
 from model.core.inflight import NO_DEADLINE, NO_WRITE, InFlightRange, InFlightWindow
-from model.core.log import LogSpan, PartitionLog, SpanKind
+from model.core.log import PartitionLog, SpanKind
 from model.core.message import Message
 from model.core.share_state import (
     UNKNOWN_OFFSET,
@@ -558,11 +558,14 @@ class SharePartition:
         read_committed), or to ``fetch_last``; whole batches are acquired, so ``max_records``
         and the in-flight bound are soft limits that end at a batch end, unless
         ``acquire_mode`` is ``record_limit`` (a hard limit). In-flight batches that diverged
-        are acquired offset by offset, with delivery-count throttling.
+        are acquired offset by offset, with delivery-count throttling. Offsets the cleaner removed
+        inside fetched batches, and control markers, are acquired with them (the client
+        acknowledges them with GAP); a read_committed group's aborted records, and batches the
+        cleaner emptied before the first fetched one, are archived.
 
         KIP (``protocol = "kip"``): up to ``max_records`` records (a hard limit), the lowest
         AVAILABLE offsets of the window first, then new offsets up to the bound and the
-        in-flight limit. In both, offsets without a deliverable record are archived."""
+        in-flight limit; offsets without a deliverable record are archived."""
         if self._status is not PartitionStatus.ACTIVE:
             raise ApiError(self.not_ready_error, f"share-partition {self.key} is {self._status.value}")
         if max_records <= 0:
@@ -741,10 +744,10 @@ class SharePartition:
 
     def _acquire_span(self, first: int, last: int, member_id: str, deadline: int,
                       acquired: list[AcquiredRecords], read_committed: bool) -> None:
-        """Acquire [first, last] (AVAILABLE): the next delivery. Offsets whose record compaction
-        removed since they entered the window are archived instead (SP-14; the divergence
-        ``compacted-archived-at-acquire``: Kafka delivers them and the client acknowledges them
-        with GAP)."""
+        """Acquire [first, last] (AVAILABLE): the next delivery. As trunk's SharePartition.acquire,
+        offsets whose record compaction removed since they entered the window, and control markers,
+        are acquired with the batch (the client acknowledges them with GAP, SP-14); only a
+        read_committed group's aborted records are archived (``PartitionLog.share_spans``)."""
         window = self._window
         ranges = window.ranges
         k, end = window.isolate(first, last)
@@ -762,12 +765,13 @@ class SharePartition:
             return
         while k < end:
             r = ranges[k]
-            for span in self.log.read(r.first, r.last + 1, read_committed=read_committed):
+            for _first, span_last, take in self.log.share_spans(r.first, r.last + 1,
+                                                                    read_committed=read_committed):
                 r = ranges[k]
-                if r.last > span.last:
-                    ranges.insert(k + 1, r.split_off(span.last + 1))
+                if r.last > span_last:
+                    ranges.insert(k + 1, r.split_off(span_last + 1))
                     end += 1
-                if span.kind == SpanKind.RECORD:
+                if take:
                     r.state = r.target = ACQUIRED
                     r.delivery_count += 1
                     r.owner = member_id
@@ -884,15 +888,17 @@ class SharePartition:
         if log.all_records:  # the common case: no log read needed
             window.append(InFlightRange(first, acquire_last, ACQUIRED, 1, member_id, deadline))
             _add_acquired(acquired, first, acquire_last, 1)
-            spans: list[LogSpan] = []
+            spans: list[tuple[int, int, bool]] = []
         else:
-            spans = log.read(first, acquire_last + 1, read_committed=read_committed)
-        for span in spans:
-            if span.kind == SpanKind.RECORD:
-                window.append(InFlightRange(span.first, span.last, ACQUIRED, 1, member_id, deadline))
-                _add_acquired(acquired, span.first, span.last, 1)
+            # Whole batches, compacted offsets and markers included (trunk's acquireNewBatchRecords
+            # does not look inside them); a read_committed group's aborted records are archived.
+            spans = log.share_spans(first, acquire_last + 1, read_committed=read_committed)
+        for span_first, span_last, take in spans:
+            if take:
+                window.append(InFlightRange(span_first, span_last, ACQUIRED, 1, member_id, deadline))
+                _add_acquired(acquired, span_first, span_last, 1)
             else:
-                r = InFlightRange(span.first, span.last, AVAILABLE, 0)
+                r = InFlightRange(span_first, span_last, AVAILABLE, 0)
                 self._tag_archived(r)
                 window.append(r)
         if acquire_last < new_last:

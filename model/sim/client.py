@@ -133,6 +133,7 @@ class ClientMetrics:
     records_rejected: int = 0
     ack_errors: int = 0  # records whose acknowledgement failed or was lost
     records_renewed: int = 0  # RENEW acknowledgements the leader confirmed (records whose lock restarted)
+    records_gap_acknowledged: int = 0  # GAP acknowledgements the leader confirmed (offsets with no record)
     offsets_committed: int = 0  # KIP-848: partitions whose OffsetCommit succeeded
     commit_errors: int = 0
     rebalances: int = 0  # assignment changes seen

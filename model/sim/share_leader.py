@@ -152,7 +152,8 @@ class SharePartitionSlot:
 class _Part:
     """One partition of a request being answered."""
 
-    __slots__ = ("ack_batches", "ack_error", "acquired", "error", "fetch", "leader", "partition", "slot", "topic_id")
+    __slots__ = ("ack_batches", "ack_error", "acquired", "error", "fetch", "gaps", "leader", "partition", "slot",
+                 "topic_id")
 
     def __init__(self, topic_id: str, partition: int, slot: SharePartitionSlot | None,
                  error: Errors = Errors.NONE, leader: LeaderIdAndEpoch = _NO_LEADER) -> None:
@@ -164,6 +165,7 @@ class _Part:
         self.ack_error = Errors.NONE
         self.ack_batches: tuple[AcknowledgementBatch, ...] = ()
         self.acquired: list[AcquiredRecords] = []
+        self.gaps: list[tuple[int, int]] = []  # acquired offsets the fetched batches hold no record for
         self.fetch = False
 
 
@@ -171,7 +173,8 @@ class _Call:
     """One ShareFetch or ShareAcknowledge being answered."""
 
     __slots__ = ("acked", "acquire_mode", "budget", "checks", "closing", "done", "fetch", "fetch_id", "fetching",
-                 "got", "group_id", "max_wait_ms", "member_id", "message", "min_bytes", "parts", "read_from", "timer", "waiting")
+                 "got", "group_id", "max_wait_ms", "member_id", "message", "min_bytes", "parts", "read_from", "timer",
+                 "waiting")
 
     def __init__(self, message: Message, group_id: str, member_id: str, *, fetch: bool, closing: bool,
                  budget: int = 0, max_wait_ms: int = 0, min_bytes: int = 1, fetch_id: int = 0) -> None:
@@ -432,6 +435,12 @@ class ShareLeaderHost:
                 call.budget -= n
                 call.got += n
                 part.acquired.extend(acquired)
+                log = slot.sp.log
+                if not log.all_records:
+                    # What the fetched batches show the client (its ShareCompletedFetch finds no record
+                    # at these acquired offsets and acknowledges them with GAP).
+                    for a in acquired:
+                        part.gaps.extend(log.gaps_in(a.first_offset, a.last_offset))
                 observer.on_acquire(slot.key, call.member_id, acquired, slot.leader_epoch, now)
                 trace = self.broker.trace
                 if trace is not None:
@@ -517,7 +526,7 @@ class ShareLeaderHost:
             broker.reply(call.message, ShareFetchResponse(responses=tuple(
                 ShareFetchPartitionResponse(
                     p.topic_id, p.partition, p.error, None, p.ack_error, None, p.leader, tuple(p.acquired),
-                    self._produce_times(p) if p.acquired else (),
+                    self._produce_times(p) if p.acquired else (), tuple(p.gaps),
                 )
                 for p in call.parts
             )))

@@ -19,9 +19,6 @@ from model.kafka_divergences import DIVERGENCES as KAFKA_DIVERGENCES
 # (model/kafka_divergences.py), plus what this suite alone needs.
 DIVERGENCES: Final[dict[str, str]] = {
     **{d.name: f"{d.sharesim}; trunk: {d.kafka} ({d.why})" for d in KAFKA_DIVERGENCES},
-    "compacted-archived-at-acquire":
-        "offsets with no record (compacted away) are archived by the leader at acquisition; trunk delivers "
-        "the fetched batch and the client acknowledges the missing offsets with GAP",
 }
 
 # Mechanisms of the Kafka that ships that the model lacks (issue 24's list).

@@ -234,18 +234,24 @@ def test_acquire_released_record() -> None:
     assert leader.acquire(10, 5) == [(12, 13, 2)]
 
 
-@divergence("compacted-archived-at-acquire")
+@divergence("window-without-holes")
 def test_acquire_released_record_multiple_batches() -> None:
     """SharePartitionTest.testAcquireReleasedRecordMultipleBatches: batches 10-14, 15-19, 23-27 and 28-32
-    (20-22 were never fetched); 12-30 released in one acknowledgement, then acquired again piece by piece
-    with delivery count 2. In the model 20-22 are offsets without a record, archived when the window
-    reaches them, so the acknowledgement across them is refused."""
+    fetched one by one (20-22 hold no batch and are never fetched); 12-30 released in one acknowledgement,
+    then acquired again piece by piece with delivery count 2. Kafka's cache has no entry for 20-22, so
+    the acknowledgement skips them; the model's window has no holes: 20-22 are in it, ARCHIVED, and the
+    acknowledgement across them is refused."""
     leader = Leader(log_start=10)
-    leader.produce_to(33)
+    leader.produce_batches(5, 5, 3, 5, 5)
     leader.log.compact([20, 21, 22])
-    assert leader.acquire(10, 23) == [(10, 19, 1), (23, 32, 1)]
+    assert leader.acquire(10, 5) == [(10, 14, 1)]
+    assert leader.acquire(15, 5) == [(15, 19, 1)]
+    assert leader.acquire(20, 8) == [(23, 27, 1)]
+    assert leader.acquire(28, 5) == [(28, 32, 1)]
+    assert leader.sp.next_fetch_offset == 33
     assert leader.acknowledge(MEMBER, (12, 30, RELEASE)) == Errors.NONE
-    assert leader.acquire(10, 23) == [(12, 19, 2), (23, 30, 2)]
+    assert leader.sp.next_fetch_offset == 12
+    assert leader.acquire(12, 21) == [(12, 19, 2), (23, 30, 2)]
 
 
 # -- acknowledge -------------------------------------------------------------------------------
@@ -269,17 +275,23 @@ def test_acknowledge_multiple_record_batch() -> None:
     assert (leader.start_offset, leader.sp.in_flight_count) == (15, 0)
 
 
-@divergence("compacted-archived-at-acquire")
 def test_acknowledge_multiple_record_batch_with_gap_offsets() -> None:
-    """SharePartitionTest.testAcknowledgeMultipleRecordBatchWithGapOffsets: offsets 15-17 missing from the
-    fetched batch are delivered and acknowledged with GAP (ARCHIVED), the others released or accepted."""
-    leader = Leader()
-    leader.produce_to(19)
-    leader.log.compact([0, 1, 2, 3, 4, 7, 8, 9, 15, 16, 17])
-    leader.log.delete_records(5)
-    leader.sp.advance_log_start(0)
-    leader.settle()
-    assert leader.acquire(5, 14) == [(5, 6, 1), (10, 18, 1)]
+    """SharePartitionTest.testAcknowledgeMultipleRecordBatchWithGapOffsets: batches 5-6 and 10-18 (7-9 hold
+    no batch, 15-17 are missing from the second); the second fetch acquires 10-18 whole, and 15-17,
+    acknowledged with GAP, become ARCHIVED while the others are released or accepted. (The model's window
+    has no holes: 7-9 are in it, archived, where Kafka's cache has nothing.)"""
+    leader = Leader(log_start=5)
+    leader.produce_batches(2, 3, 9)
+    leader.log.compact([7, 8, 9, 15, 16, 17])
+    assert leader.acquire(5, 2) == [(5, 6, 1)]
+    assert leader.sp.next_fetch_offset == 7
+    assert leader.acquire(7, 12) == [(10, 18, 1)]
+    assert leader.sp.next_fetch_offset == 19
+    second = (10, 18, RELEASE, RELEASE, RELEASE, RELEASE, RELEASE, GAP, GAP, GAP, ACCEPT)
+    assert leader.acknowledge(MEMBER, (5, 6, RELEASE), second) == Errors.NONE
+    assert leader.sp.next_fetch_offset == 5
+    assert leader.states(5, 6) == [(AVAILABLE, 1)] * 2
+    assert leader.states(10, 18) == [(AVAILABLE, 1)] * 5 + [(ARCHIVED, 1)] * 3 + [(ACKNOWLEDGED, 1)]
 
 
 def test_acknowledge_out_of_range_cached_data_empty_cache() -> None:

@@ -50,6 +50,7 @@ IDS = {
     "target-assignment-balanced": ("GC-5",),  # issue 24: trunk's SimpleAssignor balance
     "last-delivery-alone": ("SP-5",),  # issue 24: Kafka's delivery-count throttling
     "dead-letter-queue": ("SP-1", "SP-3"),  # issue 24: KIP-1191, checked from the DLQ topic
+    "gap-only-without-record": ("SP-3", "SP-14"),  # issue 24: GAP acknowledgements of compacted offsets
 }
 LIVENESS = {"eventual-resolution", "member-convergence"}
 

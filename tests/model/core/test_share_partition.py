@@ -403,13 +403,38 @@ def test_sp7_speo_never_beyond_the_high_water_mark() -> None:
     assert sp.acquire("m1", 10, 0) == [AcquiredRecords(4, 6, 1)] and sp.speo == 7
 
 
-def test_sp13_read_committed_stops_at_the_lso_and_archives_aborted_records() -> None:
+def _sp13_log() -> PartitionLog:
     log = PartitionLog()
     log.append(2)  # 0-1
     log.append(2, producer_id=9, transactional=True)  # 2-3, aborted below
     log.append(1, producer_id=8, transactional=True)  # 4, still open
     log.advance_high_watermark()
+    return log
+
+
+def test_sp13_kafka_acquires_markers_with_the_batches_and_archives_aborted_records() -> None:
+    """Trunk (SharePartition.acquire, filterAbortedTransactionalAcquiredRecords): the control batches
+    are acquired with the fetched batches (the client acknowledges them with GAP); a read_committed
+    group's aborted records are archived by the leader."""
+    log = _sp13_log()
     sp = make(log=log, group=GroupConfig(isolation_level="read_committed"))
+    assert sp.acquire("m1", 10, 0) == [AcquiredRecords(0, 1, 1)]
+    log.end_transaction(9, commit=False)  # marker 5
+    log.end_transaction(8, commit=True)  # marker 6
+    log.append(1)  # 7
+    log.advance_high_watermark()
+    assert sp.acquire("m1", 10, 0) == [AcquiredRecords(4, 7, 1)]
+    [w] = sp.take_writes()
+    assert w.reason is WriteReason.ARCHIVE
+    assert w.request.state_batches == (StateBatch(2, 3, ARC, 0),)
+    sp.complete_write(w.write_id, OK, 0)
+    assert states(sp, 2, 3) == [(ARC, 0)] * 2
+
+
+def test_sp13_read_committed_stops_at_the_lso_and_archives_aborted_records() -> None:
+    """The KIP (protocol "kip"): markers are archived by the leader, never acquired."""
+    log = _sp13_log()
+    sp = make(log=log, broker=KIP, group=GroupConfig(isolation_level="read_committed"))
     assert sp.acquire("m1", 10, 0) == [AcquiredRecords(0, 1, 1)]
     assert sp.speo == 2  # the open transaction at 2 holds the LSO
     log.end_transaction(9, commit=False)  # marker 5
@@ -430,10 +455,23 @@ def test_sp13_read_uncommitted_delivers_aborted_records_but_not_markers() -> Non
     log.end_transaction(9, commit=False)  # 2
     log.append(1)  # 3
     log.advance_high_watermark()
-    sp = make(log=log)
+    sp = make(log=log, broker=KIP)
     assert sp.acquire("m1", 10, 0) == [AcquiredRecords(0, 1, 1), AcquiredRecords(3, 3, 1)]
     [w] = sp.take_writes()
     assert w.request.state_batches == (StateBatch(2, 2, ARC, 0),)
+
+
+def test_sp13_kafka_read_uncommitted_acquires_aborted_records_and_the_marker() -> None:
+    """Trunk: a read_uncommitted group gets the aborted records and the control batch with the rest
+    (ShareCompletedFetch acknowledges the marker's offset with GAP); nothing is archived."""
+    log = PartitionLog()
+    log.append(2, producer_id=9, transactional=True)  # 0-1
+    log.end_transaction(9, commit=False)  # 2
+    log.append(1)  # 3
+    log.advance_high_watermark()
+    sp = make(log=log)
+    assert sp.acquire("m1", 10, 0) == [AcquiredRecords(0, 3, 1)]
+    assert sp.take_writes() == []
 
 
 # -- SP-8 in-flight bound ---------------------------------------------------------------------
@@ -675,7 +713,7 @@ def test_sp14_record_compacted_while_in_flight_is_archived_when_next_fetched() -
     log = PartitionLog()
     log.append(5)
     log.advance_high_watermark()
-    sp = make(log=log)
+    sp = make(log=log, broker=KIP)
     sp.acquire("m1", 5, 0)
     ack(sp, "m1", 0, 4, RELEASE)
     settle(sp)
@@ -683,6 +721,25 @@ def test_sp14_record_compacted_while_in_flight_is_archived_when_next_fetched() -
     assert sp.acquire("m2", 5, 0) == [AcquiredRecords(0, 1, 2), AcquiredRecords(3, 4, 2)]
     [w] = sp.take_writes()
     assert w.request.state_batches == (StateBatch(2, 2, ARC, 1),)
+
+
+def test_sp14_kafka_record_compacted_while_in_flight_is_delivered_and_gap_acknowledged() -> None:
+    """Trunk (SharePartition.acquire; ShareCompletedFetch): the batch is acquired again whole, the
+    compacted offset with it; the client's GAP for it archives it (SP-3), durably."""
+    log = PartitionLog()
+    log.append(5)
+    log.advance_high_watermark()
+    sp = make(log=log)
+    sp.acquire("m1", 5, 0)
+    ack(sp, "m1", 0, 4, RELEASE)
+    settle(sp)
+    log.compact([2])
+    assert sp.acquire("m2", 5, 0) == [AcquiredRecords(0, 4, 2)]
+    assert sp.take_writes() == []
+    assert ack(sp, "m2", 0, 4, RELEASE, RELEASE, GAP, RELEASE, RELEASE) == Errors.NONE
+    [w] = settle(sp)
+    assert StateBatch(2, 2, ARC, 2) in w.request.state_batches
+    assert states(sp, 0, 4) == [(AV, 2)] * 2 + [(ARC, 2)] + [(AV, 2)] * 2
 
 
 def test_sp14_gap_only_window_still_writes_the_start_offset() -> None:

@@ -16,7 +16,7 @@ from model.core.config import ConfigError, load_broker_config
 from model.core.errors import Errors
 from model.core.log import LogSpan, SpanKind
 from model.core.produce_fetch import ProduceRequest, ProduceResponse
-from model.core.share_state import RecordState, SharePartitionKey, WriteShareGroupStateRequest
+from model.core.share_state import AcknowledgeType, RecordState, SharePartitionKey, WriteShareGroupStateRequest
 from model.sim.cluster import Cluster
 from model.sim.controller import topic_id_for
 from model.sim.faults import FaultEvent
@@ -253,3 +253,76 @@ def test_a_produce_carries_one_key_per_record_or_is_invalid() -> None:
     cluster.scheduler.run(until=100)
     assert [a.error_code for a in answers] == [Errors.INVALID_REQUEST, Errors.NONE, Errors.NONE]
     assert list(cluster.controller.data("events", 0).keys or ()) == [7, 8, NO_KEY, NO_KEY]
+
+
+# -- GAP acknowledgements of compacted offsets (protocol "kafka", issue 24) ----------------------------
+
+
+class _Acks(Monitor):
+    """The offsets leaders acquired, and those a leader took an acknowledgement of GAP for, per key."""
+
+    def __init__(self) -> None:
+        super().__init__(ViolationSink(SEED))
+        self.acquired: dict[SharePartitionKey, int] = {}
+        self.gap: dict[SharePartitionKey, set[int]] = {}
+
+    def on_acquire(self, key: SharePartitionKey, member_id: str, acquired: list, leader_epoch: int,
+                   now_ms: int) -> None:
+        self.acquired[key] = self.acquired.get(key, 0) + sum(a.last_offset - a.first_offset + 1 for a in acquired)
+
+    def on_acknowledge(self, key: SharePartitionKey, member_id: str, batches: tuple, leader_epoch: int,
+                       now_ms: int) -> None:
+        for batch in batches:
+            types = batch.acknowledge_types
+            for i, offset in enumerate(range(batch.first_offset, batch.last_offset + 1)):
+                if (types[0] if len(types) == 1 else types[i]) == int(AcknowledgeType.GAP):
+                    self.gap.setdefault(key, set()).add(offset)
+
+
+def _gap_acknowledged(cluster: Cluster) -> int:
+    return sum(c.metrics.records_gap_acknowledged for c in cluster.consumers.values())
+
+
+def test_kafka_compacted_offsets_in_fetched_batches_are_acknowledged_gap_by_the_client() -> None:
+    """Trunk: the leader acquires whole fetched batches, offsets the cleaner removed inside them too; the
+    client finds no record there and acknowledges them with GAP (ShareCompletedFetch), never giving them
+    to the application; the leader archives them (SP-3)."""
+    acks = _Acks()
+    result, cluster = run_cluster(library.get("compacted_topic"), SEED, extra_monitors=[acks])
+    assert result.violations == [], [v.describe() for v in result.violations]
+    m = result.metrics
+    assert m["records_unresolved"] == 0 and m["quiescent_at_ms"] is not None  # E-1
+    gap_acked = sum(len(offsets) for offsets in acks.gap.values())
+    assert gap_acked > 0 and _gap_acknowledged(cluster) == gap_acked
+    for key, offsets in acks.gap.items():
+        log = cluster.controller.data("events", key.partition).log
+        assert all(log.is_compacted(o) for o in offsets)  # GAP only where the log has no record
+    # Acquired offsets are either records delivered to the application or GAP-acknowledged, never both.
+    assert sum(acks.acquired.values()) == m["records_delivered"] + gap_acked
+    assert m["records_accepted"] == m["records_delivered"]  # every consumer accepts: its records only
+
+
+def test_kip_leaders_archive_compacted_offsets_and_no_client_acknowledges_gap() -> None:
+    scenario = library.get("compacted_topic")
+    kip = replace(scenario, cluster=replace(scenario.cluster, config={**scenario.cluster.config,
+                                                                      "sharesim.protocol": "kip"}))
+    acks = _Acks()
+    result, cluster = run_cluster(kip, SEED, extra_monitors=[acks])
+    assert result.ok, [v.describe() for v in result.violations]
+    assert acks.gap == {} and _gap_acknowledged(cluster) == 0
+    assert result.metrics["records_unresolved"] == 0
+    assert result.metrics["offsets_archived_or_skipped"] > 0
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_the_gap_ack_for_records_mutant_is_caught(seed: int) -> None:
+    result = run(library.get("compacted_topic"), seed, mutant="gap-ack-for-records")
+    assert "gap-only-without-record" in {v.invariant for v in result.violations}
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+def test_the_compacted_swarm_runs_clean_and_acknowledges_gaps(seed: int) -> None:
+    result, cluster = run_cluster(library.get("swarm_compacted"), seed)
+    assert result.ok, [v.describe() for v in result.violations]
+    assert result.metrics["records_unresolved"] == 0 and result.metrics["records_compacted"] > 0
+    assert _gap_acknowledged(cluster) > 0
