@@ -42,9 +42,9 @@ def test_dead_letter_queue_runs_clean_and_reaches_the_dlq(seed: int) -> None:
 
 
 def test_a_failover_between_the_phases_resumes_phase_two() -> None:
-    resumed = [seed for seed in SEEDS if _kinds(run(library.get("dead_letter_queue"), seed, trace=True))
+    resumed = [seed for seed in range(8, 16) if _kinds(run(library.get("dead_letter_queue"), seed, trace=True))
                .get("share.dlq_resume", 0)]
-    assert len(resumed) >= 2, resumed  # seeds 2, 6, 7 at the time of writing
+    assert len(resumed) >= 2, resumed  # seeds 9, 10, 14 at the time of writing
 
 
 @pytest.mark.parametrize(("mutant", "invariant"), [("dlq-enqueue-lost", "dead-letter-queue"),

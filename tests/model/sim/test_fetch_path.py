@@ -25,6 +25,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from model.core.errors import Errors
 from model.core.produce_fetch import ProduceRequest
 from model.core.share_fetch import ShareFetchPartition, ShareFetchRequest
 from model.core.share_partition import AcquiredRecords, PartitionStatus
@@ -231,7 +232,9 @@ def test_a_fetch_that_finds_the_lock_taken_waits_and_completes_when_it_is_releas
     """Two members fetch one share-partition at once on handlers whose steps take 20 ms: the second finds
     the fetch lock held by the first (mid-way through its log read), waits in the purgatory, and is
     woken when the first completes and releases the lock; they acquire disjoint records."""
-    c, client, leader = _cases.ready(records=10)
+    c, client, leader = _cases.ready(records=0)
+    for _ in range(10):  # one-record batches: each fetch takes exactly its max records
+        assert client.ask(leader, "Produce", ProduceRequest("T", 0, 1)).error_code == Errors.NONE
     broker = c.brokers[leader]
     broker.io_threads = RequestHandlerPool(c.sched, 8, random.Random(1), 20, 20, broker.fetch_stats)
     other = c.client("c2")
