@@ -54,6 +54,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from mypy_extensions import mypyc_attr
+
 from model import mutants as _mutants
 from model.core.errors import Errors
 from model.core.group.coordinator import GroupCoordinatorShard, ShardResult, error_response, group_id_of
@@ -192,6 +194,7 @@ class _Host(ABC):
 # --- share coordinator (SC-*) ---------------------------------------------------------------
 
 
+@mypyc_attr(native_class=False)  # mypyc: a builtin (list) base
 class _Appended(list[ShareStateRecord]):
     """The records one request appended, with the request: if a new leader inherits them and they
     commit there, the write they carry is durable although its client was told NOT_COORDINATOR."""
