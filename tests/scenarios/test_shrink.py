@@ -17,7 +17,9 @@ from scenarios.cli import main
 from scenarios.shrink import NothingToShrink, Shrunk, _Shrinker, shrink_run, with_plan, written_out
 
 # (scenario, seed, mutant, invariant): seeds from the README's swarm tables.
-NO_LIMIT = ("swarm", 168, "no-limit-on-lock-timeout", "delivery-count-limit")  # 320 before batch-wise acquisition, 111 before trunk's assignor
+# 168: the first swarm seed that catches no-limit-on-lock-timeout with batch-wise acquisition (320 before it,
+# 111 before trunk's assignor).
+NO_LIMIT = ("swarm", 168, "no-limit-on-lock-timeout", "delivery-count-limit")
 LOCK_TIMEOUT = ("swarm_locks", 34, "lock-timeout-before-write", "deliveries-within-failover-bound")
 
 
