@@ -256,8 +256,8 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
     Mutant("cold-snapshot-ignores-updates",
            "the share coordinator's cold snapshot (trunk's snapshotColdPartitions) rewrites a key's latest "
            "snapshot as it was, without the updates written since: the start offset they moved and the batches "
-           "they acknowledged are lost once the snapshot commits (SC-2, SC-8; ShareCoordinatorShardTest"
-           ".testSnapshotColdPartitionsSnapshotUpdateNotConsidered guards it in Kafka)",
+           "they acknowledged are lost once the snapshot commits (SC-2, SC-8; Kafka's "
+           "testSnapshotColdPartitionsSnapshotUpdateNotConsidered in ShareCoordinatorShardTest guards it)",
            "stored-start-offset-monotonic", "share_coordinator_pruning",
            "model/core/share_coordinator.py: snapshot_cold"),
     Mutant("rejoin-with-old-epoch",

@@ -57,26 +57,27 @@ def test_check_of_the_correct_model_exits_0_and_prints_no_reproducer() -> None:
 
 
 def test_check_with_a_mutant_exits_1_with_one_reproducer_per_violating_run() -> None:
-    result = CliRunner().invoke(main, ["check", "--scenarios", "stuck_head", "--seeds", "2",
+    # With batch-wise acquisition the mutant is caught on stuck_head seeds 2 and 4 of 0..4; 0, 1 and 3 hold.
+    result = CliRunner().invoke(main, ["check", "--scenarios", "stuck_head", "--seeds", "5",
                                        "--mutant", "inflight-limit-per-fetch"])
     assert result.exit_code == 1, result.output
     lines = [line for line in result.output.splitlines() if line.startswith("sharesim run")]
-    assert lines == [f"{reproducer('stuck_head', s, 'inflight-limit-per-fetch')}  # window-size" for s in (0, 1)]
+    assert lines == [f"{reproducer('stuck_head', s, 'inflight-limit-per-fetch')}  # window-size" for s in (2, 4)]
 
 
 def test_the_reproducer_reproduces() -> None:
-    command = reproducer("stuck_head", 1, "inflight-limit-per-fetch").split()[1:]
+    command = reproducer("stuck_head", 2, "inflight-limit-per-fetch").split()[1:]
     result = CliRunner().invoke(main, [*command, "--json"])
     assert result.exit_code == 1, result.output
     data = json.loads(result.output)
-    assert data["mutant"] == "inflight-limit-per-fetch" and data["seed"] == 1
+    assert data["mutant"] == "inflight-limit-per-fetch" and data["seed"] == 2
     assert data["violations"][0]["invariant"] == "window-size"
-    clean = CliRunner().invoke(main, ["run", "stuck_head", "--seed", "1", "--json"])
+    clean = CliRunner().invoke(main, ["run", "stuck_head", "--seed", "2", "--json"])
     assert clean.exit_code == 0 and json.loads(clean.output)["mutant"] is None
 
 
 def test_run_summary_names_the_mutant() -> None:
-    result = CliRunner().invoke(main, ["run", "stuck_head", "--seed", "1", "--mutant", "inflight-limit-per-fetch"],
+    result = CliRunner().invoke(main, ["run", "stuck_head", "--seed", "2", "--mutant", "inflight-limit-per-fetch"],
                                 terminal_width=200)
     assert result.exit_code == 1
     flat = " ".join(result.output.split())  # the title may wrap
@@ -123,17 +124,18 @@ def test_a_run_that_raises_beside_a_violation_exits_3(monkeypatch: pytest.Monkey
         return real(spec, seed, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(runner, "run", boom_on_seed_1)
-    result = CliRunner().invoke(main, ["check", "--scenarios", "stuck_head", "--seeds", "2",
+    # Seed 0 holds, seed 1 raises, seed 2 violates.
+    result = CliRunner().invoke(main, ["check", "--scenarios", "stuck_head", "--seeds", "3",
                                        "--mutant", "inflight-limit-per-fetch"])
     assert result.exit_code == 3, result.output
-    assert "2 run(s), 1 violated, 1 raised (mutant inflight-limit-per-fetch)" in result.output
+    assert "3 run(s), 1 violated, 1 raised (mutant inflight-limit-per-fetch)" in result.output
 
 
 def test_check_takes_scenario_files_and_replays_them_by_path(tmp_path: Path) -> None:
     source = Path(library.__file__).parent / "library" / "stuck_head.toml"
     copy = tmp_path / "mine.toml"
     copy.write_text(source.read_text())
-    result = CliRunner().invoke(main, ["check", "--scenarios", str(copy), "--seeds", "1",
+    result = CliRunner().invoke(main, ["check", "--scenarios", str(copy), "--seeds", "3",
                                        "--mutant", "inflight-limit-per-fetch"])
     assert result.exit_code == 1, result.output
-    assert f"sharesim run {copy} --seed 0 --mutant inflight-limit-per-fetch  # window-size" in result.output
+    assert f"sharesim run {copy} --seed 2 --mutant inflight-limit-per-fetch  # window-size" in result.output

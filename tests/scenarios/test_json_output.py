@@ -16,22 +16,23 @@ from scenarios.cli import main
 
 
 def test_check_json_is_the_only_thing_on_stdout_and_holds_every_run() -> None:
-    result = CliRunner().invoke(main, ["check", "--scenarios", "small,stuck_head", "--seeds", "2",
+    result = CliRunner().invoke(main, ["check", "--scenarios", "small,stuck_head", "--seeds", "3",
                                        "--mutant", "inflight-limit-per-fetch", "--json"])
     assert result.exit_code == 1, result.output
     data = json.loads(result.stdout)  # the whole of stdout parses: nothing else is on it
-    assert data["kind"] == "check" and data["mutant"] == "inflight-limit-per-fetch" and data["seeds"] == 2
-    assert data["totals"] == {"runs": 4, "ok": 2, "violated": 2, "errors": 0}
+    assert data["kind"] == "check" and data["mutant"] == "inflight-limit-per-fetch" and data["seeds"] == 3
+    assert data["totals"] == {"runs": 6, "ok": 5, "violated": 1, "errors": 0}
     assert [(r["scenario"], r["seed"], r["verdict"]) for r in data["runs"]] == [
-        ("small", 0, "ok"), ("small", 1, "ok"), ("stuck_head", 0, "violated"), ("stuck_head", 1, "violated")]
+        ("small", 0, "ok"), ("small", 1, "ok"), ("small", 2, "ok"),
+        ("stuck_head", 0, "ok"), ("stuck_head", 1, "ok"), ("stuck_head", 2, "violated")]
     for run in data["runs"]:
         assert set(run) == {"scenario", "seed", "mutant", "verdict", "invariants_violated", "error", "reproducer"}
         assert run["reproducer"] == reproducer(run["scenario"], run["seed"], "inflight-limit-per-fetch")
         assert run["invariants_violated"] == ([] if run["verdict"] == "ok" else ["window-size"])
         assert run["error"] is None
     # The human output is all on stderr: the reproducer lines and the count.
-    assert f"{reproducer('stuck_head', 1, 'inflight-limit-per-fetch')}  # window-size" in result.stderr
-    assert "4 run(s), 2 violated" in result.stderr
+    assert f"{reproducer('stuck_head', 2, 'inflight-limit-per-fetch')}  # window-size" in result.stderr
+    assert "6 run(s), 1 violated" in result.stderr
 
 
 def test_check_json_reports_a_run_that_raised_as_an_error_with_its_exception(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -54,9 +55,9 @@ def test_check_json_reports_a_run_that_raised_as_an_error_with_its_exception(mon
 
 
 def test_check_without_json_keeps_its_reproducers_on_stdout() -> None:
-    result = CliRunner().invoke(main, ["check", "--scenarios", "stuck_head", "--seeds", "1",
+    result = CliRunner().invoke(main, ["check", "--scenarios", "stuck_head", "--seeds", "3",
                                        "--mutant", "inflight-limit-per-fetch"])
-    assert result.stdout.splitlines() == [f"{reproducer('stuck_head', 0, 'inflight-limit-per-fetch')}  # window-size"]
+    assert result.stdout.splitlines() == [f"{reproducer('stuck_head', 2, 'inflight-limit-per-fetch')}  # window-size"]
 
 
 @pytest.mark.spark

@@ -280,8 +280,10 @@ def test_a_hostile_request_names_a_partition_that_exists_when_it_fires_and_a_req
         FaultEvent(100, "hostile_state_request", "g", params=(("request", "write_epoch_-1"), ("topic", "events")))
     assert info.value.problems == [
         "hostile_state_request at 100 ms: params.request = 'write_epoch_-1': must be one of replayed_write, "
-        "write_negative_leader_epoch, write_negative_state_epoch, read_negative_leader_epoch (or absent: all of "
-        "them)"]
+        "write_negative_leader_epoch, write_negative_state_epoch, read_negative_leader_epoch, repeated_initialize "
+        "(or absent: the first four)"]
+    # repeated_initialize is sent only when named; naming it is accepted.
+    FaultEvent(100, "hostile_state_request", "g", params=(("request", "repeated_initialize"), ("topic", "events")))
     with pytest.raises(FaultPlanError, match=r"params\.topic = None: hostile_state_request needs a topic name"):
         FaultEvent(100, "hostile_state_request", "g")
 

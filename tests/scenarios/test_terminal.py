@@ -127,10 +127,10 @@ def test_list_at_80_columns_keeps_every_name_description_and_fault_kind(terminal
 
 
 def test_check_at_80_columns_prints_each_reproducer_on_one_line(terminal_80: io.StringIO) -> None:
-    result = CliRunner().invoke(main, ["check", "--scenarios", "stuck_head", "--seeds", "2",
+    result = CliRunner().invoke(main, ["check", "--scenarios", "stuck_head", "--seeds", "5",
                                        "--mutant", "inflight-limit-per-fetch"])
     assert result.exit_code == 1, result.output
-    expected = [f"sharesim run stuck_head --seed {s} --mutant inflight-limit-per-fetch  # window-size" for s in (0, 1)]
+    expected = [f"sharesim run stuck_head --seed {s} --mutant inflight-limit-per-fetch  # window-size" for s in (2, 4)]
     assert [line for line in result.stdout.splitlines() if line.startswith("sharesim run")] == expected
 
 
