@@ -598,17 +598,7 @@ class ShareCoordinatorShard:
         for key in self.keys():
             if self._snapshot_offsets[key] < last_redundant:
                 stored = self._states[key]
-                record = ShareSnapshot(
-                    key=key,
-                    snapshot_epoch=stored.snapshot_epoch + 1,
-                    state_epoch=stored.state_epoch,
-                    leader_epoch=stored.leader_epoch,
-                    start_offset=stored.start_offset,
-                    state_batches=stored.state_batches,
-                    delivery_complete_count=stored.delivery_complete_count,
-                    create_timestamp_ms=stored.create_timestamp_ms,
-                    write_timestamp_ms=self.clock(),
-                )
+                record = _fresh_snapshot(key, stored, stored, self.clock())
                 self.apply(record)
                 records.append(record)
         return records
@@ -640,17 +630,7 @@ class ShareCoordinatorShard:
                 source = ShareGroupState(stored.state_epoch, stored.leader_epoch, stored.snapshot_epoch,
                                          snapshot.start_offset, snapshot.state_batches, 0,
                                          snapshot.delivery_complete_count)  # mutant: the last snapshot's state
-            record = ShareSnapshot(
-                key=key,
-                snapshot_epoch=stored.snapshot_epoch + 1,
-                state_epoch=stored.state_epoch,
-                leader_epoch=source.leader_epoch,
-                start_offset=source.start_offset,
-                state_batches=source.state_batches,
-                delivery_complete_count=source.delivery_complete_count,
-                create_timestamp_ms=stored.create_timestamp_ms,
-                write_timestamp_ms=now,
-            )
+            record = _fresh_snapshot(key, stored, source, now)
             self.apply(record)
             records.append(record)
         return records
@@ -755,3 +735,19 @@ def _stale_state_epoch(stored: ShareGroupState | None, state_epoch: int) -> tupl
 
 # Never answered: an unknown key is reported by _unknown_or_fenced first; keeps mypy's narrowing simple.
 _NO_STATE = (Errors.UNKNOWN_TOPIC_OR_PARTITION, "no share-group state")
+
+
+def _fresh_snapshot(key: SharePartitionKey, stored: ShareGroupState, source: ShareGroupState,
+                    now_ms: int) -> ShareSnapshot:
+    """A snapshot of ``source``'s state as the next snapshot of ``stored`` (its epochs, its create time)."""
+    return ShareSnapshot(
+        key=key,
+        snapshot_epoch=stored.snapshot_epoch + 1,
+        state_epoch=stored.state_epoch,
+        leader_epoch=source.leader_epoch,
+        start_offset=source.start_offset,
+        state_batches=source.state_batches,
+        delivery_complete_count=source.delivery_complete_count,
+        create_timestamp_ms=stored.create_timestamp_ms,
+        write_timestamp_ms=now_ms,
+    )

@@ -772,11 +772,7 @@ class SharePartition:
                     ranges.insert(k + 1, r.split_off(span_last + 1))
                     end += 1
                 if take:
-                    r.state = r.target = ACQUIRED
-                    r.delivery_count += 1
-                    r.owner = member_id
-                    r.lock_deadline_ms = deadline
-                    _add_acquired(acquired, r.first, r.last, r.delivery_count)
+                    _acquire_range(r, member_id, deadline, acquired)
                 else:
                     self._tag_archived(r)
                 k += 1
@@ -940,11 +936,7 @@ class SharePartition:
                 piece = rest
                 rest = piece.split_off(last + 1) if last < piece.last else None
                 if span.kind == SpanKind.RECORD:
-                    piece.state = piece.target = ACQUIRED
-                    piece.delivery_count += 1
-                    piece.owner = member_id
-                    piece.lock_deadline_ms = deadline
-                    _add_acquired(acquired, piece.first, piece.last, piece.delivery_count)
+                    _acquire_range(piece, member_id, deadline, acquired)
                 else:
                     self._tag_archived(piece)
                 pieces.append(piece)
@@ -1100,10 +1092,7 @@ class SharePartition:
         """Valid: every offset of ``spans`` is ACQUIRED by the member under a live lock. Apply."""
         write_id = self._next_write_id  # taken only if something is written (RENEW writes nothing)
         limit = self.delivery_count_limit
-        renewed_until = now_ms + self.lock_duration_ms
-        renew_ignored = _mutants.ACTIVE == "renew-ignored"
         dlq = self.dlq_enabled
-        at_limit = self._limit_state()
         window = self._window
         changes: list[Change] = []
         ranges = window.ranges
@@ -1122,11 +1111,14 @@ class SharePartition:
                 while True:
                     tail = r.split_off(run_last + 1) if r.last > run_last else None
                     if renew:
-                        if not renew_ignored:  # mutant: answered, but the lock runs on as it was
-                            r.lock_deadline_ms = renewed_until
+                        if _mutants.ACTIVE != "renew-ignored":  # mutant: answered, but the lock runs on
+                            r.lock_deadline_ms = now_ms + self.lock_duration_ms
                     else:
                         r.write_id = write_id
-                        r.target = at_limit if target == AVAILABLE and r.delivery_count >= limit else target
+                        if target == AVAILABLE and r.delivery_count >= limit:  # at the limit: _limit_state
+                            r.target = ARCHIVING if dlq else ARCHIVED
+                        else:
+                            r.target = target
                         changes.append((r.first, r.last, r.target, r.delivery_count))
                     pieces.append(r)
                     if tail is not None:
@@ -1580,6 +1572,15 @@ def _complete_from(ranges: Sequence[InFlightRange], start: int) -> int:
                 first = r.first
                 complete += last - (first if first > start else start) + 1
     return complete
+
+
+def _acquire_range(r: InFlightRange, member_id: str, deadline: int, acquired: list[AcquiredRecords]) -> None:
+    """The records of ``r`` become ACQUIRED by ``member_id`` until ``deadline``, one delivery more (SP-2)."""
+    r.state = r.target = ACQUIRED
+    r.delivery_count += 1
+    r.owner = member_id
+    r.lock_deadline_ms = deadline
+    _add_acquired(acquired, r.first, r.last, r.delivery_count)
 
 
 def _add_acquired(acquired: list[AcquiredRecords], first: int, last: int, count: int) -> None:
