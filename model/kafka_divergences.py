@@ -96,6 +96,18 @@ DIVERGENCES: Final[tuple[Divergence, ...]] = (
          "test_a_delete_a_deposed_group_coordinator_left_on_the_wire_deletes_the_new_life",),
         "delete-unfenced"),
     Divergence(
+        "failed-ack-at-limit-to-dlq", "divergence",
+        "an acknowledgement whose write fails after the records' lock expired releases them as a lock "
+        "timeout does (SP-9, SP-4): at the delivery-count limit with a dead-letter queue they go to ARCHIVING, "
+        "and on to the DLQ",
+        "completeStateTransition rolls the records back and archives them at the limit directly (ARCHIVED, "
+        "no DLQ enqueue)",
+        "one rule for every record whose lock expired at the limit; the dead-letter queue receives every record "
+        "the delivery limit archived, whichever path archived it",
+        ("tests/model/core/test_share_partition.py::"
+         "test_a_failed_acknowledgement_of_an_expired_record_at_the_limit_goes_to_archiving_with_a_dlq",),
+    ),
+    Divergence(
         "window-without-holes", "abstraction",
         "the in-flight window tiles [SPSO, SPEO) with no holes: offsets a fetch skipped because no batch holds "
         "them any more (a batch the log cleaner emptied) are in it, ARCHIVED by the leader",

@@ -958,3 +958,20 @@ def test_a_start_offset_sent_once_is_not_sent_lower_even_if_its_answer_was_an_er
     ack(sp, "m1", 5, 5, ACCEPT)
     [beyond] = sp.take_writes()
     assert (beyond.request.start_offset, beyond.request.state_batches) == (6, ())
+
+
+def test_a_failed_acknowledgement_of_an_expired_record_at_the_limit_goes_to_archiving_with_a_dlq() -> None:
+    """model/kafka_divergences.py "failed-ack-at-limit-to-dlq": the acknowledgement of a record on its last
+    delivery fails after its lock expired; with a dead-letter queue the model releases it as a lock timeout
+    does (ARCHIVING, then the DLQ), where trunk's rollback (completeStateTransition) archives it directly."""
+    sp = make(1, broker=BrokerConfig(delivery_count_limit=2), group=GroupConfig(dlq_topic="dlq"))
+    sp.acquire("m1", 1, 0)
+    assert ack(sp, "m1", 0, 0, RELEASE) == Errors.NONE
+    settle(sp)
+    sp.acquire("m1", 1, 0)  # the last delivery: count 2 of 2
+    assert ack(sp, "m1", 0, 0, ACCEPT) == Errors.NONE
+    [w] = sp.take_writes()
+    sp.complete_write(w.write_id, WriteShareGroupStateResponse(KEY, Errors.COORDINATOR_NOT_AVAILABLE), LOCK + 1)
+    [release] = sp.take_writes()
+    assert [(b.first_offset, b.delivery_state) for b in release.request.state_batches] == [
+        (0, RecordState.ARCHIVING)]
