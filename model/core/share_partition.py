@@ -256,6 +256,10 @@ class SharePartition:
         self._spso = 0
         self._speo = 0
         self._window = InFlightWindow()
+        # KIP-1226 deliveryCompleteCount, kept as trunk keeps it (one counter moved by each transition
+        # rather than a scan per write): the offsets of the window whose state, or the state their write
+        # carries, is ACKNOWLEDGED or ARCHIVED. Rare paths (recovery, the log start) count afresh.
+        self._complete = 0
         # Kafka's cached in-flight batches: the first offset of each, ascending; a batch runs to the
         # next one's start (or the window's end). Starts below the SPSO are pruned lazily.
         self._batch_starts: list[int] = []
@@ -314,7 +318,13 @@ class SharePartition:
         """KIP-1226: the offsets of the window whose delivery is complete (Acknowledged or Archived), those
         in transition counted by the state their write carries, as trunk's SharePartition counts a terminal
         transition when it begins (and takes it back if the write fails)."""
-        return _complete_from(self._window.ranges, self._spso)
+        if _mutants.ACTIVE == "delivery-complete-count-wrong":
+            return _complete_from(self._window.ranges, self._spso)
+        return self._complete
+
+    def _recount_complete(self) -> None:
+        """Count ``_complete`` afresh, after a path that rebuilds or trims the window."""
+        self._complete = _complete_from(self._window.ranges, self._spso)
 
     @property
     def not_ready_error(self) -> Errors:
@@ -441,6 +451,7 @@ class SharePartition:
                     write_id = self._new_write_id()
                 r.write_id = write_id
                 r.target = ARCHIVED
+                self._complete += r.last - r.first + 1  # ARCHIVING was not complete (phase 2 counts it)
                 changes.append((r.first, r.last, ARCHIVED, r.delivery_count))
         if not changes:
             window.merge(first, last)
@@ -505,6 +516,7 @@ class SharePartition:
             cursor = b.last_offset + 1
         self._spso = start
         self._speo = cursor
+        self._recount_complete()
         self._advance_spso()
         if unknown:
             self._follow_log_start(now_ms, write=False)
@@ -535,6 +547,7 @@ class SharePartition:
 
     def _drop_state(self) -> None:
         self._window.clear()
+        self._complete = 0
         self._batch_starts.clear()
         self._below.clear()
         self._dlq_outbox.clear()
@@ -750,6 +763,13 @@ class SharePartition:
         read_committed group's aborted records are archived (``PartitionLog.share_spans``)."""
         window = self._window
         ranges = window.ranges
+        if self.log.all_records:
+            k = window.index_of(first)
+            r = ranges[k]
+            if r.first == first and r.last == last:  # a whole range: no split
+                _acquire_range(r, member_id, deadline, acquired)
+                window.merge_indices(k - 1, k + 1)
+                return
         k, end = window.isolate(first, last)
         start = k
         if self.log.all_records:  # the common case: no log read needed
@@ -992,6 +1012,7 @@ class SharePartition:
             self._archive_first, self._archive_last = r.first, r.last
         r.write_id = self._archive_id
         r.target = ARCHIVED
+        self._complete += r.last - r.first + 1  # AVAILABLE before (a new range is counted here, not on append)
         self._archive_first = min(self._archive_first, r.first)
         self._archive_last = max(self._archive_last, r.last)
 
@@ -1063,6 +1084,7 @@ class SharePartition:
         spso, speo = self._spso, self._speo
         gone = self.log.log_start_offset  # <= spso: _follow_log_start ran
         taken: list[tuple[int, int]] = []
+        highest = -1  # the highest offset taken so far: a batch above it overlaps none (the usual order)
         for b in batches:
             first, last = b.first_offset, b.last_offset
             if last < gone:
@@ -1076,14 +1098,17 @@ class SharePartition:
                 types = b.acknowledge_types
                 b = AcknowledgementBatch(gone, last, types if len(types) == 1 else types[gone - first:])
                 first = gone
-            for f, l_ in taken:
-                if first <= l_ and f <= last:
-                    return Errors.INVALID_RECORD_STATE, (f"offsets {max(f, first)}-{min(l_, last)} are "
-                                                         "acknowledged twice in one request")
+            if first <= highest:
+                for f, l_ in taken:
+                    if first <= l_ and f <= last:
+                        return Errors.INVALID_RECORD_STATE, (f"offsets {max(f, first)}-{min(l_, last)} are "
+                                                             "acknowledged twice in one request")
             problem = self._not_acknowledgeable(member_id, first, last, now_ms)
             if problem:
                 return Errors.INVALID_RECORD_STATE, problem
             taken.append((first, last))
+            if last > highest:
+                highest = last
             spans.append(b)
         return Errors.NONE, None
 
@@ -1096,6 +1121,7 @@ class SharePartition:
         window = self._window
         changes: list[Change] = []
         ranges = window.ranges
+        complete = 0
         for b in spans:
             i, j = window.isolate(b.first_offset, b.last_offset)
             # Walk the batch's runs of equal type and its ranges together, splitting a
@@ -1119,6 +1145,8 @@ class SharePartition:
                             r.target = ARCHIVING if dlq else ARCHIVED
                         else:
                             r.target = target
+                        if r.target in _TERMINAL:  # from ACQUIRED
+                            complete += r.last - r.first + 1
                         changes.append((r.first, r.last, r.target, r.delivery_count))
                     pieces.append(r)
                     if tail is not None:
@@ -1130,6 +1158,7 @@ class SharePartition:
                         break
             ranges[i:j] = pieces
         window.merge(min(b.first_offset for b in spans), max(b.last_offset for b in spans))
+        self._complete += complete
         if not changes:
             return AcknowledgeResult(Errors.NONE)  # renewals only: nothing to make durable
         self._next_write_id += 1
@@ -1200,6 +1229,8 @@ class SharePartition:
             r.target = at_limit if r.delivery_count >= limit else AVAILABLE
             if mutant == "no-limit-on-lock-timeout" and reason is WriteReason.LOCK_TIMEOUT:
                 r.target = AVAILABLE
+            if r.target == ARCHIVED:  # from ACQUIRED
+                self._complete += r.last - r.first + 1
             # mutant persist-acquired: the write carries the state the records have now
             changes.append((r.first, r.last, r.state if mutant == "persist-acquired" else r.target, r.delivery_count))
         self._issue(reason, None, changes, write_id=write_id)
@@ -1235,6 +1266,7 @@ class SharePartition:
         self._window.drop_below(log_start)
         self._spso = log_start
         self._speo = max(self._speo, log_start)
+        self._recount_complete()
         self._advance_spso()
         if self.broker.kafka:
             # Trunk's updateCacheAndOffsets writes nothing: the next write carries the new start
@@ -1356,6 +1388,8 @@ class SharePartition:
         # lock expired meanwhile: then to AVAILABLE or ARCHIVED (SP-4, SP-5), durably.
         expired: list[InFlightRange] = []
         for r in ranges:
+            if r.target in _TERMINAL and r.state not in _TERMINAL:
+                self._complete -= r.last - r.first + 1
             r.write_id = NO_WRITE
             r.target = r.state
             if r.lock_deadline_ms <= now_ms:
@@ -1388,6 +1422,8 @@ class SharePartition:
             while k < n and ranges[k].target in _TERMINAL:  # mutant: also past writes still in flight
                 k += 1
         if k:
+            # Every range leaving was counted complete: terminal, or (mutant) terminal once written.
+            self._complete -= ranges[k - 1].last + 1 - ranges[0].first
             self._spso = ranges[k - 1].last + 1
             del ranges[:k]
 
@@ -1412,8 +1448,7 @@ class SharePartition:
         # counted from the start offset the write leaves stored (with -1, the highest sent); the offsets
         # between it and the SPSO are all complete.
         base = start_offset if start_offset != UNKNOWN_OFFSET else self._start_sent
-        base = self._spso if base == UNKNOWN_OFFSET else base
-        complete = _complete_from(self._window.ranges, max(base, self._spso)) + max(0, self._spso - base)
+        complete = self._complete_from_offset(self._spso if base == UNKNOWN_OFFSET else base)
         request = WriteShareGroupStateRequest(self.key, self._state_epoch, self._leader_epoch,
                                               start_offset, batches, complete)
         if start_offset != UNKNOWN_OFFSET:
@@ -1422,6 +1457,16 @@ class SharePartition:
         self._pending[write_id] = _WriteInfo(reason, member_id, first, last, request)
         self._outbox.append(PendingWrite(write_id, reason, member_id, request))
         return write_id
+
+    def _complete_from_offset(self, base: int) -> int:
+        """The deliveryCompleteCount counted from ``base``: the offsets at or above it that are, or are
+        being made, terminal. Below the SPSO all are; above it, the head of the window is looked at."""
+        spso = self._spso
+        if _mutants.ACTIVE == "delivery-complete-count-wrong":
+            return _complete_from(self._window.ranges, max(base, spso)) + max(0, spso - base)
+        if base <= spso:
+            return self._complete + spso - base
+        return self._complete - _complete_between(self._window.ranges, spso, base)
 
     def _payload(self, write_id: int, changes: list[Change]) -> tuple[int, list[Change]]:
         """The StartOffset and batches of a write carrying ``changes``.
@@ -1571,6 +1616,20 @@ def _complete_from(ranges: Sequence[InFlightRange], start: int) -> int:
             if last >= start:
                 first = r.first
                 complete += last - (first if first > start else start) + 1
+    return complete
+
+
+def _complete_between(ranges: Sequence[InFlightRange], start: int, end: int) -> int:
+    """The offsets in [start, end) of ``ranges`` (from the window's head) that are, or are being made,
+    terminal."""
+    complete = 0
+    for r in ranges:
+        first = r.first
+        if first >= end:
+            break
+        if (r.target if r.write_id else r.state) in _TERMINAL:
+            last = r.last if r.last < end else end - 1
+            complete += last - (first if first > start else start) + 1
     return complete
 
 

@@ -481,15 +481,21 @@ class ShareStateMachine(RuleBasedStateMachine):
             self.broker.kafka and sp.speo - 1 <= self.log.batch_last(sp.spso + MAX_LOCKS - 1)), "SP-8"
         snap = Snapshot(self.generation, sp.spso, sp.speo)
         cursor = sp.spso
+        complete = 0
         for b in sp.batches():
             assert b.first_offset == cursor, "the ranges tile the window"
             cursor = b.last_offset + 1
+            if (b.target_state if b.in_transition else b.state) in TERMINAL:
+                complete += b.last_offset - b.first_offset + 1
             assert b.delivery_count <= LIMIT, f"SP-5: count {b.delivery_count}"
             assert 0 <= b.durable_count <= b.delivery_count, "SP-11"
             assert (b.owner is not None) == (b.state == AQ)
             for o in range(b.first_offset, b.last_offset + 1):
                 snap.offsets[o] = (b.state, b.delivery_count, b.target_state, b.in_transition)
         assert cursor == sp.speo
+        # KIP-1226: the leader's running count is the window's terminal offsets (in transition: by target).
+        count = sp.delivery_complete_count
+        assert count == complete, f"deliveryCompleteCount {count}, the window {complete}"
         self._check_durable_counts(sp)
         self._check_spso(sp)
         self._check_transitions(snap)
