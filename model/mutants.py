@@ -334,6 +334,13 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
            "the share-partition reads the broker's group.share.delivery.count.limit and ignores the group's own "
            "share.delivery.count.limit (GroupConfig, ShareGroupConfigProvider)",
            "delivery-count-limit", "group_delivery_limit", "model/core/share_partition.py: delivery_count_limit"),
+    Mutant("serve-while-loading",
+           "a share-partition leader whose state is still being read from the share coordinator serves ShareFetch "
+           "and ShareAcknowledge instead of answering LEADER_NOT_AVAILABLE (trunk: "
+           "SharePartition.initializedOrThrowException, maybeInitialize): it acquires from an empty window at the "
+           "log's start, handing out records an earlier leader had seen accepted, then drops those acquisitions "
+           "when the state arrives. Models no known Kafka defect",
+           "no-redelivery-after-accept", "lost_state_reads", "model/core/share_partition.py: ready"),
     # -- the log start offset (DeleteRecords, issue 24) -----------------------------------------------
     Mutant("log-start-unheard",
            "the share-partition leader never follows its data partition's log start offset (neither when "

@@ -302,6 +302,9 @@ class SharePartition:
 
     @property
     def ready(self) -> bool:
+        """Serving fetches and acknowledgements (otherwise they are answered ``not_ready_error``)."""
+        if _mutants.ACTIVE == "serve-while-loading" and self._status is PartitionStatus.LOADING:
+            return True  # mutant: taken for initialized while its state is still being read
         return self._status is PartitionStatus.ACTIVE
 
     @property
@@ -579,7 +582,7 @@ class SharePartition:
         KIP (``protocol = "kip"``): up to ``max_records`` records (a hard limit), the lowest
         AVAILABLE offsets of the window first, then new offsets up to the bound and the
         in-flight limit; offsets without a deliverable record are archived."""
-        if self._status is not PartitionStatus.ACTIVE:
+        if not self.ready:
             raise ApiError(self.not_ready_error, f"share-partition {self.key} is {self._status.value}")
         if max_records <= 0:
             return []
@@ -1054,7 +1057,7 @@ class SharePartition:
         protocol = "kip": overlapping or unordered batches make the request malformed
         (INVALID_REQUEST), and any offset outside the window [SPSO, SPEO) is INVALID_RECORD_STATE.
         """
-        if self._status is not PartitionStatus.ACTIVE:
+        if not self.ready:
             return AcknowledgeResult(self.not_ready_error, None, f"share-partition is {self._status.value}")
         kafka = self.broker.kafka
         problem = _malformed(batches, ordered=not kafka)
@@ -1545,7 +1548,7 @@ class SharePartition:
         under it, so one share-partition is never fetched by two fetches at once. Not while the
         share-partition is not ACTIVE (Kafka: stateNotActive). A fetch id already holding it does not
         take it again (Kafka's compareAndSet(null, fetchId): the lock is not re-entrant)."""
-        if self._status is not PartitionStatus.ACTIVE or self._fetch_lock is not None:
+        if not self.ready or self._fetch_lock is not None:
             return False
         self._fetch_lock = fetch_id
         return True
@@ -1563,7 +1566,7 @@ class SharePartition:
         (LSO for read_committed) and the in-flight bound. 0 when nothing can be acquired (Kafka:
         canAcquireRecords false, or an empty log read at the next fetch offset). A delayed share fetch
         compares this with its MinBytes."""
-        if self._status is not PartitionStatus.ACTIVE:
+        if not self.ready:
             return 0
         available = 0
         for r in self._window.ranges:

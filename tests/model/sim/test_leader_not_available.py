@@ -24,3 +24,14 @@ def test_a_swarm_failover_answers_acks_with_it_and_the_consumer_retries_them() -
     retries = [e for e in result.trace.events if e.kind == "consumer.ack_retry"]
     assert retries and {e.fields["error"] for e in retries} == {int(Errors.LEADER_NOT_AVAILABLE)}
     assert result.metrics["records_unresolved"] == 0
+
+
+def test_serving_while_loading_hands_out_accepted_records_again() -> None:
+    """What the answer protects: a leader that serves while its state is still being read (mutant
+    ``serve-while-loading``) acquires from an empty window, so records an earlier leader had seen
+    accepted are delivered again (E-2). lost_state_reads keeps reads in flight long enough; the correct
+    model answers LEADER_NOT_AVAILABLE there and holds."""
+    scenario = library.get("lost_state_reads")
+    caught = run(scenario, 1, mutant="serve-while-loading")
+    assert "no-redelivery-after-accept" in {v.invariant for v in caught.violations}
+    assert run(scenario, 1).ok
