@@ -5,6 +5,7 @@ image and the cold snapshots; each scenario runs clean, and the mutant of each m
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import pytest
 
@@ -124,3 +125,27 @@ def test_the_swarm_config_runs_trunk_s_coordinator_clean_and_reaches_its_mechani
     assert any(w.delivery_complete_count > 0 for w in writes)
     cold = [r for r in seen.committed if isinstance(r, ShareSnapshot) and r.create_timestamp_ms != r.write_timestamp_ms]
     assert cold, "no cold snapshot committed"
+
+
+def test_a_swarm_reaches_the_idempotent_initialize(monkeypatch: pytest.MonkeyPatch) -> None:
+    """swarm_lifecycle draws it without a hostile client: the group coordinator sends an
+    InitializeShareGroupState again when it heard no answer (a failover, a delayed message), and the
+    share coordinator answers the duplicate (same state epoch and start offset) without writing, as
+    trunk's initializeState does. Seeds 18 and 19 of the first 20 reach it."""
+    from model.core.share_coordinator import ShareCoordinatorShard
+
+    duplicates: list[int] = []
+    initialize = ShareCoordinatorShard.initialize
+
+    def counted(self: ShareCoordinatorShard, req: InitializeShareGroupStateRequest) -> Any:
+        stored = self.state(req.key)
+        resp, records = initialize(self, req)
+        if stored is not None and resp.error_code == Errors.NONE and not records:
+            assert (stored.state_epoch, stored.start_offset) == (req.state_epoch, req.start_offset)
+            duplicates.append(req.state_epoch)
+        return resp, records
+
+    monkeypatch.setattr(ShareCoordinatorShard, "initialize", counted)
+    for seed in (18, 19):
+        assert run(library.get("swarm_lifecycle"), seed).ok
+    assert duplicates, "no duplicate initialize reached the share coordinators"
