@@ -303,9 +303,10 @@ class SharePartition:
     @property
     def ready(self) -> bool:
         """Serving fetches and acknowledgements (otherwise they are answered ``not_ready_error``)."""
-        if _mutants.ACTIVE == "serve-while-loading" and self._status is PartitionStatus.LOADING:
-            return True  # mutant: taken for initialized while its state is still being read
-        return self._status is PartitionStatus.ACTIVE
+        if self._status is PartitionStatus.ACTIVE:
+            return True
+        # mutant: taken for initialized while its state is still being read
+        return _mutants.ACTIVE == "serve-while-loading" and self._status is PartitionStatus.LOADING
 
     @property
     def in_flight_count(self) -> int:
