@@ -583,7 +583,7 @@ class SharePartition:
         KIP (``protocol = "kip"``): up to ``max_records`` records (a hard limit), the lowest
         AVAILABLE offsets of the window first, then new offsets up to the bound and the
         in-flight limit; offsets without a deliverable record are archived."""
-        if not self.ready:
+        if self._status is not PartitionStatus.ACTIVE and not self.ready:  # (ready: the mutant too)
             raise ApiError(self.not_ready_error, f"share-partition {self.key} is {self._status.value}")
         if max_records <= 0:
             return []
@@ -1058,7 +1058,7 @@ class SharePartition:
         protocol = "kip": overlapping or unordered batches make the request malformed
         (INVALID_REQUEST), and any offset outside the window [SPSO, SPEO) is INVALID_RECORD_STATE.
         """
-        if not self.ready:
+        if self._status is not PartitionStatus.ACTIVE and not self.ready:
             return AcknowledgeResult(self.not_ready_error, None, f"share-partition is {self._status.value}")
         kafka = self.broker.kafka
         problem = _malformed(batches, ordered=not kafka)
@@ -1161,7 +1161,10 @@ class SharePartition:
                     if reached:
                         break
             ranges[i:j] = pieces
-        window.merge(min(b.first_offset for b in spans), max(b.last_offset for b in spans))
+        if len(spans) == 1:
+            window.merge(spans[0].first_offset, spans[0].last_offset)
+        else:
+            window.merge(min(b.first_offset for b in spans), max(b.last_offset for b in spans))
         self._complete += complete
         if not changes:
             return AcknowledgeResult(Errors.NONE)  # renewals only: nothing to make durable
