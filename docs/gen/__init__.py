@@ -324,7 +324,7 @@ def settings_page() -> str:
     def table(settings: tuple[Setting, ...]) -> list[str]:
         rows = ["| key | default | allowed | from |", "| --- | --- | --- | --- |"]
         for s in settings:
-            default = "null" if s.default is None else repr(s.default) if isinstance(s.default, str) else str(
+            default = "null" if s.default is None else f'"{s.default}"' if isinstance(s.default, str) else str(
                 s.default)
             rows.append(f"| `{s.key}` | `{default}` | {_cell(s.allowed())} | {sources.get(s.source, s.source)} |")
         return rows
