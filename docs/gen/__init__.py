@@ -8,7 +8,8 @@ Two kinds of output, both committed under ``docs/``:
   names it, ``invariants/ids.py``), specified (TLA+ definitions whose comments cite it, and the TLC
   models that name it), tested (files under ``tests/`` and ``bench/`` that cite it) and exercised
   (library scenarios that cite it).
-* Whole reference pages built from the code's own tables: the broker and group settings
+* Whole reference pages built from the code's own tables: the command line (every command's
+  ``--help``), the broker and group settings
   (``model/core/config.py``), the fault kinds (``model/sim/faults.py``), the invariant catalogue, the
   mutant catalogue (``model/mutants.py``), the exit codes (``scenarios/exits.py``) and the divergences
   from Kafka trunk (``model/kafka_divergences.py``).
@@ -475,7 +476,36 @@ def divergences_page() -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
+def cli_page() -> str:
+    import click
+
+    from scenarios.cli import main as sharesim
+
+    # 100 columns: the same text whatever the terminal.
+    root = click.Context(sharesim, info_name="sharesim", terminal_width=100, max_content_width=100)
+    lines = [
+        GENERATED_NOTE.format(source="the `--help` of every `sharesim` command (`scenarios/cli.py`)")
+        + "# Command line",
+        "",
+        "Every `sharesim` command with every option, as its `--help` prints it.",
+        "",
+        "```text",
+        "$ sharesim --help",
+        sharesim.get_help(root),
+        "```",
+        "",
+    ]
+    for name in sharesim.list_commands(root):
+        command = sharesim.get_command(root, name)
+        assert command is not None
+        context = click.Context(command, info_name=name, parent=root, terminal_width=100, max_content_width=100)
+        lines += [f"## `sharesim {name}` {{#{name}}}", "", "```text", f"$ sharesim {name} --help",
+                  command.get_help(context), "```", ""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
 REFERENCE_PAGES = {
+    "reference/cli.md": cli_page,
     "reference/settings.md": settings_page,
     "reference/fault-kinds.md": fault_kinds_page,
     "reference/invariants.md": invariants_page,
