@@ -363,10 +363,10 @@ def fault_kinds_page() -> str:
         "",
         "A fault plan is a list of timed events; each names its `kind` and the time `at_ms` it starts.",
         "What else an event reads depends on its kind: its `target` (a broker, consumer, group, partition",
-        "or topic), a `duration_ms` if the fault lasts, the fields listed under *uses*, and the keys",
+        "or topic), a `duration_ms` if the fault lasts (*lasts*: yes), the fields listed under *uses*, and the keys",
         "listed under *params*. Any other field must stay at its default.",
         "",
-        "| kind | target | lasts (`duration_ms`) | uses | params | what it does |",
+        "| kind | target | lasts | uses | params | what it does |",
         "| --- | --- | --- | --- | --- | --- |",
     ]
     for spec in FAULT_KINDS.values():
@@ -420,15 +420,16 @@ def mutants_page() -> str:
         "",
         "## Mutants",
         "",
-        "| mutant | the defect | caught by | shows in | hook |",
-        "| --- | --- | --- | --- | --- |",
+        "| mutant | caught by | shows in | the defect, and where its hook is |",
+        "| --- | --- | --- | --- |",
     ]
     for m in MUTANTS:
-        lines.append(f"| `{m.name}` | {_cell(m.description)} | [`{m.expected_invariant}`](invariants.md#"
-                     f"{m.expected_invariant}) | `{m.scenario}` | `{_cell(m.where)}` |")
-    lines += ["", "## Variants", "", "| variant | keeps mutant | the change | hook |", "| --- | --- | --- | --- |"]
+        lines.append(f"| `{m.name}` | [`{m.expected_invariant}`](invariants.md#{m.expected_invariant}) | "
+                     f"`{m.scenario}` | {_cell(m.description)}<br>hook: `{_cell(m.where)}` |")
+    lines += ["", "## Variants", "", "| variant | keeps mutant | the change, and where its hook is |",
+              "| --- | --- | --- |"]
     for v in VARIANTS:
-        lines.append(f"| `{v.name}` | `{v.base}` | {_cell(v.description)} | `{_cell(v.where)}` |")
+        lines.append(f"| `{v.name}` | `{v.base}` | {_cell(v.description)}<br>hook: `{_cell(v.where)}` |")
     return "\n".join(lines) + "\n"
 
 
