@@ -1,4 +1,4 @@
-"""Sessions a developer or CI runs: tests, lint, typecheck, tla, demo, bench, compiled."""
+"""Sessions a developer or CI runs: tests, lint, typecheck, tla, demo, bench, compiled, docs."""
 
 from __future__ import annotations
 
@@ -90,3 +90,14 @@ def tla(session: nox.Session) -> None:
     """Every TLC configuration, small and nightly (tla/README.md)."""
     _install(session, "test")
     session.run("python", "-m", "tla.run", "--all", *session.posargs)
+
+
+@nox.session
+def docs(session: nox.Session) -> None:
+    """The documentation site (mkdocs.yml): checks that the generated pages are current
+    (``python -m docs.gen`` refreshes them), builds with warnings as errors into out/site/ and prints
+    where to open it."""
+    _install(session, "docs")
+    session.run("python", "-m", "docs.gen", "--check")
+    session.run("mkdocs", "build", "--strict", *session.posargs)
+    session.log(f"open {Path.cwd() / 'out' / 'site' / 'index.html'}")
