@@ -327,7 +327,8 @@ class ShareGroupManager:
         group = self._groups[req.group_id]
 
         # GC-2: a new member or a new subscription needs a new assignment.
-        if member is None or subscription != old_subscription:
+        if member is None or (subscription != old_subscription
+                              and _mutants.ACTIVE != "subscription-change-keeps-assignment"):
             self._refresh_subscription_metadata(group, batch)
             self._bump_group_epoch(group, batch)
             if not group.delete_pending:
