@@ -367,10 +367,10 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
            "instead of joining as a new member with epoch 0: it never heartbeats, holds no assignment and "
            "reads nothing (CL-3, GC-1)",
            "member-convergence", "consumer_close", "model/sim/share_consumer.py: ShareConsumer.on_start"),
-    Mutant("fenced-member-keeps-epoch",
+    Mutant("fenced-member-gives-up",
            "a share member answered FENCED_MEMBER_EPOCH (its epoch two or more behind the coordinator's, e.g. "
-           "after two lost heartbeat responses) takes it for a retriable error and heartbeats again with the same "
-           "epoch instead of rejoining with epoch 0, so it is fenced for ever (GC-1; KIP-848's rejoin)",
+           "after two lost heartbeat responses) takes it for a fatal error and stops, instead of abandoning its "
+           "assignment and rejoining with epoch 0 as Kafka's ShareMembershipManager does (GC-1; KIP-848)",
            "member-convergence", "member_fenced", "model/core/group/share_member.py: ShareMember.on_response"),
     Mutant("subscription-change-keeps-assignment",
            "the group coordinator records a share member's new subscription but does not bump the group epoch "
