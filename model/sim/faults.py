@@ -525,7 +525,7 @@ SWARM_RATE_PER_MINUTE: Final[Mapping[str, float]] = {
     "admin_add_partitions": 0.3,
     "hostile_state_request": 1.0,
     "delete_records": 1.0,
-    "consumer_close": 0.5,
+    "consumer_close": 1.0,
     "consumer_subscribe": 0.5,
 }
 """A kind's base rate at intensity 1; each run scales it by a random factor in [0.25, 2]."""
