@@ -664,8 +664,8 @@ def _swarm_event(kind: str, at_ms: int, rng: random.Random, targets: SwarmTarget
         return FaultEvent(at_ms, kind, target, duration_ms=max(1, int(targets.session_timeout_ms
                                                                        * rng.uniform(0.05, 1.2))))
     if kind == "consumer_subscribe":  # a non-empty subset of the scenario's data topics
-        topics = list(targets.pool("topic")) or ["topic"]
-        chosen = sorted(t for t in topics if rng.random() < 0.5) or [rng.choice(topics)]
+        pool = list(targets.pool("topic")) or ["topic"]
+        chosen = sorted(t for t in pool if rng.random() < 0.5) or [rng.choice(pool)]
         return FaultEvent(at_ms, kind, target, params=(("topics", ",".join(chosen)),))
     if kind == "hostile_state_request":  # every request of the kind, at one of the partitions
         partitions = targets.pool("partition") or ("topic-0",)
