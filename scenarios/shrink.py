@@ -118,8 +118,12 @@ def with_plan(scenario: Scenario, plan: FaultPlan) -> Scenario:
 def written_out(scenario: Scenario, result: RunResult) -> Scenario:
     """The run of ``result`` as a scenario without a swarm: the plan it drew, scripted, and the
     settings it drew, set in ``cluster.config``. The same run, event for event."""
-    config = {**scenario.cluster.config, **result.swarm_config}
-    scripted = replace(scenario, cluster=replace(scenario.cluster, config=config))
+    from model.sim.faults import GROUP_DRAW_SEPARATOR, group_draws
+    config = {**scenario.cluster.config,
+              **{k: v for k, v in result.swarm_config.items() if GROUP_DRAW_SEPARATOR not in k}}
+    groups = tuple(replace(g, config={**group_draws(result.swarm_config, g.name), **g.config})
+                   for g in scenario.groups)  # a group setting drawn for one group (auto.offset.reset)
+    scripted = replace(scenario, cluster=replace(scenario.cluster, config=config), groups=groups)
     return with_plan(scripted, FaultPlan.from_records(result.fault_plan, scenario.duration_ms))
 
 

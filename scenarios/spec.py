@@ -26,7 +26,15 @@ from model.core.config import (
     settings_by_name,
 )
 from model.core.share_partition import ACQUIRE_MODES
-from model.sim.faults import FAULT_KINDS, FaultEvent, FaultPlan, SwarmTargets, has_targets, subscribed_topics
+from model.sim.faults import (
+    FAULT_KINDS,
+    FaultEvent,
+    FaultPlan,
+    SwarmTargets,
+    group_draw_keys,
+    has_targets,
+    subscribed_topics,
+)
 from model.sim.protocol import REQUEST_KINDS, broker_node
 from model.sim.rng import Distribution
 
@@ -517,8 +525,18 @@ def _swarm_config_problems(ranges: Mapping[str, Any], fixed: Mapping[str, Any], 
     set_fixed = {by_name[k].field for k in fixed if k in by_name}
     out: list[str] = []
     spans: dict[str, tuple[int, int]] = {}  # field -> (lowest, highest) an integer setting is drawn
+    group_keys = group_draw_keys()
+    by_group_key = settings_by_name(GROUP_SETTINGS)
     for key in sorted(ranges):
         setting, allowed, where = by_name.get(key), ranges[key], f'{path}."{key}"'
+        if key in group_keys:  # drawn per group (faults.swarm_config)
+            group_setting = by_group_key[key]
+            if not group_setting.choices:
+                out.append(f"{where}: a group setting a swarm draws must be one of choices "
+                           f"({', '.join(sorted(k for k in group_keys if by_group_key[k].choices))})")
+            elif not _draw_fits(group_setting, allowed):
+                out.append(f"{where} = {allowed!r}: must be {_draw_form(group_setting)}")
+            continue
         if setting is None:
             out.append(_unknown_setting(where, key, BROKER_SETTINGS))
         elif setting.field in set_fixed:

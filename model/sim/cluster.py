@@ -66,10 +66,12 @@ from model.sim.admin import AdminClient
 from model.sim.client import ClientConfig, ClientMetrics
 from model.sim.controller import Controller, topic_id_for
 from model.sim.faults import (
+    GROUP_DRAW_SEPARATOR,
     FaultEvent,
     FaultHandler,
     FaultInjector,
     FaultPlan,
+    group_draws,
     network_fault_handlers,
     subscribed_topics,
     swarm_config,
@@ -239,10 +241,17 @@ class Cluster:
         self.stop_on_first_violation = stop_on_first_violation
         swarm = scenario.faults.swarm
         # The broker settings this run drew (a swarm's `config` ranges), over the scenario's own.
-        self.swarm_config: dict[str, int | str] = swarm_config(seed, swarm.config) if swarm and swarm.config else {}
-        self.broker_config: BrokerConfig = load_broker_config({**scenario.cluster.config, **self.swarm_config})
+        # A group setting drawn for one group (group.share.auto.offset.reset) is "<key>@<group>"; a group's own
+        # setting is never drawn over.
+        self.swarm_config: dict[str, int | str] = (
+            swarm_config(seed, swarm.config, {g.name: g.config for g in scenario.groups})
+            if swarm and swarm.config else {})
+        self.broker_config: BrokerConfig = load_broker_config(
+            {**scenario.cluster.config,
+             **{k: v for k, v in self.swarm_config.items() if GROUP_DRAW_SEPARATOR not in k}})
         self.group_configs: dict[str, GroupConfig] = {
-            g.name: load_group_config(g.config, self.broker_config) for g in scenario.groups
+            g.name: load_group_config({**group_draws(self.swarm_config, g.name), **g.config}, self.broker_config)
+            for g in scenario.groups
         }
         self._stopped = False
         # Made here, not in run(): a monitor may report while the cluster is built (a coordinator's first load).

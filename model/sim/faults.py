@@ -583,7 +583,18 @@ def swarm_plan(
     return FaultPlan(tuple(events), duration_ms)
 
 
-def swarm_config(seed: int, ranges: Mapping[str, Sequence[int] | Sequence[str]]) -> dict[str, int | str]:
+GROUP_DRAW_SEPARATOR: Final = "@"  # a group setting drawn for one group: "<kafka key>@<group>"
+
+
+def group_draw_keys() -> frozenset[str]:
+    """The settings a swarm draws per group (``[faults.swarm.config]``): the group-only Kafka keys."""
+    from model.core.config import BROKER_SETTINGS, GROUP_SETTINGS
+    broker = {s.key for s in BROKER_SETTINGS}
+    return frozenset(s.key for s in GROUP_SETTINGS if s.key not in broker)
+
+
+def swarm_config(seed: int, ranges: Mapping[str, Sequence[int] | Sequence[str]],
+                 groups: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, int | str]:
     """The broker settings a swarm run draws: for each key of ``ranges`` (validated by the scenario), one of
     its choices, or an integer in its ``[low, high]``: the low end with probability 1/4, the high end
     with 1/4, else uniform between (bugs sit at the ends of a range, as FoundationDB's knob
@@ -591,7 +602,16 @@ def swarm_config(seed: int, ranges: Mapping[str, Sequence[int] | Sequence[str]])
     and no fault of the plan."""
     streams = RandomStreams(derive_seed(seed, "swarm"))
     drawn: dict[str, int | str] = {}
+    per_group = group_draw_keys()
     for key in sorted(ranges):
+        if key in per_group:
+            # A group setting (e.g. group.share.auto.offset.reset): each group that does not set it itself
+            # draws its own, from a stream of its own, under "<key>@<group>".
+            for group in sorted(groups or {}):
+                if key not in (groups or {})[group]:
+                    choices = [str(v) for v in ranges[key]]
+                    drawn[f"{key}{GROUP_DRAW_SEPARATOR}{group}"] = streams.get("config", key, group).choice(choices)
+            continue
         rng = streams.get("config", key)
         allowed = ranges[key]
         if all(isinstance(v, str) for v in allowed):
@@ -601,6 +621,12 @@ def swarm_config(seed: int, ranges: Mapping[str, Sequence[int] | Sequence[str]])
         end = rng.random()
         drawn[key] = low if end < 0.25 else high if end < 0.5 else rng.randint(low, high)
     return drawn
+
+
+def group_draws(drawn: Mapping[str, int | str], group: str) -> dict[str, int | str]:
+    """The settings ``swarm_config`` drew for ``group`` (its "<key>@<group>" entries), by Kafka key."""
+    suffix = f"{GROUP_DRAW_SEPARATOR}{group}"
+    return {key[: -len(suffix)]: value for key, value in drawn.items() if key.endswith(suffix)}
 
 
 def has_targets(kind: str, targets: SwarmTargets) -> bool:

@@ -178,3 +178,46 @@ def test_the_swarms_draw_consumer_close(name: str) -> None:
     plans = [swarm_plan(seed, scenario.duration_ms, swarm.kinds, targets, swarm.intensity, swarm.rates)
              for seed in range(40)]
     assert sum("consumer_close" in plan.kinds() for plan in plans) >= 2
+
+
+# -- groups on latest: a swarm draws group.share.auto.offset.reset per group ----------------------------
+
+
+def test_swarm_config_draws_latest_for_its_group_and_runs_clean() -> None:
+    drawn = []
+    for seed in range(12):
+        result, cluster = run_cluster(library.get("swarm_config"), seed)
+        assert result.ok, (seed, [v.describe() for v in result.violations])
+        value = result.swarm_config["group.share.auto.offset.reset@g"]
+        assert cluster.group_configs["g"].auto_offset_reset == value
+        drawn.append(value)
+    assert {"earliest", "latest"} <= set(drawn)
+
+
+def test_a_groups_own_setting_is_not_drawn_over() -> None:
+    result, cluster = run_cluster(library.get("swarm_lifecycle"), 1)
+    assert "group.share.auto.offset.reset@g1" not in result.swarm_config  # g1 sets earliest itself
+    assert cluster.group_configs["g1"].auto_offset_reset == "earliest"
+    assert cluster.group_configs["g2"].auto_offset_reset == result.swarm_config["group.share.auto.offset.reset@g2"]
+
+
+def test_group_draws_are_checked_and_written_out_by_the_shrinker() -> None:
+    from dataclasses import replace
+
+    from scenarios.shrink import written_out
+    scenario = library.get("swarm_config")
+    swarm = scenario.faults.swarm
+    assert swarm is not None
+    bad = replace(scenario, faults=replace(scenario.faults, swarm=replace(swarm, config={
+        **swarm.config, "group.share.auto.offset.reset": ["earliest", "never"],
+        "errors.deadletterqueue.topic.name": ["x"]})))
+    problems = "\n".join(bad.problems())
+    assert "faults.swarm.config.\"group.share.auto.offset.reset\" = ['earliest', 'never']: must be" in problems
+    assert ('faults.swarm.config."errors.deadletterqueue.topic.name": a group setting a swarm draws must be'
+            in problems)
+    result = run(scenario, 3)
+    scripted = written_out(scenario, result)
+    group = next(g for g in scripted.groups if g.name == "g")
+    assert group.config["group.share.auto.offset.reset"] == result.swarm_config["group.share.auto.offset.reset@g"]
+    assert not any("@" in key for key in scripted.cluster.config)
+    assert run(scripted, 3).trace_hash == result.trace_hash  # the same run, event for event
