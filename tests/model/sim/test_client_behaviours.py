@@ -221,3 +221,38 @@ def test_group_draws_are_checked_and_written_out_by_the_shrinker() -> None:
     assert group.config["group.share.auto.offset.reset"] == result.swarm_config["group.share.auto.offset.reset@g"]
     assert not any("@" in key for key in scripted.cluster.config)
     assert run(scripted, 3).trace_hash == result.trace_hash  # the same run, event for event
+
+
+# -- partitions added to a topic a group knows start at offset 0 ------------------------------------------
+
+
+def test_added_partitions_of_a_known_topic_start_at_0_even_on_latest(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Kafka trunk's buildInitializeShareGroupStateRequest: new partitions of an already-known topic are
+    initialized at offset 0 (records a producer wrote to them before the initialization completed are
+    owed), a brand-new topic at -1 (share.auto.offset.reset applies)."""
+    from dataclasses import replace
+
+    from model.core.group.share_group import ShareGroupManager
+    starts: dict[tuple[str, int], int] = {}
+    original = ShareGroupManager._send_initialize
+
+    def spy(self: ShareGroupManager, group: Any, tp: Any, batch: Any, now_ms: int) -> None:
+        starts.setdefault((tp.topic, tp.partition), group.initializing[tp])
+        original(self, group, tp, batch, now_ms)
+
+    monkeypatch.setattr(ShareGroupManager, "_send_initialize", spy)
+    scenario = library.get("partitions_added")
+    groups = tuple(replace(g, config={**g.config, "group.share.auto.offset.reset": "latest"}) for g in scenario.groups)
+    producers = tuple(replace(p, metadata_max_age_ms=200) for p in scenario.producers)
+    result, cluster = run_cluster(replace(scenario, groups=groups, producers=producers), 1)
+    assert result.ok, [v.describe() for v in result.violations]
+    count = cluster.controller.partition_count("events")
+    assert count > 2 and starts[("events", 0)] == starts[("events", 1)] == -1
+    assert all(starts[("events", p)] == 0 for p in range(2, count))
+    # The producer wrote to the added partitions, and each of their records was accepted: none written
+    # before the partition's initialization was skipped, though the group reads from latest.
+    written = [p for p in range(2, count) if cluster.controller.data("events", p).log.high_watermark > 0]
+    assert written
+    for p in written:
+        key = next(k for k in cluster.tracker.latest if k.group_id == "g" and k.partition == p)
+        assert cluster.tracker.first_spso[key] == 0
