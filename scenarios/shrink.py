@@ -145,7 +145,8 @@ def shrink_run(scenario: Scenario, seed: int, *, mutant: str | None = None, inva
     current = written_out(scenario, first)
     if not shrinker.fails(current):  # the same run, event for event: a failure here is a bug of sharesim
         raise RuntimeError(f"{scenario.name} --seed {seed}: its fault plan, written out, does not violate {target}")
-    drawn = tuple(sorted(first.swarm_config))
+    # The broker settings drawn (a group setting drawn, "<key>@<group>", stays in its group's config).
+    drawn = tuple(sorted(k for k in first.swarm_config if "@" not in k))
     settings_kept = catalogue.get(target).kind == "liveness"
     while shrinker.budget_left():
         before = current
