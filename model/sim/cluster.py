@@ -31,6 +31,9 @@ Fault kinds → cluster operations:
 * ``network_partition`` / ``message_loss`` / ``message_delay``: ``network_fault_handlers``;
 * ``consumer_crash`` / ``consumer_pause`` / ``slow_processing``: the consumer's ``crash`` /
   ``pause`` (until the end) / ``slow_processing(extra_ms)`` (0 at the end);
+* ``consumer_close``: the consumer's ``close()`` (a static KIP-848 member's with epoch -2), then
+  ``restart_after_close`` when it ends (unless ``params.restart = "no"``); ``consumer_subscribe``: its
+  ``subscribe(params.topics)``;
 * ``admin_*``: the admin client (``AdminClient.apply``);
 * ``delete_records``: the admin client's DeleteRecords to the leader of "topic-N" (``AdminClient.delete_records``);
 * ``hostile_state_request``: ``HostileStateClient.apply`` from the admin node (``model.sim.hostile``),

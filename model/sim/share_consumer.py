@@ -46,7 +46,12 @@
   time → processed) is kept for confirmed accepts.
 * ``close``: finish the batch being processed, send the remaining acks with
   ShareAcknowledge epoch -1 to every open session, then the leave heartbeat
-  (epoch -1); ``crash`` stops silently; ``pause`` freezes (``Client``).
+  (epoch -1); heartbeats go on until the leave (ShareConsumerImpl.close:
+  acknowledgeOnClose, then the ShareUnsubscribeEvent), and a member fenced
+  meanwhile leaves rather than rejoins. A consumer_close fault starts it
+  again as a new member (``restart_after_close``); ``subscribe`` sends new
+  topics with the next heartbeat; ``crash`` stops silently; ``pause``
+  freezes (``Client``).
 """
 
 from __future__ import annotations
