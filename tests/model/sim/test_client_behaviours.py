@@ -8,6 +8,8 @@ import collections
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from model.core.errors import Errors
 from model.core.group.share_messages import LEAVE_GROUP_MEMBER_EPOCH
@@ -256,3 +258,20 @@ def test_added_partitions_of_a_known_topic_start_at_0_even_on_latest(monkeypatch
     for p in written:
         key = next(k for k in cluster.tracker.latest if k.group_id == "g" and k.partition == p)
         assert cluster.tracker.first_spso[key] == 0
+
+
+@settings(max_examples=200, deadline=None)
+@given(names=st.lists(st.text(alphabet="ab ,", max_size=4), min_size=1, max_size=4))
+def test_subscribe_topics_are_valid_exactly_when_every_name_is_non_blank(names: list[str]) -> None:
+    from model.sim.faults import subscribed_topics
+
+    text = ",".join(names)
+    parts = [part.strip() for part in text.split(",")]
+    valid = all(parts)
+    assert bool(subscribed_topics(text)) == valid
+    if valid:
+        assert subscribed_topics(text) == tuple(sorted(set(parts)))
+        FaultEvent(0, "consumer_subscribe", "c1", params=(("topics", text),))
+    else:
+        with pytest.raises(FaultPlanError, match="must be topic names separated by commas"):
+            FaultEvent(0, "consumer_subscribe", "c1", params=(("topics", text),))
