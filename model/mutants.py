@@ -368,6 +368,23 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
            "record after each run of offsets with no record is acknowledged GAP too, so a record no application "
            "processed is archived as if compacted away. Models no known Kafka defect",
            "gap-only-without-record", "compacted_topic", "model/sim/share_consumer.py: _decide"),
+    # -- client behaviours (issue 25: close, fence and rejoin, subscription changes) ---------------------
+    Mutant("restart-after-close-stays-left",
+           "a share consumer started again after close() keeps the membership that left the group (epoch -1) "
+           "instead of joining as a new member with epoch 0: it never heartbeats, holds no assignment and "
+           "reads nothing (CL-3, GC-1)",
+           "member-convergence", "consumer_close", "model/sim/share_consumer.py: ShareConsumer.on_start"),
+    Mutant("fenced-member-gives-up",
+           "a share member answered FENCED_MEMBER_EPOCH (its epoch two or more behind the coordinator's, e.g. "
+           "after two lost heartbeat responses) takes it for a fatal error and stops, instead of abandoning its "
+           "assignment and rejoining with epoch 0 as Kafka's ShareMembershipManager does (GC-1; KIP-848)",
+           "member-convergence", "member_fenced", "model/core/group/share_member.py: ShareMember.on_response"),
+    Mutant("subscription-change-keeps-assignment",
+           "the group coordinator records a share member's new subscription but does not bump the group epoch "
+           "for it, so the target assignment is not recomputed: the member keeps the partitions of the topics it "
+           "left and gets none of the topics it joined (GC-2; trunk's shareGroupHeartbeat bumps the epoch when "
+           "the subscribed topic names change)",
+           "eventual-resolution", "consumer_subscribe", "model/core/group/share_group.py: _heartbeat"),
 )
 
 

@@ -118,8 +118,12 @@ def with_plan(scenario: Scenario, plan: FaultPlan) -> Scenario:
 def written_out(scenario: Scenario, result: RunResult) -> Scenario:
     """The run of ``result`` as a scenario without a swarm: the plan it drew, scripted, and the
     settings it drew, set in ``cluster.config``. The same run, event for event."""
-    config = {**scenario.cluster.config, **result.swarm_config}
-    scripted = replace(scenario, cluster=replace(scenario.cluster, config=config))
+    from model.sim.faults import GROUP_DRAW_SEPARATOR, group_draws
+    config = {**scenario.cluster.config,
+              **{k: v for k, v in result.swarm_config.items() if GROUP_DRAW_SEPARATOR not in k}}
+    groups = tuple(replace(g, config={**group_draws(result.swarm_config, g.name), **g.config})
+                   for g in scenario.groups)  # a group setting drawn for one group (auto.offset.reset)
+    scripted = replace(scenario, cluster=replace(scenario.cluster, config=config), groups=groups)
     return with_plan(scripted, FaultPlan.from_records(result.fault_plan, scenario.duration_ms))
 
 
@@ -141,7 +145,8 @@ def shrink_run(scenario: Scenario, seed: int, *, mutant: str | None = None, inva
     current = written_out(scenario, first)
     if not shrinker.fails(current):  # the same run, event for event: a failure here is a bug of sharesim
         raise RuntimeError(f"{scenario.name} --seed {seed}: its fault plan, written out, does not violate {target}")
-    drawn = tuple(sorted(first.swarm_config))
+    # The broker settings drawn (a group setting drawn, "<key>@<group>", stays in its group's config).
+    drawn = tuple(sorted(k for k in first.swarm_config if "@" not in k))
     settings_kept = catalogue.get(target).kind == "liveness"
     while shrinker.budget_left():
         before = current

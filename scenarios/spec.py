@@ -26,7 +26,15 @@ from model.core.config import (
     settings_by_name,
 )
 from model.core.share_partition import ACQUIRE_MODES
-from model.sim.faults import FAULT_KINDS, FaultEvent, FaultPlan, SwarmTargets, has_targets
+from model.sim.faults import (
+    FAULT_KINDS,
+    FaultEvent,
+    FaultPlan,
+    SwarmTargets,
+    group_draw_keys,
+    has_targets,
+    subscribed_topics,
+)
 from model.sim.protocol import REQUEST_KINDS, broker_node
 from model.sim.rng import Distribution
 
@@ -115,6 +123,10 @@ class ConsumerSpec:
     # share.acquire.mode (Kafka's share consumer): "batch_optimized" (whole batches; max_poll_records a
     # soft limit) or "record_limit" (max_poll_records a hard limit). Share groups only.
     acquire_mode: str = "batch_optimized"
+    # request.timeout.ms of the consumer (Kafka's default 30 s, two thirds of its 45 s session timeout): a
+    # heartbeat whose answer was lost goes again this much later, so below the session timeout the member
+    # comes back with its old epoch (accepted as the previous one, or fenced: FENCED_MEMBER_EPOCH).
+    request_timeout_ms: int = 30_000
 
 
 @dataclass(frozen=True)
@@ -135,6 +147,9 @@ class ProducerSpec:
     # batch.size, in records here (Kafka's is bytes): a produce batch holds at most this many records;
     # 0: no cap (every record arrived within a linger goes in one batch).
     batch_size: int = 0
+    # metadata.max.age.ms of the producer: how often it reads fresh metadata regardless, and so learns of
+    # partitions added since (Kafka's default 5 min; sharesim's clients 10 s).
+    metadata_max_age_ms: int = 10_000
 
 
 @dataclass(frozen=True)
@@ -252,6 +267,7 @@ class Scenario:
             _positive(out, f"{path}.start_ms", producer.start_ms, low=0)
             _positive(out, f"{path}.linger_ms", producer.linger_ms, high=60_000)
             _positive(out, f"{path}.batch_size", producer.batch_size, low=0, high=1_000_000)
+            _positive(out, f"{path}.metadata_max_age_ms", producer.metadata_max_age_ms, high=3_600_000)
             txn = producer.transactions
             if txn is not None:
                 _positive(out, f"{path}.transactions.records_per_transaction", txn.records_per_transaction)
@@ -436,6 +452,9 @@ def _fault_target_problems(scenario: Scenario) -> list[str]:
             if count and isinstance(partition, int) and partition >= count:
                 found.append((i, f"{path}.params.partition = {partition}: not a partition of {topic} at "
                                   f"{event.at_ms} ms (it has 0..{count - 1})"))
+        if event.kind == "consumer_subscribe" and isinstance(event.param("topics"), str):
+            for name in subscribed_topics(str(event.param("topics"))):
+                check(f"{path}.params.topics", name, targets.topics, "topic")
         for field_name in ("side_a", "side_b", "nodes"):
             for j, node in enumerate(getattr(event, field_name)):
                 check(f"{path}.{field_name}[{j}]", node, nodes, "network node")
@@ -506,8 +525,18 @@ def _swarm_config_problems(ranges: Mapping[str, Any], fixed: Mapping[str, Any], 
     set_fixed = {by_name[k].field for k in fixed if k in by_name}
     out: list[str] = []
     spans: dict[str, tuple[int, int]] = {}  # field -> (lowest, highest) an integer setting is drawn
+    group_keys = group_draw_keys()
+    by_group_key = settings_by_name(GROUP_SETTINGS)
     for key in sorted(ranges):
         setting, allowed, where = by_name.get(key), ranges[key], f'{path}."{key}"'
+        if key in group_keys:  # drawn per group (faults.swarm_config)
+            group_setting = by_group_key[key]
+            if not group_setting.choices:
+                out.append(f"{where}: a group setting a swarm draws must be one of choices "
+                           f"({', '.join(sorted(k for k in group_keys if by_group_key[k].choices))})")
+            elif not _draw_fits(group_setting, allowed):
+                out.append(f"{where} = {allowed!r}: must be {_draw_form(group_setting)}")
+            continue
         if setting is None:
             out.append(_unknown_setting(where, key, BROKER_SETTINGS))
         elif setting.field in set_fixed:
@@ -580,6 +609,7 @@ def _consumer_problems(path: str, consumer: ConsumerSpec, groups: Mapping[str, G
         out.append(f"{path}.static = {consumer.static!r}: must be true or false")
     _positive(out, f"{path}.fetch_min_bytes", consumer.fetch_min_bytes, low=0, high=1 << 20)
     _positive(out, f"{path}.fetch_max_wait_ms", consumer.fetch_max_wait_ms, low=0, high=60_000)
+    _positive(out, f"{path}.request_timeout_ms", consumer.request_timeout_ms, high=3_600_000)
     if consumer.acquire_mode not in ACQUIRE_MODES:
         out.append(f"{path}.acquire_mode = {consumer.acquire_mode!r}: must be one of "
                    f"{', '.join(repr(m) for m in ACQUIRE_MODES)}")

@@ -491,6 +491,26 @@ class GroupConsumer(Client, ABC):
         self.closed = False
         self._heartbeat_timer: Timer | None = None
         self._heartbeat_request: int | None = None  # correlation id of the heartbeat in flight
+        self._restart_when_closed = False  # consumer_close ended while the close was still under way
+
+    def restart_after_close(self) -> None:
+        """Start again as a new process once ``close()`` has finished (at once if it has): the end of a
+        consumer_close. A consumer that is up and not closing (it never closed) is left alone."""
+        if not self.alive:
+            if self.closed:
+                self.start()
+        elif self.closing:
+            self._restart_when_closed = True
+
+    def subscribe(self, topics: tuple[str, ...] | list[str]) -> None:
+        """Change the subscription (``subscribe(topics)`` on a member in the group): the next heartbeat
+        carries it; the coordinator bumps the group epoch and computes a new assignment (GC-2)."""
+        self.topics = tuple(sorted(set(topics)))
+        self.record("consumer.subscribe", topics=",".join(self.topics))
+        self.on_subscribe()
+
+    def on_subscribe(self) -> None:
+        """The subscription changed: tell the member (subclasses)."""
 
     @abstractmethod
     def _heartbeat(self) -> None:
@@ -528,6 +548,9 @@ class GroupConsumer(Client, ABC):
         # As Kafka's consumer closes its NetworkClient: a broker still holding a share session of ours
         # (its close was lost) ends it when it hears of the close.
         self.network.close_connections(self.name)
+        if self._restart_when_closed:
+            self._restart_when_closed = False
+            self.scheduler.timer(0, self.start)
 
 
 class _Call:

@@ -31,6 +31,9 @@ Fault kinds → cluster operations:
 * ``network_partition`` / ``message_loss`` / ``message_delay``: ``network_fault_handlers``;
 * ``consumer_crash`` / ``consumer_pause`` / ``slow_processing``: the consumer's ``crash`` /
   ``pause`` (until the end) / ``slow_processing(extra_ms)`` (0 at the end);
+* ``consumer_close``: the consumer's ``close()`` (a static KIP-848 member's with epoch -2), then
+  ``restart_after_close`` when it ends (unless ``params.restart = "no"``); ``consumer_subscribe``: its
+  ``subscribe(params.topics)``;
 * ``admin_*``: the admin client (``AdminClient.apply``);
 * ``delete_records``: the admin client's DeleteRecords to the leader of "topic-N" (``AdminClient.delete_records``);
 * ``hostile_state_request``: ``HostileStateClient.apply`` from the admin node (``model.sim.hostile``),
@@ -66,11 +69,14 @@ from model.sim.admin import AdminClient
 from model.sim.client import ClientConfig, ClientMetrics
 from model.sim.controller import Controller, topic_id_for
 from model.sim.faults import (
+    GROUP_DRAW_SEPARATOR,
     FaultEvent,
     FaultHandler,
     FaultInjector,
     FaultPlan,
+    group_draws,
     network_fault_handlers,
+    subscribed_topics,
     swarm_config,
     swarm_plan,
 )
@@ -238,10 +244,17 @@ class Cluster:
         self.stop_on_first_violation = stop_on_first_violation
         swarm = scenario.faults.swarm
         # The broker settings this run drew (a swarm's `config` ranges), over the scenario's own.
-        self.swarm_config: dict[str, int | str] = swarm_config(seed, swarm.config) if swarm and swarm.config else {}
-        self.broker_config: BrokerConfig = load_broker_config({**scenario.cluster.config, **self.swarm_config})
+        # A group setting drawn for one group (group.share.auto.offset.reset) is "<key>@<group>"; a group's own
+        # setting is never drawn over.
+        self.swarm_config: dict[str, int | str] = (
+            swarm_config(seed, swarm.config, {g.name: g.config for g in scenario.groups})
+            if swarm and swarm.config else {})
+        self.broker_config: BrokerConfig = load_broker_config(
+            {**scenario.cluster.config,
+             **{k: v for k, v in self.swarm_config.items() if GROUP_DRAW_SEPARATOR not in k}})
         self.group_configs: dict[str, GroupConfig] = {
-            g.name: load_group_config(g.config, self.broker_config) for g in scenario.groups
+            g.name: load_group_config({**group_draws(self.swarm_config, g.name), **g.config}, self.broker_config)
+            for g in scenario.groups
         }
         self._stopped = False
         # Made here, not in run(): a monitor may report while the cluster is built (a coordinator's first load).
@@ -323,11 +336,12 @@ class Cluster:
                         renew_interval_ms=self._renew_interval_ms(group.name) if cspec.ack.renew else 0,
                         acquire_mode=cspec.acquire_mode,
                     ),
-                    config=client_config, trace=self.trace,
+                    config=replace(client_config, request_timeout_ms=cspec.request_timeout_ms), trace=self.trace,
                 )
                 self.share_consumers[name] = client
             else:
-                client = self._make_kip848_consumer(name, cspec, group.name, group.topics, client_config)
+                client = self._make_kip848_consumer(name, cspec, group.name, group.topics,
+                                                    replace(client_config, request_timeout_ms=cspec.request_timeout_ms))
             self.consumers[name] = client
         self.producers: dict[str, Producer] = {}
         for i, (name, pspec) in enumerate(zip(producer_names, scenario.producers, strict=True)):
@@ -340,7 +354,7 @@ class Cluster:
                     abort_rate=txn.abort_rate if txn else 0.0, start_ms=pspec.start_ms,
                     linger_ms=pspec.linger_ms, batch_size=pspec.batch_size,
                 ),
-                config=client_config, trace=self.trace,
+                config=replace(client_config, metadata_max_age_ms=pspec.metadata_max_age_ms), trace=self.trace,
             )
         self.admin = AdminClient(ADMIN_NODE, self.scheduler, self.network, metadata,
                                  add_partitions=self._add_partitions, config=client_config, trace=self.trace)
@@ -412,6 +426,8 @@ class Cluster:
             "admin_add_partitions": FaultHandler(self._admin),
             "delete_records": FaultHandler(self._delete_records),
             "hostile_state_request": FaultHandler(self._hostile_state_request),
+            "consumer_close": FaultHandler(self._close_consumer, self._restart_consumer),
+            "consumer_subscribe": FaultHandler(self._subscribe_consumer),
         })
         return handlers
 
@@ -487,6 +503,32 @@ class Cluster:
         consumer = self.consumers.get(event.target)
         if consumer is not None and hasattr(consumer, "slow_processing"):
             consumer.slow_processing(0)
+
+    def _close_consumer(self, event: FaultEvent) -> bool:
+        """consumer_close: ``close()`` (a static KIP-848 member's is temporary: epoch -2, CG-5); a paused
+        consumer cannot call it, nor can one already closing."""
+        consumer = self._consumer(event)
+        if consumer is None or consumer.paused or consumer.closing:
+            return False
+        if isinstance(consumer, ShareConsumer):
+            consumer.close()
+        else:
+            consumer.close(temporary=True)
+        return True
+
+    def _restart_consumer(self, event: FaultEvent) -> None:
+        """The end of consumer_close: the process starts again (after its close finished)."""
+        consumer = self.consumers.get(event.target)
+        if consumer is not None and event.param("restart", "yes") == "yes":
+            consumer.restart_after_close()
+
+    def _subscribe_consumer(self, event: FaultEvent) -> bool:
+        consumer = self._consumer(event)
+        topics = subscribed_topics(str(event.param("topics", "")))
+        if consumer is None or consumer.paused or consumer.closing or not topics or topics == consumer.topics:
+            return False
+        consumer.subscribe(topics)
+        return True
 
     def _admin(self, event: FaultEvent) -> bool:
         if event.kind != "admin_add_partitions" and event.target not in self.group_configs:
@@ -605,6 +647,12 @@ class Cluster:
         """Share groups with at least one live consumer: only their records must all be resolved."""
         return sorted({c.group_id for c in self.share_consumers.values() if c.alive and not c.closed})
 
+    def _subscribed_topics(self, group_id: str) -> list[str]:
+        """The topics the live share consumers of ``group_id`` subscribe to now (consumer_subscribe changes
+        them): only their share-partitions are assigned, so only their records are owed."""
+        return sorted({topic for c in self.share_consumers.values()
+                       if c.group_id == group_id and c.alive and not c.closed for topic in c.topics})
+
     def unresolved(self) -> tuple[int, int]:
         """(share-partitions, records) not yet resolved: below the bound and at or above the SPSO of the
         current leader (a producer still running counts as one unresolved partition; a share-partition
@@ -618,10 +666,9 @@ class Cluster:
         """The share-partitions of live share groups with offsets below the bound and at or above the SPSO
         of the current leader, or without a ready leader at the current leader epoch."""
         out: list[Unresolved] = []
-        groups = {g.name: g for g in self.scenario.groups}
         for group_id in self._live_groups():
             read_committed = self.group_configs[group_id].read_committed
-            for topic in sorted(groups[group_id].topics):
+            for topic in self._subscribed_topics(group_id):
                 for p in range(self.controller.partition_count(topic)):
                     log = self.controller.data(topic, p).log
                     bound = log.bound(read_committed)

@@ -156,6 +156,10 @@ class Consumer(GroupConsumer):
         self._schedule_heartbeat(0)
         self.call_later(self.settings.auto_commit_interval_ms, self._auto_commit)
 
+    def on_subscribe(self) -> None:
+        # Kafka's onSubscriptionUpdated: a member in the group sends the new topics with its next heartbeat.
+        self.member.subscribe(self.topics)
+
     def on_crash(self) -> None:
         self._reset_local_state()
         self._owns_nothing()

@@ -118,6 +118,24 @@ FAULT_KINDS: Final[Mapping[str, FaultKindSpec]] = {
             summary="a misbehaving client sends the share coordinator a write and a read with epoch -1 and "
             "replays a write it captured on the wire (start offset below the stored one)",
         ),
+        FaultKindSpec(
+            "consumer_close",
+            "consumer",
+            True,
+            params=("restart",),
+            summary="close() a consumer: it acknowledges what it processed, closes its share sessions "
+            "(ShareAcknowledge epoch -1) and leaves its group (epoch -1; a static KIP-848 member -2); when "
+            "duration_ms ends it starts again as a new member (a static one with its instance id), unless "
+            "params.restart = 'no'",
+        ),
+        FaultKindSpec(
+            "consumer_subscribe",
+            "consumer",
+            False,
+            params=("topics",),
+            summary="the consumer subscribes to params.topics (comma-separated topic names) instead: its next "
+            "heartbeat carries them, the group epoch moves and the assignment follows",
+        ),
     )
 }
 
@@ -132,6 +150,13 @@ HOSTILE_NAMED_ONLY: Final = ("repeated_initialize",)
 _ALL_USES: Final = ("side_a", "side_b", "one_way", "kinds", "links", "nodes", "probability", "extra", "extra_ms")
 _OFFSET_WORDS: Final = ("earliest", "latest")
 _DELETE_TO_WORDS: Final = ("hwm", "half")  # delete_records params.to (model.sim.admin.DELETE_TO_WORDS)
+_RESTART_WORDS: Final = ("yes", "no")  # consumer_close params.restart
+
+
+def subscribed_topics(topics: str) -> tuple[str, ...]:
+    """consumer_subscribe's params.topics as sorted, distinct names (empty if any name is blank)."""
+    names = [name.strip() for name in topics.split(",")]
+    return () if any(not name for name in names) else tuple(sorted(set(names)))
 
 
 class FaultPlanError(ValueError):
@@ -367,6 +392,14 @@ def _check_params(event: FaultEvent, spec: FaultKindSpec) -> list[str]:
         if to is not None and not ((isinstance(to, int) and not isinstance(to, bool) and to >= 0)
                                    or to in _DELETE_TO_WORDS):
             out.append(f"params.to = {to!r}: must be an integer >= 0, 'hwm' or 'half' (or absent: 'hwm')")
+    elif kind == "consumer_close":
+        restart = event.param("restart")
+        if restart is not None and restart not in _RESTART_WORDS:
+            out.append(f"params.restart = {restart!r}: must be 'yes' or 'no' (or absent: 'yes')")
+    elif kind == "consumer_subscribe":
+        topics = event.param("topics")
+        if not isinstance(topics, str) or not subscribed_topics(topics):
+            out.append(f"params.topics = {topics!r}: must be topic names separated by commas, e.g. 'a,b'")
     elif kind == "admin_add_partitions":
         add = event.param("add")
         if not isinstance(add, int) or isinstance(add, bool) or add < 1:
@@ -492,6 +525,8 @@ SWARM_RATE_PER_MINUTE: Final[Mapping[str, float]] = {
     "admin_add_partitions": 0.3,
     "hostile_state_request": 1.0,
     "delete_records": 1.0,
+    "consumer_close": 1.0,
+    "consumer_subscribe": 0.5,
 }
 """A kind's base rate at intensity 1; each run scales it by a random factor in [0.25, 2]."""
 
@@ -548,7 +583,18 @@ def swarm_plan(
     return FaultPlan(tuple(events), duration_ms)
 
 
-def swarm_config(seed: int, ranges: Mapping[str, Sequence[int] | Sequence[str]]) -> dict[str, int | str]:
+GROUP_DRAW_SEPARATOR: Final = "@"  # a group setting drawn for one group: "<kafka key>@<group>"
+
+
+def group_draw_keys() -> frozenset[str]:
+    """The settings a swarm draws per group (``[faults.swarm.config]``): the group-only Kafka keys."""
+    from model.core.config import BROKER_SETTINGS, GROUP_SETTINGS
+    broker = {s.key for s in BROKER_SETTINGS}
+    return frozenset(s.key for s in GROUP_SETTINGS if s.key not in broker)
+
+
+def swarm_config(seed: int, ranges: Mapping[str, Sequence[int] | Sequence[str]],
+                 groups: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, int | str]:
     """The broker settings a swarm run draws: for each key of ``ranges`` (validated by the scenario), one of
     its choices, or an integer in its ``[low, high]``: the low end with probability 1/4, the high end
     with 1/4, else uniform between (bugs sit at the ends of a range, as FoundationDB's knob
@@ -556,7 +602,16 @@ def swarm_config(seed: int, ranges: Mapping[str, Sequence[int] | Sequence[str]])
     and no fault of the plan."""
     streams = RandomStreams(derive_seed(seed, "swarm"))
     drawn: dict[str, int | str] = {}
+    per_group = group_draw_keys()
     for key in sorted(ranges):
+        if key in per_group:
+            # A group setting (e.g. group.share.auto.offset.reset): each group that does not set it itself
+            # draws its own, from a stream of its own, under "<key>@<group>".
+            for group in sorted(groups or {}):
+                if key not in (groups or {})[group]:
+                    choices = [str(v) for v in ranges[key]]
+                    drawn[f"{key}{GROUP_DRAW_SEPARATOR}{group}"] = streams.get("config", key, group).choice(choices)
+            continue
         rng = streams.get("config", key)
         allowed = ranges[key]
         if all(isinstance(v, str) for v in allowed):
@@ -566,6 +621,12 @@ def swarm_config(seed: int, ranges: Mapping[str, Sequence[int] | Sequence[str]])
         end = rng.random()
         drawn[key] = low if end < 0.25 else high if end < 0.5 else rng.randint(low, high)
     return drawn
+
+
+def group_draws(drawn: Mapping[str, int | str], group: str) -> dict[str, int | str]:
+    """The settings ``swarm_config`` drew for ``group`` (its "<key>@<group>" entries), by Kafka key."""
+    suffix = f"{GROUP_DRAW_SEPARATOR}{group}"
+    return {key[: -len(suffix)]: value for key, value in drawn.items() if key.endswith(suffix)}
 
 
 def has_targets(kind: str, targets: SwarmTargets) -> bool:
@@ -625,6 +686,13 @@ def _swarm_event(kind: str, at_ms: int, rng: random.Random, targets: SwarmTarget
         return FaultEvent(at_ms, kind, target, params=(("add", rng.randint(1, 3)),))
     if kind == "delete_records":
         return FaultEvent(at_ms, kind, target, params=(("to", rng.choice(_DELETE_TO_WORDS)),))
+    if kind == "consumer_close":  # closed for up to about the session timeout, then a new member
+        return FaultEvent(at_ms, kind, target, duration_ms=max(1, int(targets.session_timeout_ms
+                                                                       * rng.uniform(0.05, 1.2))))
+    if kind == "consumer_subscribe":  # a non-empty subset of the scenario's data topics
+        pool = list(targets.pool("topic")) or ["topic"]
+        chosen = sorted(t for t in pool if rng.random() < 0.5) or [rng.choice(pool)]
+        return FaultEvent(at_ms, kind, target, params=(("topics", ",".join(chosen)),))
     if kind == "hostile_state_request":  # every request of the kind, at one of the partitions
         partitions = targets.pool("partition") or ("topic-0",)
         topic, _, number = rng.choice(partitions).rpartition("-")

@@ -46,7 +46,12 @@
   time → processed) is kept for confirmed accepts.
 * ``close``: finish the batch being processed, send the remaining acks with
   ShareAcknowledge epoch -1 to every open session, then the leave heartbeat
-  (epoch -1); ``crash`` stops silently; ``pause`` freezes (``Client``).
+  (epoch -1); heartbeats go on until the leave (ShareConsumerImpl.close:
+  acknowledgeOnClose, then the ShareUnsubscribeEvent), and a member fenced
+  meanwhile leaves rather than rejoins. A consumer_close fault starts it
+  again as a new member (``restart_after_close``); ``subscribe`` sends new
+  topics with the next heartbeat; ``crash`` stops silently; ``pause``
+  freezes (``Client``).
 """
 
 from __future__ import annotations
@@ -213,7 +218,9 @@ class ShareConsumer(GroupConsumer):
 
     def on_start(self) -> None:
         # A (re)started consumer is a new member with empty sessions.
-        self.member = ShareMember(self.group_id, self.topics, client_id=self.name)
+        if not (_mutants.ACTIVE == "restart-after-close-stays-left" and self.member.state is MemberState.LEFT):
+            self.member = ShareMember(self.group_id, self.topics, client_id=self.name)
+        # else mutant: the process started again after close() keeps the membership that left: it never joins
         self.closing = self.closed = self._leave_sent = False
         self._sessions.clear()
         self._routes.clear()
@@ -251,8 +258,12 @@ class ShareConsumer(GroupConsumer):
     # -- heartbeats --------------------------------------------------------------------------
 
     def _heartbeat(self) -> None:
-        if self.closing or self._heartbeat_request is not None or not self.member.active:
+        # A closing consumer heartbeats on until its leave: Kafka's heartbeat request manager runs beside
+        # the close's acknowledgements (ShareConsumerImpl.close: acknowledgeOnClose, then the leave).
+        if self._leave_sent or self._heartbeat_request is not None or not self.member.active:
             return
+        if self.closing and self.member.state is MemberState.JOINING:
+            return  # fenced while closing: it leaves rather than joins again
         coordinator = self._heartbeat_coordinator()
         if coordinator is None:
             return
@@ -296,6 +307,10 @@ class ShareConsumer(GroupConsumer):
 
     def on_metadata(self) -> None:
         self._reconcile()
+
+    def on_subscribe(self) -> None:
+        # Kafka's onSubscriptionUpdated: a member in the group sends the new topics with its next heartbeat.
+        self.member.subscribe(self.topics)
 
     def _reconcile(self) -> None:
         """Route every assigned partition to its leader's session and poke the fetch loops."""
@@ -697,8 +712,6 @@ class ShareConsumer(GroupConsumer):
             return
         self.closing = True
         self.record("consumer.close")
-        if self._heartbeat_timer is not None:
-            self._heartbeat_timer.cancel()
         # Records fetched but not yet handed to the application are released by the session close.
         while self._queue:
             self._queue.popleft().session.outstanding -= 1

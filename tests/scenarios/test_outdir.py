@@ -27,7 +27,7 @@ from scenarios.cli import main
 REPO = Path(__file__).resolve().parents[2]
 NOTES = b"my notes\n\x00\xff binary too\n"
 SWEEP = ("sweep", "small", "--param", "consumers.0.count=1", "--seeds", "1")
-SHRINK = ("shrink", "swarm", "--seed", "168", "--mutant", "no-limit-on-lock-timeout", "--max-runs", "2")
+SHRINK = ("shrink", "swarm", "--seed", "204", "--mutant", "no-limit-on-lock-timeout", "--max-runs", "2")
 
 
 def snapshot(root: Path) -> dict[str, bytes | None]:

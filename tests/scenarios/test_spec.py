@@ -132,7 +132,8 @@ def test_a_run_uses_the_settings_it_drew_and_reports_them() -> None:
     for seed in range(20):
         cluster = Cluster(scenario, seed)
         drawn = cluster.swarm_config
-        assert set(drawn) == set(scenario.faults.swarm.config)  # type: ignore[union-attr]
+        # A group setting is drawn per group that does not set it: "<key>@<group>" (issue 25).
+        assert {key.split("@")[0] for key in drawn} == set(scenario.faults.swarm.config)  # type: ignore[union-attr]
         assert cluster.broker_config.delivery_count_limit == drawn["group.share.delivery.count.limit"]
         assert cluster.broker_config.partition_max_record_locks == drawn["group.share.partition.max.record.locks"]
         seen.add(drawn["group.share.delivery.count.limit"])
@@ -195,6 +196,11 @@ _CASES = [  # (fault, the key path, the value, what the scenario has); the small
      "group (it has g)"),
     (FaultEvent(100, "hostile_state_request", "g", params=(("topic", "orders"),)), "params.topic", "orders",
      "topic (it has events)"),
+    (FaultEvent(100, "consumer_close", "c9", duration_ms=10), "target", "c9", "consumer (it has c1, c2)"),
+    (FaultEvent(100, "consumer_subscribe", "c9", params=(("topics", "events"),)), "target", "c9",
+     "consumer (it has c1, c2)"),
+    (FaultEvent(100, "consumer_subscribe", "c1", params=(("topics", "events,orders"),)), "params.topics", "orders",
+     "topic (it has events)"),
 ]
 
 
@@ -239,7 +245,7 @@ def test_the_table_covers_every_fault_kind_and_every_field_that_names_something(
     covered = {(fault.kind, key.split("[")[0]) for fault, key, _, _ in _CASES}
     expected = {(kind, "target") for kind, spec in FAULT_KINDS.items() if spec.target is not None}
     expected |= {("leadership_move", "params.to"), ("admin_alter_offsets", "params.topic"),
-                 ("hostile_state_request", "params.topic")}
+                 ("hostile_state_request", "params.topic"), ("consumer_subscribe", "params.topics")}
     expected |= {("network_partition", "side_a"), ("network_partition", "side_b")}
     expected |= {(kind, name) for kind in ("message_loss", "message_delay") for name in ("nodes", "links")}
     assert covered == expected  # and the message kinds: the test above

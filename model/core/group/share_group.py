@@ -327,7 +327,8 @@ class ShareGroupManager:
         group = self._groups[req.group_id]
 
         # GC-2: a new member or a new subscription needs a new assignment.
-        if member is None or subscription != old_subscription:
+        if member is None or (subscription != old_subscription
+                              and _mutants.ACTIVE != "subscription-change-keeps-assignment"):
             self._refresh_subscription_metadata(group, batch)
             self._bump_group_epoch(group, batch)
             if not group.delete_pending:
@@ -479,6 +480,11 @@ class ShareGroupManager:
     def _maybe_initialize(self, group: ShareGroup, batch: _Batch, now_ms: int) -> None:
         """Start initializing every subscribed partition that has no state yet."""
         needed: dict[TopicPartition, int] = {}
+        # Kafka trunk (GroupMetadataManager.buildInitializeShareGroupStateRequest): the new partitions of a
+        # topic the group already knows (initialized or initializing) start at offset 0, so that records
+        # written to them before their initialization completes are not lost; a brand-new topic starts at -1
+        # (the group's share.auto.offset.reset applies).
+        known = {tp.topic for tp in group.initialized} | {tp.topic for tp in group.initializing}
         for topic in sorted(group.subscribed_topics()):
             meta = self._metadata.topics.get(topic)
             if meta is None:
@@ -486,10 +492,11 @@ class ShareGroupManager:
             known_id = group.state_topic_ids.get(topic)
             if known_id is not None and known_id != meta.topic_id:
                 continue  # an older topic of that name still has state being deleted
+            start = 0 if self._config.kafka and topic in known else UNKNOWN_OFFSET
             for p in range(meta.partitions):
                 tp = TopicPartition(topic, p)
                 if tp not in group.initialized and tp not in group.initializing and tp not in group.deleting:
-                    needed[tp] = UNKNOWN_OFFSET
+                    needed[tp] = start
         if needed:
             self._begin_initialize(group, needed, batch, now_ms)
 

@@ -123,6 +123,11 @@ class ShareMember:
             self.state = MemberState.LEFT
             self.member_epoch = JOIN_GROUP_MEMBER_EPOCH
             return
+        if resp.error_code == Errors.FENCED_MEMBER_EPOCH and _mutants.ACTIVE == "fenced-member-gives-up":
+            self.state = MemberState.FAILED  # mutant: taken for a fatal error; the member never rejoins
+            self.error = resp.error_code
+            self.assignment = frozenset()
+            return
         if resp.error_code in REJOIN_ERRORS:
             self._start_over()
             return

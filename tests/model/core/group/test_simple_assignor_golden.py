@@ -178,7 +178,9 @@ class TableCluster:
             while self.pending:
                 req = self.pending.pop(0)
                 assert isinstance(req, InitializeShareGroupStateRequest)
-                assert req.start_offset == -1
+                # -1 (share.auto.offset.reset applies) for a topic new to the group; 0 for the partitions added
+                # to a topic it knows (Kafka trunk's buildInitializeShareGroupStateRequest): never partition 0.
+                assert req.start_offset == -1 or (req.start_offset == 0 and req.key.partition > 0)
                 group = self.manager.group(GROUP)
                 assert group is not None and req.state_epoch <= group.group_epoch
                 self._absorb(self.manager.on_initialize_response(
