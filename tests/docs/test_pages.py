@@ -1,5 +1,5 @@
-"""Every command of the README's tour and of the how-to guides runs, page by page in order, in one directory
-per page, and exits as the page says.
+"""Every command of the README's tour, of the how-to guides and of the findings page runs, page by page in
+order, in one directory per page, and exits as the page says.
 
 The same convention as the tutorial (``test_tutorial.py``): a ``sh`` block is preceded by
 ``<!-- run: exit N -->`` (each of its ``$`` commands is run and must exit N) or ``<!-- not run: why -->``.
@@ -22,7 +22,8 @@ from docs.gen import ROOT
 pytestmark = [pytest.mark.xdist_group("docs-pages")]
 
 BLOCK = re.compile(r"(?:<!-- (run: exit (\d+)|not run: [^>]+) -->\n)?```sh\n(.*?)```", re.DOTALL)
-PAGES = [ROOT / "README.md", *sorted((ROOT / "docs" / "how-to").glob("*.md"))]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs" / "how-to").glob("*.md")),
+         ROOT / "docs" / "explanation" / "findings.md"]
 
 
 def blocks(page: Path) -> list[tuple[str | None, int | None, list[str]]]:
@@ -40,7 +41,7 @@ def _name(page: Path) -> str:
 
 
 def test_every_how_to_guide_is_a_page_here() -> None:
-    names = {page.stem for page in PAGES[1:]}
+    names = {page.stem for page in PAGES if page.parent.name == "how-to"}
     assert {"write-a-scenario", "sweep-a-parameter", "run-a-campaign", "add-an-invariant", "add-a-mutant",
             "add-a-fault-kind", "run-tlc", "read-a-report"} <= names
 
