@@ -16,7 +16,7 @@ from scenarios.check import run_until
 from scenarios.cli import main
 from scenarios.shrink import NothingToShrink, Shrunk, _Shrinker, shrink_run, with_plan, written_out
 
-# (scenario, seed, mutant, invariant): seeds from the README's swarm tables.
+# (scenario, seed, mutant, invariant): seeds from the swarm tables of docs/explanation/benchmarks.md.
 # 168: the first swarm seed that catches no-limit-on-lock-timeout with batch-wise acquisition (320 before it,
 # 111 before trunk's assignor).
 NO_LIMIT = ("swarm", 168, "no-limit-on-lock-timeout", "delivery-count-limit")
