@@ -62,7 +62,7 @@ def demo(session: nox.Session) -> None:
 @nox.parametrize("build", ["interpreted", "compiled"])
 def bench(session: nox.Session, build: str) -> None:
     """Benchmarks of the hot paths, on the interpreted build and then on the compiled one (setup.py);
-    prints figures for the README."""
+    prints figures for docs/explanation/benchmarks.md."""
     if build == "interpreted":
         _install(session)
     else:
@@ -80,7 +80,7 @@ def compiled(session: nox.Session) -> None:
 
 @nox.session
 def mutants(session: nox.Session) -> None:
-    """Runs to first detection of every mutant (the README "Mutants" table)."""
+    """Runs to first detection of every mutant (docs/explanation/mutant-detection.md)."""
     _install(session)
     session.run("python", "-m", "bench", "mutants", *session.posargs)
 

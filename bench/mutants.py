@@ -1,6 +1,6 @@
 """Runs to first detection per mutant (issue 5): for each mutant of ``model.mutants``,
 search seeds 0..1999 of its scenario until a run violates its expected invariant,
-and print the seeds tried and the wall time, as a Markdown table for the README;
+and print the seeds tried and the wall time, as a Markdown table for docs/explanation/mutant-detection.md;
 also how many of the first 20 seeds catch it (how robust the detection is).
 
     python -m bench mutants          # every mutant

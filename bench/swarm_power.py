@@ -1,7 +1,7 @@
 """How much a swarm finds per second of CPU: for each mutant of ``model.mutants``, the runs of a swarm
 scenario (seeds 0, 1, ...) until one violates the mutant's expected invariant, and the wall time
 that took. A campaign is only as good as the bugs its runs find per core-hour, so this is the
-yardstick for choosing what a swarm run is (README "Campaign throughput").
+yardstick for choosing what a swarm run is (docs/explanation/benchmarks.md "Campaign throughput").
 
     python -m bench swarm_power             # swarm, swarm_small, swarm_locks, swarm_config, swarm_lifecycle: 200 seeds
     python bench/swarm_power.py swarm 500   # one scenario, another bound

@@ -46,6 +46,29 @@ ARROW_SCHEMA: Final = pa.schema([
 
 COLUMNS: Final = tuple(ARROW_SCHEMA.names)
 
+# What each column holds: the reference page "Campaign row schema" is generated from this (docs/gen), and
+# tests/reports/test_rows.py checks that every column has a description.
+COLUMN_DOCS: Final[dict[str, str]] = {
+    "campaign_id": "the campaign (`SCENARIO/seed=S[/mutant=M]`, S its campaign seed) or the sweep "
+                   "(`sweep:SCENARIO`) the run belongs to",
+    "scenario": "the scenario's name",
+    "params": "a sweep's grid point: each swept key and its value as JSON text; empty in a campaign",
+    "mutant": "the mutant injected into the run, or null for the correct model",
+    "run_id": "the run's id in its campaign or sweep, 0 .. N-1: each planned id appears exactly once",
+    "seed": "the run's seed, derived from the campaign seed, the scenario and the run id; "
+            "`sharesim run SCENARIO --seed S [--mutant M]` reproduces the run",
+    "verdict": "`ok`, `violated` (an invariant was violated) or `error` (the run raised)",
+    "violations": "the violations, in order: `invariant` (a catalogue id), `time_ms` and `message`; a run "
+                  "stops at its first unless run with every violation",
+    "metrics": "the run's metrics by name (records delivered, redeliveries, latency percentiles, "
+               "`quiescent_at_ms`, …); SQL reads `metrics['latency_p99_ms']`",
+    "faults_fired": "how many faults of each kind fired",
+    "trace_hash": "the hash of every event the run recorded: equal hashes, equal runs",
+    "sim_time_ms": "simulated time when the run ended",
+    "wall_time_s": "the run's wall-clock time: the one value that is not reproducible",
+    "error": "a run that raised: its traceback (everything else but the seed empty); else null",
+}
+
 
 def _params(params: Mapping[str, Any]) -> list[tuple[str, str]]:
     return [(key, json.dumps(params[key], sort_keys=True)) for key in sorted(params)]

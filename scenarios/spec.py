@@ -614,3 +614,136 @@ def _consumer_problems(path: str, consumer: ConsumerSpec, groups: Mapping[str, G
         out.append(f"{path}.acquire_mode = {consumer.acquire_mode!r}: must be one of "
                    f"{', '.join(repr(m) for m in ACQUIRE_MODES)}")
     return out
+
+
+# -- what each key of a scenario means: the reference page "Scenario keys" is generated from this ----------
+#
+# For each table of a scenario file (its dataclass here, or FaultEvent for a plan's entries), each key's
+# bounds (what validation allows, in words; "" when its type says it all) and its description. The type and
+# the default come from the dataclass field itself; tests/scenarios/test_key_docs.py checks that every field
+# has an entry and every entry a field.
+
+KeyDoc = tuple[str, str]  # (bounds, description)
+
+SCENARIO_TABLES: Final[tuple[tuple[str, type, dict[str, KeyDoc]], ...]] = (
+    ("(top level)", Scenario, {
+        "name": ("non-empty", "the scenario's name; a file's defaults to its stem. It seeds every random stream "
+                 "of a run, so it is part of the run"),
+        "description": ("", "one line of what the scenario is (`sharesim list` shows it)"),
+        "seed": ("[0, 2^63 - 1]", "the seed a run takes when none is given (`--seed N` overrides it)"),
+        "duration_ms": (">= 1", "faults happen in `[0, duration_ms)`; then every fault heals"),
+        "heal_ms": (">= 1", "after `duration_ms`, the run goes on until it is quiescent or `heal_ms` more have "
+                    "passed, the liveness deadline (E-1, E-5). Keep it well above the clients' "
+                    "`request.timeout.ms` (30 s): a request lost just before the faults stop is retried only "
+                    "when it times out; the library uses 45 s"),
+        "cluster": ("", "the brokers and their settings: `[cluster]`"),
+        "topics": ("unique names", "the topics: `[[topics]]`"),
+        "groups": ("unique names", "share groups and KIP-848 consumer groups: `[[groups]]`"),
+        "consumers": ("", "the consumers, named c1, c2, … across all entries in file order: `[[consumers]]`"),
+        "producers": ("", "the producers, named p1, p2, …: `[[producers]]`"),
+        "faults": ("", "a plan of timed faults or a swarm, not both: `[[faults.plan]]` or `[faults.swarm]`"),
+    }),
+    ("[cluster]", ClusterSpec, {
+        "brokers": ("[1, 100]", "how many brokers, named b1 … bN"),
+        "racks": ("[1, brokers]", "how many racks the brokers are spread over, round robin (b1 in r0, b2 in r1, …)"),
+        "replication_factor": ("[1, brokers]", "replicas of every partition"),
+        "min_insync_replicas": ("[1, replication_factor]", "min.insync.replicas: replicas that must have a "
+                                "write before it is acknowledged"),
+        "share_state_partitions": ("[1, 50]", "partitions of `__share_group_state` (Kafka: 50; fewer keep a "
+                                   "small simulation small; SC-1)"),
+        "consumer_offsets_partitions": ("[1, 50]", "partitions of `__consumer_offsets`, which place the group "
+                                        "coordinators (GC-6)"),
+        "config": ("each setting within its bounds", "broker settings by Kafka key "
+                   "([settings](settings.md#broker-settings))"),
+        "latency": ("a distribution", "one-way network latency of every link"),
+        "metadata_refresh_ms": (">= 0", "how long a client's metadata may be stale before it refreshes it"),
+    }),
+    ("[[topics]]", TopicSpec, {
+        "name": ("non-empty, unique", "the topic's name"),
+        "partitions": ("[1, 1000]", "its partitions, named `NAME-0`, `NAME-1`, …"),
+        "compacted": ("", "a compacted topic: the log cleaner removes superseded keyed records every "
+                      "`log.cleaner.backoff.ms`, past `log.cleaner.min.compaction.lag.ms`; their offsets become "
+                      "gaps (SP-14)"),
+    }),
+    ("[[groups]]", GroupSpec, {
+        "name": ("non-empty, unique", "the group's id"),
+        "kind": ("`share` or `consumer`", "a share group (KIP-932) or a KIP-848 consumer group"),
+        "topics": ("at least one; topics of the scenario", "the topics the group subscribes to"),
+        "config": ("each setting within its bounds", "group settings by Kafka key "
+                   "([settings](settings.md#group-settings)); a setting left out takes the broker's value"),
+    }),
+    ("[[consumers]]", ConsumerSpec, {
+        "group": ("a group of the scenario", "the group the consumers join"),
+        "count": ("[0, 1000]", "how many consumers this entry makes"),
+        "processing": ("a distribution", "how long processing a record takes"),
+        "ack": ("", "how a processed record is acknowledged: `consumers.ack` below"),
+        "poison_rate": ("[0, 1]", "the probability that a produced record is poison for this consumer: its "
+                        "processing always fails and it is released, until the delivery-count limit archives it"),
+        "ack_mode": ("`explicit` or `implicit`", "explicit: acknowledge each record as the ack policy says; "
+                     "implicit: the next poll accepts the records of the last (CL-3)"),
+        "max_poll_records": ("[1, 10000]", "max.poll.records: records a fetch asks for at most"),
+        "static": ("", "KIP-848 static membership: group.instance.id is the consumer's name, kept across "
+                   "restarts (CG-5)"),
+        "fetch_min_bytes": ("[0, 1048576]", "a share consumer's ShareFetch MinBytes, counted in records (the "
+                            "broker's delayed share fetch waits for that many)"),
+        "fetch_max_wait_ms": ("[0, 60000]", "a share consumer's ShareFetch MaxWaitMs"),
+        "acquire_mode": ("`batch_optimized` or `record_limit`", "share.acquire.mode: whole batches "
+                         "(max_poll_records a soft limit) or at most max_poll_records records. Share groups only"),
+    }),
+    ("consumers.ack", AckPolicy, {
+        "accept": ("[0, 1]", "the probability that a processed record is accepted"),
+        "release": ("[0, 1]", "… released (delivered again later); accept + release + reject must be 1"),
+        "reject": ("[0, 1]", "… rejected (archived, or sent to the dead-letter queue)"),
+        "renew": ("", "KIP-1222: acknowledge the records waiting for or in processing RENEW every half "
+                  "acquisition lock, so processing may outlast the lock"),
+    }),
+    ("[[producers]]", ProducerSpec, {
+        "topic": ("a topic of the scenario", "the topic it produces to"),
+        "records": (">= 0", "how many records it produces"),
+        "rate_per_s": ("[1, 1000000]", "records a second"),
+        "keys": (">= 0", "0: round robin over the partitions; N: records keyed over N keys, hashed to a partition"),
+        "transactions": ("", "absent: no transactions; else `producers.transactions` below"),
+        "start_ms": (">= 0", "when it starts producing"),
+        "linger_ms": ("[1, 60000]", "linger.ms: how often the records that arrived are sent as a batch"),
+        "batch_size": ("[0, 1000000]", "batch.size in records (Kafka's is in bytes): records a batch holds at "
+                       "most; 0: no cap"),
+    }),
+    ("producers.transactions", TransactionSpec, {
+        "records_per_transaction": (">= 1", "records in each transaction"),
+        "abort_rate": ("[0, 1]", "the probability that a transaction aborts"),
+    }),
+    ("[faults]", FaultsSpec, {
+        "plan": ("each `at_ms` < duration_ms", "timed faults: `[[faults.plan]]` below"),
+        "swarm": ("", "instead of a plan, each run draws its own from its seed: `[faults.swarm]` below"),
+    }),
+    ("[[faults.plan]]", FaultEvent, {
+        "at_ms": (">= 0", "when the fault starts"),
+        "kind": ("a fault kind", "what it does ([fault kinds](fault-kinds.md)); the kind says which other keys "
+                 "it reads, the others must stay at their defaults"),
+        "target": ("a name of the scenario", "what it hits: a broker `bN`, a consumer `cN`, a group, a topic or "
+                   "a partition `topic-N`, as its kind says"),
+        "duration_ms": (">= 1 for a lasting kind, else 0", "how long a lasting fault lasts"),
+        "side_a": ("network nodes", "network_partition: the nodes cut from `side_b`"),
+        "side_b": ("network nodes", "network_partition: the other side"),
+        "one_way": ("", "network_partition: cut only messages from `side_a` to `side_b`"),
+        "kinds": ("message kinds or `*Suffix` patterns", "message_loss, message_delay: the messages it hits "
+                  "(empty: every kind)"),
+        "links": ("pairs of network nodes", "message_loss, message_delay: the directed `[src, dst]` links it hits"),
+        "nodes": ("network nodes", "message_loss, message_delay: messages from or to these nodes"),
+        "probability": ("[0, 1]", "message_loss: the probability that a matching message is lost"),
+        "extra": ("a distribution", "message_delay: the latency added to a matching message"),
+        "extra_ms": (">= 1 for slow_processing", "slow_processing: the time added to each record's processing"),
+        "params": ("as its kind says", "a kind's own parameters, an inline table (`params = { to = \"b2\" }`; "
+                   "[fault kinds](fault-kinds.md) lists them)"),
+    }),
+    ("[faults.swarm]", SwarmSpec, {
+        "kinds": ("fault kinds, at least one", "the kinds it draws; the default, every kind, keeps those that "
+                  "have something to hit in the scenario"),
+        "intensity": ("(0, 100]", "scales every kind's rate"),
+        "rates": ("(0, 10000] a minute, kinds of `kinds`", "a kind's faults a minute at intensity 1, replacing "
+                  "its default rate"),
+        "config": ("ranges within each setting's bounds", "broker settings each run draws: Kafka key → "
+                   "`[low, high]` for an integer setting or a list of choices; every draw must be a valid "
+                   "configuration"),
+    }),
+)

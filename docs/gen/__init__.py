@@ -317,17 +317,25 @@ def _cell(text: str) -> str:
 
 
 def settings_page() -> str:
-    from model.core.config import BROKER_SETTINGS, GROUP_SETTINGS, KAFKA_TRUNK_COMMIT, Setting
+    from model.core.config import (
+        BROKER_DESCRIPTIONS,
+        BROKER_SETTINGS,
+        GROUP_DESCRIPTIONS,
+        GROUP_SETTINGS,
+        KAFKA_TRUNK_COMMIT,
+        Setting,
+    )
 
     sources = {"000": "KIP-932 (seed 000)", "003": "KIP-932 (seed 003)", "004": "KIP-848 (seed 004)",
                "kafka": f"Kafka trunk `{KAFKA_TRUNK_COMMIT[:10]}`", "sharesim": "sharesim's own"}
 
-    def table(settings: tuple[Setting, ...]) -> list[str]:
-        rows = ["| key | default | allowed | from |", "| --- | --- | --- | --- |"]
+    def table(settings: tuple[Setting, ...], descriptions: dict[str, str]) -> list[str]:
+        rows = ["| key | default | allowed | what it does | from |", "| --- | --- | --- | --- | --- |"]
         for s in settings:
             default = "null" if s.default is None else f'"{s.default}"' if isinstance(s.default, str) else str(
                 s.default)
-            rows.append(f"| `{s.key}` | `{default}` | {_cell(s.allowed())} | {sources.get(s.source, s.source)} |")
+            rows.append(f"| `{s.key}` | `{default}` | {_cell(s.allowed())} | {_cell(descriptions[s.key])} | "
+                        f"{sources.get(s.source, s.source)} |")
         return rows
 
     lines = [
@@ -344,13 +352,13 @@ def settings_page() -> str:
         "",
         "## Broker settings",
         "",
-        *table(BROKER_SETTINGS),
+        *table(BROKER_SETTINGS, BROKER_DESCRIPTIONS),
         "",
         "## Group settings",
         "",
         "A group setting left `null` takes the broker's value of the same name.",
         "",
-        *table(GROUP_SETTINGS),
+        *table(GROUP_SETTINGS, GROUP_DESCRIPTIONS),
     ]
     return "\n".join(lines) + "\n"
 
@@ -505,6 +513,135 @@ def cli_page() -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
+def _toml_value(value: object) -> str:
+    """A default as a scenario file writes it."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return f'"{value}"'
+    if isinstance(value, int | float):
+        return f"{value:_}".replace("_", "") if isinstance(value, int) else str(value)
+    return str(value)
+
+
+def _key_type(annotation: str) -> str:
+    """A dataclass field's annotation as the type a scenario file gives."""
+    kinds = {"int": "integer", "float": "number", "str": "string", "bool": "boolean",
+             "Distribution": "distribution", "Mapping[str, Any]": "table", "Mapping[str, float]": "table",
+             "tuple[str, ...]": "array of strings", "tuple[tuple[str, str], ...]": "array of [string, string]",
+             "Distribution | None": "distribution", "TransactionSpec | None": "table",
+             "SwarmSpec | None": "table", "tuple[tuple[str, ParamValue], ...]": "table"}
+    if annotation in kinds:
+        return kinds[annotation]
+    if annotation.startswith("tuple["):
+        return "array of tables"
+    return "table"
+
+
+def _key_default(f: object) -> str:
+    import dataclasses
+
+    from model.sim.rng import Distribution
+
+    assert isinstance(f, dataclasses.Field)
+    if f.default is not dataclasses.MISSING:
+        value = f.default
+    elif f.default_factory is not dataclasses.MISSING:
+        value = f.default_factory()
+    else:
+        return "required"
+    if value is None:
+        return "absent"
+    if isinstance(value, Distribution):
+        shown = {k: v for k, v in dataclasses.asdict(value).items() if v not in (None, 0, 0.0) or k == "kind"}
+        return "`{ " + ", ".join(f"{k} = {_toml_value(v)}" for k, v in shown.items()) + " }`"
+    if isinstance(value, tuple | list):
+        if "ParamValue" in str(f.type):
+            return "`{}`"
+        if value and all(isinstance(v, str) for v in value) and len(value) > 4:
+            return "every kind"
+        return "`[" + ", ".join(_toml_value(v) for v in value) + "]`" if value else "`[]`"
+    if isinstance(value, dict):
+        return "`{}`"
+    if dataclasses.is_dataclass(value):
+        return "its keys' defaults"
+    return f"`{_toml_value(value)}`"
+
+
+def scenario_keys_page() -> str:
+    import dataclasses
+
+    from scenarios.spec import SCENARIO_TABLES
+
+    lines = [
+        GENERATED_NOTE.format(source="`scenarios/spec.py` (`SCENARIO_TABLES` and the dataclasses)")
+        + "# Scenario keys",
+        "",
+        "Every key of a scenario file, table by table, with its type, its default, the values validation",
+        "allows and what it means. A file's tables and keys are the fields of the dataclasses in",
+        "`scenarios/spec.py`, with the same names; every integer time is in milliseconds. A value outside",
+        "its bounds is rejected before anything runs (exit code 2), with its key path, the value and what",
+        "is allowed. [Write a scenario](../how-to/write-a-scenario.md) shows a complete file.",
+        "",
+        "A *distribution* is an inline table: `{ kind = \"constant\", value_ms = 2 }`,",
+        "`{ kind = \"uniform\", low_ms = 1, high_ms = 9 }`, `{ kind = \"exponential\", mean_ms = 5 }`,",
+        "`{ kind = \"lognormal\", median_ms = 3, sigma = 0.6 }`, or",
+        "`{ kind = \"spike\", base = {…}, probability = 0.01, extra = {…} }`; `min_ms` / `max_ms` clamp any kind.",
+        "",
+    ]
+    for table, cls, docs in SCENARIO_TABLES:
+        anchor = re.sub(r"[^a-z]+", "-", table.lower()).strip("-") or "top-level"
+        lines += [f"## `{table}` {{#{anchor}}}" if table.startswith(("[", "consumers", "producers")) else
+                  f"## {table} {{#{anchor}}}", "",
+                  "| key | type | default | allowed | meaning |", "| --- | --- | --- | --- | --- |"]
+        for f in dataclasses.fields(cls):
+            bounds, description = docs[f.name]
+            lines.append(f"| `{f.name}` | {_key_type(str(f.type))} | {_cell(_key_default(f))} | "
+                         f"{_cell(bounds) or '—'} | {_cell(description)} |")
+        lines.append("")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def scenarios_page() -> str:
+    from scenarios import library
+
+    lines = [
+        GENERATED_NOTE.format(source="`scenarios/library/*.toml`") + "# The named scenarios",
+        "",
+        "`sharesim list` shows these; `sharesim describe NAME` prints one as a file to copy and edit (they",
+        "live in `scenarios/library/*.toml`). The small ones run on the `small` cluster: 3 brokers, topic",
+        "`events` x2, share group `g` of 2 consumers, 400 records at 200/s, short timeouts (3 s session, 2 s",
+        "lock, delivery limit 3).",
+        "",
+        "| name | description | fault kinds |",
+        "| --- | --- | --- |",
+    ]
+    for name in library.names():
+        scenario = library.get(name)
+        kinds = ", ".join(scenario.fault_kinds) or "-"
+        lines.append(f"| `{name}` | {_cell(scenario.description)} | {kinds} |")
+    return "\n".join(lines) + "\n"
+
+
+def campaign_rows_page() -> str:
+    from reports.rows import ARROW_SCHEMA, COLUMN_DOCS
+
+    lines = [
+        GENERATED_NOTE.format(source="`reports/rows.py` (`ARROW_SCHEMA`, `COLUMN_DOCS`)") + "# Campaign row schema",
+        "",
+        "One row per run, the same for a campaign (`DIR/runs/batch=*/*.parquet`, written by Spark) and a",
+        "sweep (`DIR/runs.parquet`, written by pandas): the Parquet columns, their Arrow types and what",
+        "they hold. A run that raised is an error row: verdict `error`, its traceback in `error`, the seed",
+        "kept. [Campaign output](campaign-output.md) has the rest of a campaign's directory.",
+        "",
+        "| column | type | holds |",
+        "| --- | --- | --- |",
+    ]
+    for column in ARROW_SCHEMA:
+        lines.append(f"| `{column.name}` | `{column.type}` | {_cell(COLUMN_DOCS[column.name])} |")
+    return "\n".join(lines) + "\n"
+
+
 REFERENCE_PAGES = {
     "reference/cli.md": cli_page,
     "reference/settings.md": settings_page,
@@ -513,6 +650,9 @@ REFERENCE_PAGES = {
     "reference/mutants.md": mutants_page,
     "reference/exit-codes.md": exit_codes_page,
     "reference/divergences.md": divergences_page,
+    "reference/scenario-keys.md": scenario_keys_page,
+    "reference/scenarios.md": scenarios_page,
+    "reference/campaign-rows.md": campaign_rows_page,
 }
 
 

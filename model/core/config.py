@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
-from typing import Any
+from typing import Any, Final
 
 _TOPIC_NAME = re.compile(r"[A-Za-z0-9._-]{0,249}")  # Kafka's legal topic characters (Topic.validate)
 
@@ -161,6 +161,85 @@ GROUP_SETTINGS: tuple[Setting, ...] = (
     # topic; "" (the default) means the group has none.
     Setting("errors.deadletterqueue.topic.name", "dlq_topic", "", source="kafka", text=True),
 )
+
+
+# What each setting does, by Kafka key: the reference page "Broker and group settings" is generated from
+# these (docs/gen); tests/model/core/test_config.py checks that every setting has one.
+_NOT_READ: Final = "Kafka's setting, checked against its bounds and kept; the simulation does not read it"
+
+BROKER_DESCRIPTIONS: Final[dict[str, str]] = {
+    "sharesim.protocol": "which protocol the model follows where the two differ: \"kafka\", Kafka trunk at the "
+                         "pinned commit, or \"kip\", the KIPs as written",
+    "group.share.delivery.count.limit": "deliveries of a record before it is archived instead of delivered again "
+                                        "(SP-5)",
+    "group.share.record.lock.duration.ms": "how long an acquisition lock lasts; when it runs out the records go "
+                                           "back to AVAILABLE, or to ARCHIVED at the limit (SP-4)",
+    "group.share.min.record.lock.duration.ms": "the least lock duration a group may set",
+    "group.share.max.record.lock.duration.ms": "the most lock duration a group may set",
+    "group.share.partition.max.record.locks": "in-flight records of a share-partition at most: SPEO - SPSO (SP-8)",
+    "group.share.session.timeout.ms": "a share group member that sends no heartbeat for this long is removed "
+                                      "(GC-1)",
+    "group.share.min.session.timeout.ms": "the least session timeout a share group may set",
+    "group.share.max.session.timeout.ms": "the most session timeout a share group may set",
+    "group.share.heartbeat.interval.ms": "how often a share group member heartbeats",
+    "group.share.min.heartbeat.interval.ms": "the least heartbeat interval a share group may set",
+    "group.share.max.heartbeat.interval.ms": "the most heartbeat interval a share group may set",
+    "group.share.max.groups": "share groups a broker serves at most; with group.share.max.size it sizes the "
+                              "broker's share-session cache",
+    "group.share.max.size": "members of a share group at most",
+    "share.coordinator.state.topic.num.partitions": _NOT_READ + " (the simulated cluster's count is "
+                                                    "`cluster.share_state_partitions`)",
+    "share.coordinator.state.topic.replication.factor": _NOT_READ + " (the cluster's `replication_factor` "
+                                                        "applies)",
+    "share.coordinator.state.topic.min.isr": _NOT_READ + " (the cluster's `min_insync_replicas` applies)",
+    "share.coordinator.append.linger.ms": _NOT_READ,
+    "share.coordinator.snapshot.update.records.per.snapshot": "ShareUpdate records a share coordinator appends "
+                                                              "for a share-partition before it writes a "
+                                                              "ShareSnapshot again (SC-3)",
+    "share.coordinator.write.timeout.ms": _NOT_READ,
+    "share.coordinator.cold.partition.snapshot.interval.ms": "how often a share coordinator snapshots again the "
+                                                             "keys that have been idle (SC-8)",
+    "share.coordinator.state.topic.prune.interval.ms": "how often a share coordinator deletes the records of "
+                                                       "`__share_group_state` that replay no longer needs (SC-8)",
+    "group.consumer.session.timeout.ms": "a KIP-848 member that sends no heartbeat for this long is removed",
+    "group.consumer.min.session.timeout.ms": "the least session timeout a consumer group may set",
+    "group.consumer.max.session.timeout.ms": "the most session timeout a consumer group may set",
+    "group.consumer.heartbeat.interval.ms": "how often a KIP-848 member heartbeats",
+    "group.consumer.min.heartbeat.interval.ms": "the least heartbeat interval a consumer group may set",
+    "group.consumer.max.heartbeat.interval.ms": "the most heartbeat interval a consumer group may set",
+    "group.consumer.max.size": "members of a consumer group at most",
+    "group.consumer.assignors": "the server-side assignor of consumer groups: uniform or range",
+    "share.session.idle.eviction.ms": "a share session idle this long may be evicted, and its member's acquired "
+                                      "records released (CL-1, SP-15)",
+    "log.cleaner.backoff.ms": "how often the log cleaner of a compacted topic runs (SP-14)",
+    "log.cleaner.min.compaction.lag.ms": "how old a record must be before the cleaner may remove it",
+    "num.io.threads": "request-handler threads of a broker, which handle ShareFetch and ShareAcknowledge in steps",
+    "sharesim.handler.step.min.ms": "the least simulated time of one request-handler step (uniform in "
+                                    "[min, max])",
+    "sharesim.handler.step.max.ms": "the most simulated time of one request-handler step (a max below the min "
+                                    "counts as the min)",
+    "sharesim.coordinator.load.base.ms": "how long a coordinator's load takes before its records are replayed "
+                                         "(plus 20 us a record): below one replication round trip, a coordinator "
+                                         "activates before the tail it inherited has committed",
+}
+
+GROUP_DESCRIPTIONS: Final[dict[str, str]] = {
+    "group.share.isolation.level": "read_committed: a share group reads up to the last stable offset and never "
+                                   "delivers aborted records (SP-13)",
+    "group.share.auto.offset.reset": "where a share-partition starts when the group first reads it: the end of "
+                                     "the log (latest) or its start (earliest) (SP-10)",
+    "group.share.record.lock.duration.ms": "the group's own lock duration, within the broker's min and max",
+    "group.share.session.timeout.ms": "the group's own session timeout, within the broker's min and max",
+    "group.share.heartbeat.interval.ms": "the group's own heartbeat interval, within the broker's min and max",
+    "group.consumer.session.timeout.ms": "a consumer group's own session timeout, within the broker's min and max",
+    "group.consumer.heartbeat.interval.ms": "a consumer group's own heartbeat interval, within the broker's min "
+                                            "and max",
+    "group.share.delivery.count.limit": "the group's own delivery-count limit (Kafka's share.delivery.count.limit)",
+    "group.share.partition.max.record.locks": "the group's own in-flight limit (Kafka's "
+                                              "share.partition.max.record.locks)",
+    "errors.deadletterqueue.topic.name": "the group's dead-letter topic (KIP-1191): rejected records and records "
+                                         "at the delivery limit are written to it before they are archived",
+}
 
 
 @dataclass(frozen=True)

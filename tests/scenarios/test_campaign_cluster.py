@@ -112,7 +112,7 @@ def test_a_campaign_runs_on_a_standalone_cluster(standalone: tuple[str, Path], t
     assert list(work.glob("app-*/*/stderr"))
 
 
-# --- spark-submit with the code shipped as --py-files (README "Running on a Spark cluster") ----------
+# --- spark-submit with the code shipped as --py-files (docs/how-to/run-a-campaign.md) ----------
 
 _SHIPPED_PACKAGES = ("model", "invariants", "scenarios", "reports")
 

@@ -36,7 +36,7 @@ COVERAGE = {
     "a KIP-848 rolling restart with static members": "kip848_rolling_restart",
     "swarm": "swarm",
 }
-# Names other tests, engineers' code and the README rely on.
+# Names other tests, engineers' code and the docs rely on.
 KEPT_NAMES = ("standard", "swarm", "small", "happy", "poison", "consumer_group", *FAULT_KINDS)
 RECORDS_CAP = 2_000  # the 20 000-record scenarios run with fewer records here: the same run, shorter
 

@@ -16,7 +16,7 @@ from scenarios.check import run_until
 from scenarios.cli import main
 from scenarios.shrink import NothingToShrink, Shrunk, _Shrinker, shrink_run, with_plan, written_out
 
-# (scenario, seed, mutant, invariant): seeds from the README's swarm tables.
+# (scenario, seed, mutant, invariant): seeds from the swarm tables of docs/explanation/benchmarks.md.
 # 204: the first swarm seed from 160 that catches no-limit-on-lock-timeout since the swarm draws consumer_close
 # (issue 25; 168 before it, 320 before batch-wise acquisition,
 # 111 before trunk's assignor).

@@ -1,4 +1,4 @@
-"""The swarm scenarios keep their promises (README "Campaign throughput"): ``swarm`` faults nearly every
+"""The swarm scenarios keep their promises (docs: benchmarks): ``swarm`` faults nearly every
 run, densely, and every kind it names fires; ``swarm_wide`` really runs a KIP-848 group and transactions
 beside the share group; both run clean on the correct model and catch mutants within a few seeds."""
 

@@ -80,7 +80,7 @@ kind = "leadership_move"
 target = "events-0"
 """
 
-# Every problem of BROKEN, as the README documents the error: key path, value, what is allowed.
+# Every problem of BROKEN, as docs/how-to/write-a-scenario.md documents the error: key path, value, what is allowed.
 BROKEN_PROBLEMS = [
     'duraton_ms: unknown key (did you mean "duration_ms"?)',
     "heal_ms = -5: must be an integer >= 1",

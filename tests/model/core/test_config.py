@@ -6,6 +6,7 @@ import pytest
 
 from model.core.config import (
     BROKER_SETTINGS,
+    GROUP_SETTINGS,
     BrokerConfig,
     ConfigError,
     GroupConfig,
@@ -80,3 +81,11 @@ def test_group_lock_duration_bounded_by_broker() -> None:
 def test_every_setting_default_is_within_its_range() -> None:
     for setting in BROKER_SETTINGS:
         assert setting.problem(setting.default) is None, setting.key
+
+
+def test_every_setting_has_a_description_and_every_description_a_setting() -> None:
+    from model.core.config import BROKER_DESCRIPTIONS, GROUP_DESCRIPTIONS
+
+    assert sorted(BROKER_DESCRIPTIONS) == sorted(s.key for s in BROKER_SETTINGS)
+    assert sorted(GROUP_DESCRIPTIONS) == sorted(s.key for s in GROUP_SETTINGS)
+    assert all(text.strip() for text in (*BROKER_DESCRIPTIONS.values(), *GROUP_DESCRIPTIONS.values()))

@@ -773,7 +773,7 @@ test_share_coordinator_machine = ShareCoordinatorMachine.TestCase
 
 def test_a_delete_of_an_earlier_life_is_fenced_by_the_state_epoch() -> None:
     """A delete carries the deleting group coordinator's group epoch; the state of a life initialized
-    after it (at a higher state epoch, GC-7) is not its to delete (README "A delete is fenced ...")."""
+    after it (at a higher state epoch, GC-7) is not its to delete (docs: "A delete is fenced ...")."""
     from model import mutants
 
     def initialized() -> ShareCoordinatorShard:

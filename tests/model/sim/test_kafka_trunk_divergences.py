@@ -1,5 +1,5 @@
 """Behaviours of Kafka trunk that SPEC.md does not have (the last one it has too), run as mutants
-(README "Where Kafka's trunk differs from SPEC.md"), each against the correct model on the same seed.
+(docs/explanation/kafka-trunk-differs.md), each against the correct model on the same seed.
 
 * ``start-offset-every-write``: trunk's WriteShareGroupState always carries the share-partition's
   current start offset, and the share coordinator of Kafka 4.3 and earlier took it as it came
@@ -164,7 +164,7 @@ def test_a_coordinator_that_never_lowers_the_start_offset_makes_trunks_payload_s
 @pytest.mark.parametrize(("scenario", "seed"), [("late_start_offset_write", 4), ("swarm_wide", 1195),
                                                 ("swarm_wide", 7081)])
 def test_the_variant_holds_where_the_mutant_is_caught(scenario: str, seed: int) -> None:
-    """The mutant's library scenario and the swarm_wide seeds that find it unaided (README). The last three
+    """The mutant's library scenario and the swarm_wide seeds that find it unaided (docs). The last three
     were found while the model's share groups followed the KIP (its SimpleAssignor placement, epochs from 0):
     they run under ``sharesim.protocol = "kip"``; so does 1195, found while the leaders archived transaction
     markers at acquisition (trunk acquires them with their batches and the client acknowledges them GAP,

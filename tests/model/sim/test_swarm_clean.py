@@ -49,7 +49,7 @@ def test_the_seeds_cover_the_fault_kinds_of_the_swarm() -> None:
 
 def test_the_swarm_locks_seed_that_found_reads_answered_before_commit_runs_clean() -> None:
     """swarm_locks seed 1493 violated zombie-write-fenced while the share coordinator answered a read
-    that wrote nothing at once, from state two uncommitted records had changed (README "Coordinators
+    that wrote nothing at once, from state two uncommitted records had changed (docs, choices: "Coordinators
     answer only what is durable"; tests/model/sim/test_broker.py has the unit cases)."""
     result = run(library.get("swarm_locks"), 1493)
     assert result.ok, [v.describe() for v in result.violations]
@@ -87,7 +87,7 @@ def test_the_swarm_lifecycle_seeds_that_found_a_clogged_connection_and_a_monitor
     assert result.metrics["records_unresolved"] == 0
 
 
-# A protocol finding, not a defect of the model (README "Findings: a late duplicate initialize"): one of the
+# A protocol finding, not a defect of the model (docs/explanation/findings.md): one of the
 # seeds above, re-checked by the later invariant stored-start-offset-monotonic. The group coordinator sent
 # InitializeShareGroupState for state epoch 5 twice (the second 28 s late, after failovers); between the two,
 # the share-partition's leader wrote its start offset 0. Kafka trunk's ShareCoordinatorShard.initializeState

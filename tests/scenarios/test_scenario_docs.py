@@ -1,5 +1,7 @@
-"""README "Scenario files": the example file and its Python twin are the same scenario and run clean; the
-library table lists exactly the named scenarios with their descriptions."""
+"""The how-to "Write a scenario" (docs/how-to/write-a-scenario.md): its example file and its Python twin are
+the same scenario and run clean. The reference page of the named scenarios (docs/reference/scenarios.md,
+generated) lists exactly the library with its descriptions, and the scenario keys page documents every
+field of every table of a scenario file."""
 
 from __future__ import annotations
 
@@ -9,13 +11,13 @@ from pathlib import Path
 from scenarios import library
 from scenarios.toml_format import loads
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+HOW_TO = DOCS / "how-to" / "write-a-scenario.md"
+LIBRARY_PAGE = DOCS / "reference" / "scenarios.md"
 
 
 def _section() -> str:
-    text = README.read_text(encoding="utf-8")
-    start = text.index("## Scenario files\n")
-    return text[start:text.index("\n## ", start + 1)]
+    return HOW_TO.read_text(encoding="utf-8")
 
 
 def _block(language: str) -> str:
@@ -27,7 +29,7 @@ def _block(language: str) -> str:
 def test_the_example_file_and_the_python_api_example_are_the_same_scenario_and_it_runs_clean() -> None:
     from_file = loads(_block("toml"))
     namespace: dict[str, object] = {}
-    exec(compile(_block("python"), "README.md", "exec"), namespace)  # the README's own code, as a reader runs it
+    exec(compile(_block("python"), str(HOW_TO), "exec"), namespace)  # the page's own code, as a reader runs it
     assert namespace["scenario"] == from_file
     result = namespace["result"]
     assert getattr(result, "ok", False) and getattr(result, "seed", None) == 7
@@ -36,12 +38,23 @@ def test_the_example_file_and_the_python_api_example_are_the_same_scenario_and_i
 
 
 def test_the_library_table_lists_every_named_scenario_with_its_description() -> None:
-    named = _section().split("### The named library", 1)[1].split("\n### ", 1)[0]
+    named = LIBRARY_PAGE.read_text(encoding="utf-8")
     rows = re.findall(r"^\| `([a-z0-9_]+)` \| (.*) \| ([a-z_, -]+) \|$", named, re.M)
     listed = sorted(name for name, _, _ in rows)
     missing = sorted(set(library.names()) - set(listed))
-    assert missing == [], f"add a row to README's 'The named library' table for each of {missing}"
+    assert missing == [], f"refresh the generated page (python -m docs.gen) for {missing}"
     assert listed == library.names()
     for name, description, kinds in rows:
         scenario = library.get(name)
         assert description == scenario.description and kinds == (", ".join(scenario.fault_kinds) or "-")
+
+
+def test_every_field_of_a_scenario_file_has_its_documentation() -> None:
+    import dataclasses
+
+    from scenarios.spec import SCENARIO_TABLES
+
+    for table, cls, docs in SCENARIO_TABLES:
+        fields = [f.name for f in dataclasses.fields(cls)]
+        assert sorted(docs) == sorted(fields), table
+        assert all(description.strip() for _, description in docs.values()), table
