@@ -361,6 +361,14 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
            "record after each run of offsets with no record is acknowledged GAP too, so a record no application "
            "processed is archived as if compacted away. Models no known Kafka defect",
            "gap-only-without-record", "compacted_topic", "model/sim/share_consumer.py: _decide"),
+    # -- share-state writes failing for good (issue 25) --------------------------------------------------
+    Mutant("failed-ack-write-kept",
+           "an acknowledgement whose WriteShareGroupState failed for good (the persister's retries ran out) is "
+           "not rolled back: the leader keeps its records ACKNOWLEDGED in memory and moves the SPSO past them, "
+           "although the client is told the acknowledgement failed and the state never recorded it (trunk: "
+           "SharePartition.acknowledge's write callback rolls the in-flight state back, "
+           "rollbackOrProcessStateUpdates)",
+           "spso-monotonic", "state_partition_under_min_isr", "model/core/share_partition.py: _write_failed"),
 )
 
 

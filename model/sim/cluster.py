@@ -412,6 +412,7 @@ class Cluster:
             "admin_add_partitions": FaultHandler(self._admin),
             "delete_records": FaultHandler(self._delete_records),
             "hostile_state_request": FaultHandler(self._hostile_state_request),
+            "state_partition_under_min_isr": FaultHandler(self._shrink_state_isr, self._expand_state_isr),
         })
         return handlers
 
@@ -505,6 +506,27 @@ class Cluster:
         if self.hostile is None or event.target not in self.group_configs:
             return False
         return self.hostile.apply(event)
+
+    def _state_partition_of(self, event: FaultEvent) -> int | None:
+        """The __share_group_state partition holding the state of the event's share-partition."""
+        group = next((g for g in self.scenario.groups if g.name == event.target), None)
+        if group is None or not group.topics:
+            return None
+        topic = event.param("topic", sorted(group.topics)[0])
+        number = event.param("partition", 0)
+        if not isinstance(topic, str) or not isinstance(number, int):
+            return None
+        key = SharePartitionKey(group.name, topic_id_for(topic), number)
+        return self.controller.metadata.share_coordinator_partition(key)
+
+    def _shrink_state_isr(self, event: FaultEvent) -> bool:
+        partition = self._state_partition_of(event)
+        return partition is not None and self.controller.shrink_isr(SHARE_STATE_TOPIC, partition)
+
+    def _expand_state_isr(self, event: FaultEvent) -> None:
+        partition = self._state_partition_of(event)
+        if partition is not None:
+            self.controller.expand_isr(SHARE_STATE_TOPIC, partition)
 
     # -- running ----------------------------------------------------------------------------------
 

@@ -118,6 +118,16 @@ FAULT_KINDS: Final[Mapping[str, FaultKindSpec]] = {
             summary="a misbehaving client sends the share coordinator a write and a read with epoch -1 and "
             "replays a write it captured on the wire (start offset below the stored one)",
         ),
+        FaultKindSpec(
+            "state_partition_under_min_isr",
+            "group",
+            True,
+            params=("topic", "partition"),
+            summary="the followers of the __share_group_state partition holding the group's share-partition "
+            "params.topic-params.partition (absent: its first topic, partition 0) drop out of the ISR for "
+            "duration_ms: every share-state write there fails (NOT_ENOUGH_REPLICAS, answered "
+            "COORDINATOR_NOT_AVAILABLE), for good once the persister's retries run out",
+        ),
     )
 }
 
@@ -371,6 +381,12 @@ def _check_params(event: FaultEvent, spec: FaultKindSpec) -> list[str]:
         add = event.param("add")
         if not isinstance(add, int) or isinstance(add, bool) or add < 1:
             out.append(f"params.add = {add!r}: must be an integer >= 1 (partitions to add)")
+    elif kind == "state_partition_under_min_isr":
+        topic, partition = event.param("topic"), event.param("partition")
+        if topic is not None and (not isinstance(topic, str) or not topic):
+            out.append(f"params.topic = {topic!r}: must be a topic name (or absent: the group's first topic)")
+        if partition is not None and (not isinstance(partition, int) or isinstance(partition, bool) or partition < 0):
+            out.append(f"params.partition = {partition!r}: must be an integer >= 0 (or absent: partition 0)")
     elif kind == "leadership_move":
         to = event.param("to")
         if to is not None and (not isinstance(to, str) or not to):
@@ -492,6 +508,7 @@ SWARM_RATE_PER_MINUTE: Final[Mapping[str, float]] = {
     "admin_add_partitions": 0.3,
     "hostile_state_request": 1.0,
     "delete_records": 1.0,
+    "state_partition_under_min_isr": 0.5,
 }
 """A kind's base rate at intensity 1; each run scales it by a random factor in [0.25, 2]."""
 
@@ -629,6 +646,12 @@ def _swarm_event(kind: str, at_ms: int, rng: random.Random, targets: SwarmTarget
         partitions = targets.pool("partition") or ("topic-0",)
         topic, _, number = rng.choice(partitions).rpartition("-")
         return FaultEvent(at_ms, kind, target, params=(("partition", int(number)), ("topic", topic)))
+    if kind == "state_partition_under_min_isr":
+        # From well inside to well past the persister's retries (model/sim/broker.py, about 6.5 s).
+        partitions = targets.pool("partition") or ("topic-0",)
+        topic, _, number = rng.choice(partitions).rpartition("-")
+        return FaultEvent(at_ms, kind, target, duration_ms=rng.randint(2_000, 20_000),
+                          params=(("partition", int(number)), ("topic", topic)))
     return FaultEvent(at_ms, kind, target)  # the failovers, consumer_crash, admin_delete_group
 
 

@@ -50,6 +50,7 @@ ONE_OF_EACH = [
     FaultEvent(5_000, "admin_add_partitions", "orders", params=(("add", 2),)),
     FaultEvent(6_000, "hostile_state_request", "g1", params=(("partition", 1), ("topic", "orders"))),
     FaultEvent(6_000, "delete_records", "orders-0", params=(("to", "half"),)),
+    FaultEvent(6_000, "state_partition_under_min_isr", "g1", duration_ms=8_000, params=(("partition", 1),)),
 ]
 
 
