@@ -369,6 +369,14 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
            "SharePartition.acknowledge's write callback rolls the in-flight state back, "
            "rollbackOrProcessStateUpdates)",
            "spso-monotonic", "state_partition_under_min_isr", "model/core/share_partition.py: _write_failed"),
+    # -- hostile requests to share-partition leaders (issue 25) ------------------------------------------
+    Mutant("fresh-session-acks-accepted",
+           "a ShareFetch that opens a share session (epoch 0) and carries acknowledgements is served: the session "
+           "opens and the acknowledgements go to the share-partitions, instead of INVALID_REQUEST for the whole "
+           "request (trunk: SharePartitionManager.newContext; the acknowledgements belong to an earlier session "
+           "whose acquisitions the new one does not own)",
+           "refused-share-request-changes-nothing", "hostile_share_request",
+           "model/core/share_session.py: ShareSessionCache.share_fetch"),
 )
 
 

@@ -430,8 +430,8 @@ def _fault_target_problems(scenario: Scenario) -> list[str]:
         to, topic, partition = event.param("to"), event.param("topic"), event.param("partition")
         if event.kind == "leadership_move" and to is not None:
             check(f"{path}.params.to", to, targets.brokers, "broker")
-        if event.kind in ("admin_alter_offsets", "hostile_state_request",
-                          "state_partition_under_min_isr") and topic is not None:
+        if event.kind in ("admin_alter_offsets", "hostile_state_request", "state_partition_under_min_isr",
+                          "hostile_share_request") and topic is not None:
             check(f"{path}.params.topic", topic, targets.topics, "topic")
             count = partitions.get(str(topic), 0)
             if count and isinstance(partition, int) and partition >= count:

@@ -35,6 +35,10 @@ Fault kinds → cluster operations:
 * ``delete_records``: the admin client's DeleteRecords to the leader of "topic-N" (``AdminClient.delete_records``);
 * ``hostile_state_request``: ``HostileStateClient.apply`` from the admin node (``model.sim.hostile``),
   which taps the wire for WriteShareGroupState from the start of a run whose plan holds the kind.
+* ``hostile_share_request``: ``HostileShareClient.apply`` from the admin node, to the share-partition's
+  leader (it taps ShareFetch / ShareAcknowledge for a real member's id and acknowledgements);
+* ``state_partition_under_min_isr``: ``Controller.shrink_isr`` of the ``__share_group_state`` partition
+  holding the share-partition's state, ``expand_isr`` at the end.
 """
 
 from __future__ import annotations
@@ -74,7 +78,7 @@ from model.sim.faults import (
     swarm_config,
     swarm_plan,
 )
-from model.sim.hostile import HostileStateClient
+from model.sim.hostile import HostileShareClient, HostileStateClient
 from model.sim.log_cleaner import LogCleaner
 from model.sim.network import Network
 from model.sim.producer import Producer, ProducerSettings
@@ -350,6 +354,8 @@ class Cluster:
         # Taps the wire from the start, so only when the plan holds the kind: other runs are unchanged.
         self.hostile = (HostileStateClient(self.admin, self.network)
                         if "hostile_state_request" in self.plan.kinds() else None)
+        self.hostile_share = (HostileShareClient(self.admin, self.network, self.observer)
+                              if "hostile_share_request" in self.plan.kinds() else None)
         self.injector = FaultInjector(self.scheduler, self.plan, self.fault_handlers(), self.trace)
 
     # -- building blocks ------------------------------------------------------------------------
@@ -413,6 +419,7 @@ class Cluster:
             "delete_records": FaultHandler(self._delete_records),
             "hostile_state_request": FaultHandler(self._hostile_state_request),
             "state_partition_under_min_isr": FaultHandler(self._shrink_state_isr, self._expand_state_isr),
+            "hostile_share_request": FaultHandler(self._hostile_share_request),
         })
         return handlers
 
@@ -506,6 +513,12 @@ class Cluster:
         if self.hostile is None or event.target not in self.group_configs:
             return False
         return self.hostile.apply(event)
+
+    def _hostile_share_request(self, event: FaultEvent) -> bool:
+        group = next((g for g in self.scenario.groups if g.name == event.target), None)
+        if self.hostile_share is None or group is None or not group.topics:
+            return False
+        return self.hostile_share.apply(event, sorted(group.topics)[0])
 
     def _state_partition_of(self, event: FaultEvent) -> int | None:
         """The __share_group_state partition holding the state of the event's share-partition."""

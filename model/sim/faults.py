@@ -119,6 +119,16 @@ FAULT_KINDS: Final[Mapping[str, FaultKindSpec]] = {
             "replays a write it captured on the wire (start offset below the stored one)",
         ),
         FaultKindSpec(
+            "hostile_share_request",
+            "group",
+            False,
+            params=("topic", "partition", "request"),
+            summary="a buggy or hostile client sends the leader of the group's share-partition params.topic-"
+            "params.partition (absent: its first topic, partition 0) ShareFetch and ShareAcknowledge requests "
+            "the protocol refuses (acks on a fresh session, stale and negative session epochs, duplicated, "
+            "malformed and never-acquired acks); each must be refused and change nothing",
+        ),
+        FaultKindSpec(
             "state_partition_under_min_isr",
             "group",
             True,
@@ -138,6 +148,17 @@ HOSTILE_STATE_REQUESTS: Final = ("replayed_write", "write_negative_leader_epoch"
 # Sent only when params.request names it: a ReadShareGroupStateSummary, then an InitializeShareGroupState
 # repeating the state epoch and start offset it answered (a duplicate: trunk answers it without writing).
 HOSTILE_NAMED_ONLY: Final = ("repeated_initialize",)
+
+# What a hostile_share_request sends (params.request; absent: all, in this order; model/sim/hostile.py).
+# A hostile member ("hostile-N", a member of no group) runs them at the share-partition's leader on a
+# share session of its own, each once the previous is answered, so its epochs are stale or fresh for
+# certain: acknowledgements in a ShareFetch that opens a session; a ShareAcknowledge with no session;
+# on its session, acknowledgements of offsets it never acquired, a real member's acknowledgements
+# captured on the wire (duplicated), malformed batches, a stale epoch and epoch -2; and a real member's
+# id with epoch -2.
+HOSTILE_SHARE_REQUESTS: Final = ("acks_on_fresh_session", "unknown_session", "acks_never_acquired",
+                                 "duplicated_acks", "invalid_ack_batches", "stale_session_epoch",
+                                 "negative_session_epoch", "member_negative_epoch")
 
 _ALL_USES: Final = ("side_a", "side_b", "one_way", "kinds", "links", "nodes", "probability", "extra", "extra_ms")
 _OFFSET_WORDS: Final = ("earliest", "latest")
@@ -381,12 +402,16 @@ def _check_params(event: FaultEvent, spec: FaultKindSpec) -> list[str]:
         add = event.param("add")
         if not isinstance(add, int) or isinstance(add, bool) or add < 1:
             out.append(f"params.add = {add!r}: must be an integer >= 1 (partitions to add)")
-    elif kind == "state_partition_under_min_isr":
+    elif kind in ("state_partition_under_min_isr", "hostile_share_request"):
         topic, partition = event.param("topic"), event.param("partition")
         if topic is not None and (not isinstance(topic, str) or not topic):
             out.append(f"params.topic = {topic!r}: must be a topic name (or absent: the group's first topic)")
         if partition is not None and (not isinstance(partition, int) or isinstance(partition, bool) or partition < 0):
             out.append(f"params.partition = {partition!r}: must be an integer >= 0 (or absent: partition 0)")
+        request = event.param("request")
+        if request is not None and request not in HOSTILE_SHARE_REQUESTS:
+            out.append(f"params.request = {request!r}: must be one of {', '.join(HOSTILE_SHARE_REQUESTS)} "
+                       "(or absent: all of them)")
     elif kind == "leadership_move":
         to = event.param("to")
         if to is not None and (not isinstance(to, str) or not to):
@@ -509,6 +534,7 @@ SWARM_RATE_PER_MINUTE: Final[Mapping[str, float]] = {
     "hostile_state_request": 1.0,
     "delete_records": 1.0,
     "state_partition_under_min_isr": 0.5,
+    "hostile_share_request": 1.0,
 }
 """A kind's base rate at intensity 1; each run scales it by a random factor in [0.25, 2]."""
 
@@ -643,6 +669,10 @@ def _swarm_event(kind: str, at_ms: int, rng: random.Random, targets: SwarmTarget
     if kind == "delete_records":
         return FaultEvent(at_ms, kind, target, params=(("to", rng.choice(_DELETE_TO_WORDS)),))
     if kind == "hostile_state_request":  # every request of the kind, at one of the partitions
+        partitions = targets.pool("partition") or ("topic-0",)
+        topic, _, number = rng.choice(partitions).rpartition("-")
+        return FaultEvent(at_ms, kind, target, params=(("partition", int(number)), ("topic", topic)))
+    if kind == "hostile_share_request":  # every request of the kind, at one of the partitions
         partitions = targets.pool("partition") or ("topic-0",)
         topic, _, number = rng.choice(partitions).rpartition("-")
         return FaultEvent(at_ms, kind, target, params=(("partition", int(number)), ("topic", topic)))

@@ -51,6 +51,7 @@ ONE_OF_EACH = [
     FaultEvent(6_000, "hostile_state_request", "g1", params=(("partition", 1), ("topic", "orders"))),
     FaultEvent(6_000, "delete_records", "orders-0", params=(("to", "half"),)),
     FaultEvent(6_000, "state_partition_under_min_isr", "g1", duration_ms=8_000, params=(("partition", 1),)),
+    FaultEvent(6_000, "hostile_share_request", "g1", params=(("request", "stale_session_epoch"),)),
 ]
 
 
@@ -190,7 +191,7 @@ def test_property_swarm_plans_are_valid_and_stop_before_healing(
 
 def test_swarm_switches_on_a_non_empty_subset() -> None:
     sizes = []
-    for seed in range(50):
+    for seed in range(200):  # enough seeds for the extremes however many kinds there are
         kinds = swarm_plan(seed, 600_000, FAULT_KINDS, TARGETS, intensity=5).kinds()
         assert kinds
         sizes.append(len(kinds))
