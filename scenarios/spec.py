@@ -74,6 +74,9 @@ class TopicSpec:
     name: str
     partitions: int = 1
     compacted: bool = False
+    # Kafka's topic retention.ms (absent: the broker's log.retention.ms): whole segments whose newest record
+    # is older are deleted and the log start offset moves past them (model/sim/log_cleaner.py LogRetention).
+    retention_ms: int | None = None
 
 
 @dataclass(frozen=True)
@@ -233,6 +236,8 @@ class Scenario:
         for i, spec in enumerate(self.topics):
             _name(out, f"topics[{i}].name", spec.name)
             _positive(out, f"topics[{i}].partitions", spec.partitions, high=1_000)
+            if spec.retention_ms is not None:
+                _positive(out, f"topics[{i}].retention_ms", spec.retention_ms)
         if len(topics) != len(self.topics):
             out.append("topics: topic names must be unique")
         groups = {g.name: g for g in self.groups}

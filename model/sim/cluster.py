@@ -79,7 +79,7 @@ from model.sim.faults import (
     swarm_plan,
 )
 from model.sim.hostile import HostileShareClient, HostileStateClient
-from model.sim.log_cleaner import LogCleaner
+from model.sim.log_cleaner import NEVER_RETAINED_MS, LogCleaner, LogRetention
 from model.sim.network import Network
 from model.sim.producer import Producer, ProducerSettings
 from model.sim.protocol import CONSUMER_OFFSETS_TOPIC, SHARE_STATE_TOPIC, Observer
@@ -305,6 +305,14 @@ class Cluster:
             self.scheduler, self.controller, [t.name for t in scenario.topics if t.compacted],
             backoff_ms=self.broker_config.log_cleaner_backoff_ms,
             min_compaction_lag_ms=self.broker_config.log_cleaner_min_compaction_lag_ms, trace=self.trace,
+        )
+        default_retention = self.broker_config.log_retention_ms
+        retention = {t.name: t.retention_ms or default_retention for t in scenario.topics}
+        self.log_retention = LogRetention(
+            self.scheduler, self.controller,
+            {name: ms for name, ms in retention.items() if ms < NEVER_RETAINED_MS},
+            interval_ms=self.broker_config.log_retention_check_interval_ms,
+            segment_records=self.broker_config.log_segment_records, trace=self.trace,
         )
 
         # -- clients -----------------------------------------------------------------------------
@@ -565,6 +573,7 @@ class Cluster:
             producer.start()
         self.admin.start()
         self.log_cleaner.start()
+        self.log_retention.start()
         deadline = scenario.duration_ms + scenario.heal_ms
         self.scheduler.timer_at(scenario.duration_ms, self._check_quiescence)
         self._stop_timer = self.scheduler.timer_at(deadline, self._deadline)
@@ -788,6 +797,8 @@ class Cluster:
             "records_unresolved": unresolved,
             # Offsets the log cleaner removed from compacted topics (gaps: archived if never delivered, SP-14).
             "records_compacted": self.log_cleaner.records_compacted,
+            # Offsets time-based retention deleted (whole segments: the log start moved past them).
+            "records_deleted_by_retention": self.log_retention.records_deleted,
             "ack_errors": total.ack_errors,
             "latency_p50_ms": _percentile(latencies, 0.50),
             "latency_p95_ms": _percentile(latencies, 0.95),
