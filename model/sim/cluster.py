@@ -37,6 +37,8 @@ Fault kinds → cluster operations:
   which taps the wire for WriteShareGroupState from the start of a run whose plan holds the kind.
 * ``hostile_share_request``: ``HostileShareClient.apply`` from the admin node, to the share-partition's
   leader (it taps ShareFetch / ShareAcknowledge for a real member's id and acknowledgements);
+* ``coordinator_failover_mid_load``: move the group's share (or group) coordinator partition, and move it
+  again half a load delay later, while the new coordinator still loads;
 * ``state_partition_under_min_isr``: ``Controller.shrink_isr`` of the ``__share_group_state`` partition
   holding the share-partition's state, ``expand_isr`` at the end.
 """
@@ -428,6 +430,7 @@ class Cluster:
             "hostile_state_request": FaultHandler(self._hostile_state_request),
             "state_partition_under_min_isr": FaultHandler(self._shrink_state_isr, self._expand_state_isr),
             "hostile_share_request": FaultHandler(self._hostile_share_request),
+            "coordinator_failover_mid_load": FaultHandler(self._failover_mid_load),
         })
         return handlers
 
@@ -521,6 +524,28 @@ class Cluster:
         if self.hostile is None or event.target not in self.group_configs:
             return False
         return self.hostile.apply(event)
+
+    def _failover_mid_load(self, event: FaultEvent) -> bool:
+        """Move the coordinator, then move it again half a load delay later, while the new one loads."""
+        group = next((g for g in self.scenario.groups if g.name == event.target), None)
+        if group is None:
+            return False
+        if event.param("coordinator", "share") == "group":
+            topic, partition = CONSUMER_OFFSETS_TOPIC, self.controller.metadata.group_coordinator_partition(group.name)
+        elif group.topics:
+            key = SharePartitionKey(group.name, topic_id_for(sorted(group.topics)[0]), 0)
+            topic, partition = SHARE_STATE_TOPIC, self.controller.metadata.share_coordinator_partition(key)
+        else:
+            return False
+        if not self.controller.move_leadership(topic, partition):
+            return False
+        again = self.broker_config.coordinator_load_base_ms // 2
+        self.scheduler.post(again, self._move_again, topic, partition)
+        return True
+
+    def _move_again(self, topic: str, partition: int) -> None:
+        if not self.injector.healed:
+            self.controller.move_leadership(topic, partition)
 
     def _hostile_share_request(self, event: FaultEvent) -> bool:
         group = next((g for g in self.scenario.groups if g.name == event.target), None)
@@ -811,6 +836,8 @@ class Cluster:
             "failovers": sum(elections.values()),
             "partition_failovers": data_failovers,
             "share_coordinator_failovers": elections.get(SHARE_STATE_TOPIC, 0),
+            # Coordinator loads abandoned because leadership moved (or the broker crashed) mid-load.
+            "coordinator_loads_abandoned": self.tracker.events.get("coordinator.load_abandoned", 0),
             "group_coordinator_failovers": elections.get(CONSUMER_OFFSETS_TOPIC, 0),
             "share_leader_starts": len(self.tracker.leader_starts),
             "leader_failovers_in_transition": self.tracker.failovers_in_transition,

@@ -119,6 +119,15 @@ FAULT_KINDS: Final[Mapping[str, FaultKindSpec]] = {
             "replays a write it captured on the wire (start offset below the stored one)",
         ),
         FaultKindSpec(
+            "coordinator_failover_mid_load",
+            "group",
+            False,
+            params=("coordinator",),
+            summary="move the group's share coordinator (params.coordinator = 'share', the default) or group "
+            "coordinator ('group'), then move it again while the new one is still loading (half its load "
+            "delay later): the load is abandoned and starts over elsewhere",
+        ),
+        FaultKindSpec(
             "hostile_share_request",
             "group",
             False,
@@ -163,6 +172,7 @@ HOSTILE_SHARE_REQUESTS: Final = ("acks_on_fresh_session", "unknown_session", "ac
 _ALL_USES: Final = ("side_a", "side_b", "one_way", "kinds", "links", "nodes", "probability", "extra", "extra_ms")
 _OFFSET_WORDS: Final = ("earliest", "latest")
 _DELETE_TO_WORDS: Final = ("hwm", "half")  # delete_records params.to (model.sim.admin.DELETE_TO_WORDS)
+_COORDINATOR_WORDS: Final = ("share", "group")  # coordinator_failover_mid_load params.coordinator
 
 
 class FaultPlanError(ValueError):
@@ -402,6 +412,10 @@ def _check_params(event: FaultEvent, spec: FaultKindSpec) -> list[str]:
         add = event.param("add")
         if not isinstance(add, int) or isinstance(add, bool) or add < 1:
             out.append(f"params.add = {add!r}: must be an integer >= 1 (partitions to add)")
+    elif kind == "coordinator_failover_mid_load":
+        coordinator = event.param("coordinator")
+        if coordinator is not None and coordinator not in _COORDINATOR_WORDS:
+            out.append(f"params.coordinator = {coordinator!r}: must be 'share' or 'group' (or absent: 'share')")
     elif kind in ("state_partition_under_min_isr", "hostile_share_request"):
         topic, partition = event.param("topic"), event.param("partition")
         if topic is not None and (not isinstance(topic, str) or not topic):
@@ -535,6 +549,7 @@ SWARM_RATE_PER_MINUTE: Final[Mapping[str, float]] = {
     "delete_records": 1.0,
     "state_partition_under_min_isr": 0.5,
     "hostile_share_request": 1.0,
+    "coordinator_failover_mid_load": 1.0,
 }
 """A kind's base rate at intensity 1; each run scales it by a random factor in [0.25, 2]."""
 
@@ -672,6 +687,8 @@ def _swarm_event(kind: str, at_ms: int, rng: random.Random, targets: SwarmTarget
         partitions = targets.pool("partition") or ("topic-0",)
         topic, _, number = rng.choice(partitions).rpartition("-")
         return FaultEvent(at_ms, kind, target, params=(("partition", int(number)), ("topic", topic)))
+    if kind == "coordinator_failover_mid_load":
+        return FaultEvent(at_ms, kind, target, params=(("coordinator", rng.choice(_COORDINATOR_WORDS)),))
     if kind == "hostile_share_request":  # every request of the kind, at one of the partitions
         partitions = targets.pool("partition") or ("topic-0",)
         topic, _, number = rng.choice(partitions).rpartition("-")

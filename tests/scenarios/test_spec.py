@@ -199,6 +199,7 @@ _CASES = [  # (fault, the key path, the value, what the scenario has); the small
     (FaultEvent(100, "state_partition_under_min_isr", "g", duration_ms=10, params=(("topic", "orders"),)),
      "params.topic", "orders", "topic (it has events)"),
     (FaultEvent(100, "hostile_share_request", "g2"), "target", "g2", "group (it has g)"),
+    (FaultEvent(100, "coordinator_failover_mid_load", "g2"), "target", "g2", "group (it has g)"),
     (FaultEvent(100, "hostile_share_request", "g", params=(("topic", "orders"),)),
      "params.topic", "orders", "topic (it has events)"),
 ]

@@ -52,6 +52,7 @@ ONE_OF_EACH = [
     FaultEvent(6_000, "delete_records", "orders-0", params=(("to", "half"),)),
     FaultEvent(6_000, "state_partition_under_min_isr", "g1", duration_ms=8_000, params=(("partition", 1),)),
     FaultEvent(6_000, "hostile_share_request", "g1", params=(("request", "stale_session_epoch"),)),
+    FaultEvent(6_000, "coordinator_failover_mid_load", "g1", params=(("coordinator", "group"),)),
 ]
 
 
