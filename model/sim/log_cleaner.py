@@ -205,7 +205,7 @@ class LogRetention:
                     continue  # no leader to delete segments: the next pass catches up
                 data = controller.data(topic, partition)
                 start = data.log.log_start_offset
-                end = self.deletable_end(data, now - retention_ms)
+                end = deletable_end(data, now - retention_ms, self.segment_records)
                 if end <= start:
                     continue
                 moved = data.log.delete_records(end)
@@ -221,19 +221,20 @@ class LogRetention:
         if self._timer is not None:
             self._timer.reschedule(self.interval_ms)
 
-    def deletable_end(self, data: DataLog, older_than_ms: int) -> int:
-        """The base offset of the first segment retention keeps: closed segments from the log start whose
-        newest record was produced before ``older_than_ms`` go."""
-        log = data.log
-        times = data.produce_times
-        n = self.segment_records
-        hwm = log.high_watermark
-        offset = log.log_start_offset
-        while True:
-            segment_end = (offset // n + 1) * n
-            if segment_end >= hwm:
-                return offset  # the active segment (the high-water mark is in it, or at its end) stays
-            newest = max((t for t in times[offset:segment_end] if t != UNKNOWN_PRODUCE_TIME), default=None)
-            if newest is not None and newest >= older_than_ms:
-                return offset
-            offset = segment_end
+
+def deletable_end(data: DataLog, older_than_ms: int, segment_records: int) -> int:
+    """The base offset of the first segment retention keeps: the closed segments (of ``segment_records``
+    offsets) from the log start whose newest record was produced before ``older_than_ms`` go."""
+    log = data.log
+    times = data.produce_times
+    n = segment_records
+    hwm = log.high_watermark
+    offset = log.log_start_offset
+    while True:
+        segment_end = (offset // n + 1) * n
+        if segment_end >= hwm:
+            return offset  # the active segment (the high-water mark is in it, or at its end) stays
+        newest = max((t for t in times[offset:segment_end] if t != UNKNOWN_PRODUCE_TIME), default=None)
+        if newest is not None and newest >= older_than_ms:
+            return offset
+        offset = segment_end

@@ -5,14 +5,13 @@ start offset as they do after DeleteRecords."""
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, cast
+from typing import Any
 
 import pytest
 
-from model.sim.log_cleaner import LogRetention
+from model.sim.log_cleaner import deletable_end
 from model.sim.replication import DataLog, ProduceBatch
 from model.sim.runner import run, run_cluster
-from model.sim.timers import Scheduler
 from scenarios import library
 
 
@@ -51,13 +50,12 @@ def test_only_a_prefix_of_closed_old_segments_goes_never_the_active_one() -> Non
     for time_ms in (100, 100, 100, 500, 200):  # segments of 3: [0, 3) t=100; [3, 6) t=100, 500; [6, 9) t=200..
         data.apply([ProduceBatch(1, None, False, time_ms)])
     data.apply([ProduceBatch(3, None, False, 200)])  # offsets 5..7: the high-water mark is 8
-    retention: Any = LogRetention(Scheduler(), cast(Any, None), {"events": 1}, interval_ms=1, segment_records=3)
     assert data.log.high_watermark == 8
-    assert retention.deletable_end(data, 150) == 3  # [3, 6) holds a record of 500: it and all after stay
-    assert retention.deletable_end(data, 100) == 0  # nothing older than 100
-    assert retention.deletable_end(data, 10_000) == 6  # [6, 9) is the active segment (the HWM is in it)
+    assert deletable_end(data, 150, 3) == 3  # [3, 6) holds a record of 500: it and all after stay
+    assert deletable_end(data, 100, 3) == 0  # nothing older than 100
+    assert deletable_end(data, 10_000, 3) == 6  # [6, 9) is the active segment (the HWM is in it)
     data.log.delete_records(2)  # DeleteRecords moved the start inside the first segment
-    assert retention.deletable_end(data, 150) == 3
+    assert deletable_end(data, 150, 3) == 3
 
 
 def test_the_swarm_draws_retention_and_it_deletes_on_some_seeds() -> None:
