@@ -56,6 +56,7 @@ _CHECKERS: Final = {
     "last-delivery-alone": "invariants.monitors.DeliveryLimitMonitor",
     "dead-letter-queue": "invariants.share_checks.DeadLetterMonitor",
     "gap-only-without-record": "invariants.share_checks.GapAckMonitor",
+    "refused-share-request-changes-nothing": "invariants.hostile_checks.RefusedShareRequestMonitor",
 }
 
 

@@ -125,6 +125,12 @@ TABLE: Final[dict[str, Entry]] = {
         ("SP-3", "SP-14"), "transition",
         "an acknowledgement a leader takes acknowledges GAP only offsets the data log holds no record at "
         "(removed by the cleaner, or a control marker), as ShareCompletedFetch does"),
+    "refused-share-request-changes-nothing": Entry(
+        ("CL-1", "CL-2", "SP-3"), "transition",
+        "a ShareFetch or ShareAcknowledge the protocol refuses (acknowledgements on a fresh share session, an "
+        "unknown session, a stale or negative session epoch, malformed, duplicated or never-acquired "
+        "acknowledgements) gets the protocol's error and changes nothing: no acknowledgement taken, no record "
+        "acquired, no session epoch accepted"),
 }
 
 

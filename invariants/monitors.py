@@ -54,6 +54,7 @@ from invariants.group_checks import (
     NoAssignAndRevokeMonitor,
     TargetBalanceMonitor,
 )
+from invariants.hostile_checks import RefusedShareRequestMonitor
 from invariants.ids import TABLE
 from invariants.intervals import IntervalSet, RangeMap
 from invariants.ledger import TERMINAL_STATES, Ledger, terminal_runs
@@ -669,6 +670,7 @@ def standard_monitors(seed: int, *, delivery_count_limit: int = 5, lock_duration
             TargetBalanceMonitor(sink),
             ExclusiveOwnershipMonitor(sink),
             NoAssignAndRevokeMonitor(sink),
+            RefusedShareRequestMonitor(sink),
             ledger,
         ),
         sink,

@@ -385,6 +385,22 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
            "left and gets none of the topics it joined (GC-2; trunk's shareGroupHeartbeat bumps the epoch when "
            "the subscribed topic names change)",
            "eventual-resolution", "consumer_subscribe", "model/core/group/share_group.py: _heartbeat"),
+    # -- share-state writes failing for good (issue 25) --------------------------------------------------
+    Mutant("failed-ack-write-kept",
+           "an acknowledgement whose WriteShareGroupState failed for good (the persister's retries ran out) is "
+           "not rolled back: the leader keeps its records ACKNOWLEDGED in memory and moves the SPSO past them, "
+           "although the client is told the acknowledgement failed and the state never recorded it (trunk: "
+           "SharePartition.acknowledge's write callback rolls the in-flight state back, "
+           "rollbackOrProcessStateUpdates)",
+           "spso-monotonic", "state_partition_under_min_isr", "model/core/share_partition.py: _write_failed"),
+    # -- hostile requests to share-partition leaders (issue 25) ------------------------------------------
+    Mutant("fresh-session-acks-accepted",
+           "a ShareFetch that opens a share session (epoch 0) and carries acknowledgements is served: the session "
+           "opens and the acknowledgements go to the share-partitions, instead of INVALID_REQUEST for the whole "
+           "request (trunk: SharePartitionManager.newContext; the acknowledgements belong to an earlier session "
+           "whose acquisitions the new one does not own)",
+           "refused-share-request-changes-nothing", "hostile_share_request",
+           "model/core/share_session.py: ShareSessionCache.share_fetch"),
 )
 
 

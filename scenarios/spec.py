@@ -82,6 +82,9 @@ class TopicSpec:
     name: str
     partitions: int = 1
     compacted: bool = False
+    # Kafka's topic retention.ms (absent: the broker's log.retention.ms): whole segments whose newest record
+    # is older are deleted and the log start offset moves past them (model/sim/log_cleaner.py LogRetention).
+    retention_ms: int | None = None
 
 
 @dataclass(frozen=True)
@@ -248,6 +251,8 @@ class Scenario:
         for i, spec in enumerate(self.topics):
             _name(out, f"topics[{i}].name", spec.name)
             _positive(out, f"topics[{i}].partitions", spec.partitions, high=1_000)
+            if spec.retention_ms is not None:
+                _positive(out, f"topics[{i}].retention_ms", spec.retention_ms)
         if len(topics) != len(self.topics):
             out.append("topics: topic names must be unique")
         groups = {g.name: g for g in self.groups}
@@ -446,7 +451,8 @@ def _fault_target_problems(scenario: Scenario) -> list[str]:
         to, topic, partition = event.param("to"), event.param("topic"), event.param("partition")
         if event.kind == "leadership_move" and to is not None:
             check(f"{path}.params.to", to, targets.brokers, "broker")
-        if event.kind in ("admin_alter_offsets", "hostile_state_request") and topic is not None:
+        if event.kind in ("admin_alter_offsets", "hostile_state_request", "state_partition_under_min_isr",
+                          "hostile_share_request") and topic is not None:
             check(f"{path}.params.topic", topic, targets.topics, "topic")
             count = partitions.get(str(topic), 0)
             if count and isinstance(partition, int) and partition >= count:

@@ -134,6 +134,12 @@ BROKER_SETTINGS: tuple[Setting, ...] = (
     # waits for its followers: below one replication round trip, a coordinator activates before the
     # tail it inherited has committed ("loaded but not caught up").
     Setting("sharesim.coordinator.load.base.ms", "coordinator_load_base_ms", 10, 1, 60_000, source="sharesim"),
+    # Time-based retention of the data topics (Kafka's log.retention.ms, overridden per topic by the scenario's
+    # [[topics]] retention_ms, and log.retention.check.interval.ms; model/sim/log_cleaner.py LogRetention), in
+    # segments of sharesim.log.segment.records records (Kafka's segment.bytes, counted in records).
+    Setting("log.retention.ms", "log_retention_ms", 604_800_000, 1, source="kafka"),
+    Setting("log.retention.check.interval.ms", "log_retention_check_interval_ms", 300_000, 1, source="kafka"),
+    Setting("sharesim.log.segment.records", "log_segment_records", 1_000, 1, 1_000_000, source="sharesim"),
 )
 
 # Dynamic group configuration (003_cf42721e0e7b2a9a.txt, 004 for consumer groups).
@@ -281,6 +287,9 @@ class BrokerConfig:
     handler_step_min_ms: int = 0
     handler_step_max_ms: int = 0
     coordinator_load_base_ms: int = 10
+    log_retention_ms: int = 604_800_000
+    log_retention_check_interval_ms: int = 300_000
+    log_segment_records: int = 1_000
 
     def with_overrides(self, overrides: Mapping[str, Any]) -> BrokerConfig:
         return load_broker_config(overrides, base=self)

@@ -1391,6 +1391,9 @@ class SharePartition:
                 # The SPSO now (never below the one that failed): everything under it is durable.
                 self._issue(info.reason, None, [], start_offset=self._spso)
             return
+        if _mutants.ACTIVE == "failed-ack-write-kept":
+            self._write_succeeded(write_id, info)  # mutant: no rollback; the client still hears the error
+            return
         # SP-9: the acknowledgement failed; its records go back to ACQUIRED, unless their
         # lock expired meanwhile: then to AVAILABLE or ARCHIVED (SP-4, SP-5), durably.
         expired: list[InFlightRange] = []

@@ -100,7 +100,7 @@ class ShareSessionCache:
         the request came on (an opened session belongs to it); ``acknowledging``: the request carries
         acknowledgements. Raises ApiError."""
         if epoch == INITIAL_EPOCH:
-            if acknowledging:
+            if acknowledging and _mutants.ACTIVE != "fresh-session-acks-accepted":
                 raise ApiError(Errors.INVALID_REQUEST, "acknowledgements in a ShareFetch that opens a share session")
             self._sessions.pop(key, None)  # replaced, its records kept (see the module docstring)
             evicted: tuple[ShareSession, ...] = ()

@@ -38,6 +38,12 @@ Fault kinds → cluster operations:
 * ``delete_records``: the admin client's DeleteRecords to the leader of "topic-N" (``AdminClient.delete_records``);
 * ``hostile_state_request``: ``HostileStateClient.apply`` from the admin node (``model.sim.hostile``),
   which taps the wire for WriteShareGroupState from the start of a run whose plan holds the kind.
+* ``hostile_share_request``: ``HostileShareClient.apply`` from the admin node, to the share-partition's
+  leader (it taps ShareFetch / ShareAcknowledge for a real member's id and acknowledgements);
+* ``coordinator_failover_mid_load``: move the group's share (or group) coordinator partition, and move it
+  again half a load delay later, while the new coordinator still loads;
+* ``state_partition_under_min_isr``: ``Controller.shrink_isr`` of the ``__share_group_state`` partition
+  holding the share-partition's state, ``expand_isr`` at the end.
 """
 
 from __future__ import annotations
@@ -80,8 +86,8 @@ from model.sim.faults import (
     swarm_config,
     swarm_plan,
 )
-from model.sim.hostile import HostileStateClient
-from model.sim.log_cleaner import LogCleaner
+from model.sim.hostile import HostileShareClient, HostileStateClient
+from model.sim.log_cleaner import NEVER_RETAINED_MS, LogCleaner, LogRetention
 from model.sim.network import Network
 from model.sim.producer import Producer, ProducerSettings
 from model.sim.protocol import CONSUMER_OFFSETS_TOPIC, SHARE_STATE_TOPIC, Observer
@@ -315,6 +321,14 @@ class Cluster:
             backoff_ms=self.broker_config.log_cleaner_backoff_ms,
             min_compaction_lag_ms=self.broker_config.log_cleaner_min_compaction_lag_ms, trace=self.trace,
         )
+        default_retention = self.broker_config.log_retention_ms
+        retention = {t.name: t.retention_ms or default_retention for t in scenario.topics}
+        self.log_retention = LogRetention(
+            self.scheduler, self.controller,
+            {name: ms for name, ms in retention.items() if ms < NEVER_RETAINED_MS},
+            interval_ms=self.broker_config.log_retention_check_interval_ms,
+            segment_records=self.broker_config.log_segment_records, trace=self.trace,
+        )
 
         # -- clients -----------------------------------------------------------------------------
         metadata = self._metadata
@@ -364,6 +378,8 @@ class Cluster:
         # Taps the wire from the start, so only when the plan holds the kind: other runs are unchanged.
         self.hostile = (HostileStateClient(self.admin, self.network)
                         if "hostile_state_request" in self.plan.kinds() else None)
+        self.hostile_share = (HostileShareClient(self.admin, self.network, self.observer)
+                              if "hostile_share_request" in self.plan.kinds() else None)
         self.injector = FaultInjector(self.scheduler, self.plan, self.fault_handlers(), self.trace)
 
     # -- building blocks ------------------------------------------------------------------------
@@ -428,6 +444,9 @@ class Cluster:
             "hostile_state_request": FaultHandler(self._hostile_state_request),
             "consumer_close": FaultHandler(self._close_consumer, self._restart_consumer),
             "consumer_subscribe": FaultHandler(self._subscribe_consumer),
+            "state_partition_under_min_isr": FaultHandler(self._shrink_state_isr, self._expand_state_isr),
+            "hostile_share_request": FaultHandler(self._hostile_share_request),
+            "coordinator_failover_mid_load": FaultHandler(self._failover_mid_load),
         })
         return handlers
 
@@ -548,6 +567,55 @@ class Cluster:
             return False
         return self.hostile.apply(event)
 
+    def _failover_mid_load(self, event: FaultEvent) -> bool:
+        """Move the coordinator, then move it again half a load delay later, while the new one loads."""
+        group = next((g for g in self.scenario.groups if g.name == event.target), None)
+        if group is None:
+            return False
+        if event.param("coordinator", "share") == "group":
+            topic, partition = CONSUMER_OFFSETS_TOPIC, self.controller.metadata.group_coordinator_partition(group.name)
+        elif group.topics:
+            key = SharePartitionKey(group.name, topic_id_for(sorted(group.topics)[0]), 0)
+            topic, partition = SHARE_STATE_TOPIC, self.controller.metadata.share_coordinator_partition(key)
+        else:
+            return False
+        if not self.controller.move_leadership(topic, partition):
+            return False
+        again = self.broker_config.coordinator_load_base_ms // 2
+        self.scheduler.post(again, self._move_again, topic, partition)
+        return True
+
+    def _move_again(self, topic: str, partition: int) -> None:
+        if not self.injector.healed:
+            self.controller.move_leadership(topic, partition)
+
+    def _hostile_share_request(self, event: FaultEvent) -> bool:
+        group = next((g for g in self.scenario.groups if g.name == event.target), None)
+        if self.hostile_share is None or group is None or not group.topics:
+            return False
+        return self.hostile_share.apply(event, sorted(group.topics)[0])
+
+    def _state_partition_of(self, event: FaultEvent) -> int | None:
+        """The __share_group_state partition holding the state of the event's share-partition."""
+        group = next((g for g in self.scenario.groups if g.name == event.target), None)
+        if group is None or not group.topics:
+            return None
+        topic = event.param("topic", sorted(group.topics)[0])
+        number = event.param("partition", 0)
+        if not isinstance(topic, str) or not isinstance(number, int):
+            return None
+        key = SharePartitionKey(group.name, topic_id_for(topic), number)
+        return self.controller.metadata.share_coordinator_partition(key)
+
+    def _shrink_state_isr(self, event: FaultEvent) -> bool:
+        partition = self._state_partition_of(event)
+        return partition is not None and self.controller.shrink_isr(SHARE_STATE_TOPIC, partition)
+
+    def _expand_state_isr(self, event: FaultEvent) -> None:
+        partition = self._state_partition_of(event)
+        if partition is not None:
+            self.controller.expand_isr(SHARE_STATE_TOPIC, partition)
+
     # -- running ----------------------------------------------------------------------------------
 
     def _on_violation(self, violation: Violation) -> None:
@@ -572,6 +640,7 @@ class Cluster:
             producer.start()
         self.admin.start()
         self.log_cleaner.start()
+        self.log_retention.start()
         deadline = scenario.duration_ms + scenario.heal_ms
         self.scheduler.timer_at(scenario.duration_ms, self._check_quiescence)
         self._stop_timer = self.scheduler.timer_at(deadline, self._deadline)
@@ -800,6 +869,8 @@ class Cluster:
             "records_unresolved": unresolved,
             # Offsets the log cleaner removed from compacted topics (gaps: archived if never delivered, SP-14).
             "records_compacted": self.log_cleaner.records_compacted,
+            # Offsets time-based retention deleted (whole segments: the log start moved past them).
+            "records_deleted_by_retention": self.log_retention.records_deleted,
             "ack_errors": total.ack_errors,
             "latency_p50_ms": _percentile(latencies, 0.50),
             "latency_p95_ms": _percentile(latencies, 0.95),
@@ -812,6 +883,8 @@ class Cluster:
             "failovers": sum(elections.values()),
             "partition_failovers": data_failovers,
             "share_coordinator_failovers": elections.get(SHARE_STATE_TOPIC, 0),
+            # Coordinator loads abandoned because leadership moved (or the broker crashed) mid-load.
+            "coordinator_loads_abandoned": self.tracker.events.get("coordinator.load_abandoned", 0),
             "group_coordinator_failovers": elections.get(CONSUMER_OFFSETS_TOPIC, 0),
             "share_leader_starts": len(self.tracker.leader_starts),
             "leader_failovers_in_transition": self.tracker.failovers_in_transition,

@@ -123,6 +123,8 @@ class Controller:
         self._topic_counts: dict[str, int] = {}
         self._metadata = ClusterMetadata()
         self._catchup: dict[int, Timer] = {}
+        # Partitions whose followers a fault holds out of the ISR (``shrink_isr``), in shrink order.
+        self._lagging: list[tuple[str, int]] = []
         self._assign_cursor = 0
         self.leader_changes = 0
 
@@ -335,9 +337,48 @@ class Controller:
         if broker_id not in self.alive:
             return
         for state in self.partitions.values():
+            if (state.topic, state.partition) in self._lagging:
+                continue  # its followers lag: they rejoin when the fault ends (expand_isr)
             if broker_id in state.replicas and broker_id not in state.isr:
                 state.isr = tuple(b for b in state.replicas if b in state.isr or b == broker_id)
                 self._elect(state)
+        self.publish()
+
+    # -- lagging followers (fault kind state_partition_under_min_isr) ------------------------------
+
+    def shrink_isr(self, topic: str, partition: int) -> bool:
+        """The partition's followers fall out of its ISR and stay out until ``expand_isr``: Kafka's
+        leader shrinks the ISR (Partition.maybeShrinkIsr) when a follower has not caught up for
+        replica.lag.time.max.ms (a slow disk, a long GC pause, a saturated link). With only the leader
+        in sync, an acks=all append below min.insync.replicas fails NOT_ENOUGH_REPLICAS at once
+        (Partition.appendRecordsToLeader), which a coordinator's runtime answers as
+        COORDINATOR_NOT_AVAILABLE. Nothing commits meanwhile, so the followers miss no committed
+        record. Returns False if the partition is unknown, has no leader, or is already shrunk."""
+        key = (topic, partition)
+        state = self.partitions.get(key)
+        if state is None or state.leader < 0 or key in self._lagging:
+            return False
+        self._lagging.append(key)
+        state.isr = (state.leader,)
+        state.log.set_leader(state.leader, state.leader_epoch, state.isr)
+        if self.trace is not None:
+            self.trace.record(self.scheduler.now_ms, CONTROLLER_NODE, "isr.shrink", topic=topic, partition=partition)
+        self.publish()
+        return True
+
+    def expand_isr(self, topic: str, partition: int) -> None:
+        """The fault of ``shrink_isr`` ends: every live replica not still catching up after a restart
+        is in sync again (Partition.maybeExpandIsr), and a partition left without a leader elects one."""
+        key = (topic, partition)
+        if key not in self._lagging:
+            return
+        self._lagging.remove(key)
+        state = self.partitions[key]
+        isr = tuple(b for b in state.replicas if b in state.isr or (b in self.alive and b not in self._catchup))
+        state.isr = isr or state.isr
+        if self.trace is not None:
+            self.trace.record(self.scheduler.now_ms, CONTROLLER_NODE, "isr.expand", topic=topic, partition=partition)
+        self._elect(state)
         self.publish()
 
     def _trace_broker(self, kind: str, broker_id: int) -> None:

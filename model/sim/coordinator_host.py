@@ -178,7 +178,13 @@ class _Host(ABC):
         """The shard has replayed its log: start serving."""
 
     def retire(self) -> None:
-        """Leadership lost or the broker crashed: stop; everything in memory is dropped."""
+        """Leadership lost or the broker crashed: stop; everything in memory is dropped. A load still
+        under way is abandoned (Kafka: CoordinatorRuntime's unload cancels the loading shard); the next
+        leader loads from the log again (counted: ``coordinator.load_abandoned``)."""
+        if self.active and self.loading and self._load_timer is not None:
+            broker = self.broker
+            broker.observer.on_event("coordinator.load_abandoned", broker.scheduler.now_ms, topic=self.topic,
+                                     partition=self.partition)
         self.active = False
         if self.log.tail_listener == self._tail_done:
             self.log.tail_listener = None

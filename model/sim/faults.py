@@ -136,6 +136,35 @@ FAULT_KINDS: Final[Mapping[str, FaultKindSpec]] = {
             summary="the consumer subscribes to params.topics (comma-separated topic names) instead: its next "
             "heartbeat carries them, the group epoch moves and the assignment follows",
         ),
+        FaultKindSpec(
+            "coordinator_failover_mid_load",
+            "group",
+            False,
+            params=("coordinator",),
+            summary="move the group's share coordinator (params.coordinator = 'share', the default) or group "
+            "coordinator ('group'), then move it again while the new one is still loading (half its load "
+            "delay later): the load is abandoned and starts over elsewhere",
+        ),
+        FaultKindSpec(
+            "hostile_share_request",
+            "group",
+            False,
+            params=("topic", "partition", "request"),
+            summary="a buggy or hostile client sends the leader of the group's share-partition params.topic-"
+            "params.partition (absent: its first topic, partition 0) ShareFetch and ShareAcknowledge requests "
+            "the protocol refuses (acks on a fresh session, stale and negative session epochs, duplicated, "
+            "malformed and never-acquired acks); each must be refused and change nothing",
+        ),
+        FaultKindSpec(
+            "state_partition_under_min_isr",
+            "group",
+            True,
+            params=("topic", "partition"),
+            summary="the followers of the __share_group_state partition holding the group's share-partition "
+            "params.topic-params.partition (absent: its first topic, partition 0) drop out of the ISR for "
+            "duration_ms: every share-state write there fails (NOT_ENOUGH_REPLICAS, answered "
+            "COORDINATOR_NOT_AVAILABLE), for good once the persister's retries run out",
+        ),
     )
 }
 
@@ -147,6 +176,17 @@ HOSTILE_STATE_REQUESTS: Final = ("replayed_write", "write_negative_leader_epoch"
 # repeating the state epoch and start offset it answered (a duplicate: trunk answers it without writing).
 HOSTILE_NAMED_ONLY: Final = ("repeated_initialize",)
 
+# What a hostile_share_request sends (params.request; absent: all, in this order; model/sim/hostile.py).
+# A hostile member ("hostile-N", a member of no group) runs them at the share-partition's leader on a
+# share session of its own, each once the previous is answered, so its epochs are stale or fresh for
+# certain: acknowledgements in a ShareFetch that opens a session; a ShareAcknowledge with no session;
+# on its session, acknowledgements of offsets it never acquired, a real member's acknowledgements
+# captured on the wire (duplicated), malformed batches, a stale epoch and epoch -2; and a real member's
+# id with epoch -2.
+HOSTILE_SHARE_REQUESTS: Final = ("acks_on_fresh_session", "unknown_session", "acks_never_acquired",
+                                 "duplicated_acks", "invalid_ack_batches", "stale_session_epoch",
+                                 "negative_session_epoch", "member_negative_epoch")
+
 _ALL_USES: Final = ("side_a", "side_b", "one_way", "kinds", "links", "nodes", "probability", "extra", "extra_ms")
 _OFFSET_WORDS: Final = ("earliest", "latest")
 _DELETE_TO_WORDS: Final = ("hwm", "half")  # delete_records params.to (model.sim.admin.DELETE_TO_WORDS)
@@ -157,6 +197,9 @@ def subscribed_topics(topics: str) -> tuple[str, ...]:
     """consumer_subscribe's params.topics as sorted, distinct names (empty if any name is blank)."""
     names = [name.strip() for name in topics.split(",")]
     return () if any(not name for name in names) else tuple(sorted(set(names)))
+
+
+_COORDINATOR_WORDS: Final = ("share", "group")  # coordinator_failover_mid_load params.coordinator
 
 
 class FaultPlanError(ValueError):
@@ -404,6 +447,20 @@ def _check_params(event: FaultEvent, spec: FaultKindSpec) -> list[str]:
         add = event.param("add")
         if not isinstance(add, int) or isinstance(add, bool) or add < 1:
             out.append(f"params.add = {add!r}: must be an integer >= 1 (partitions to add)")
+    elif kind == "coordinator_failover_mid_load":
+        coordinator = event.param("coordinator")
+        if coordinator is not None and coordinator not in _COORDINATOR_WORDS:
+            out.append(f"params.coordinator = {coordinator!r}: must be 'share' or 'group' (or absent: 'share')")
+    elif kind in ("state_partition_under_min_isr", "hostile_share_request"):
+        topic, partition = event.param("topic"), event.param("partition")
+        if topic is not None and (not isinstance(topic, str) or not topic):
+            out.append(f"params.topic = {topic!r}: must be a topic name (or absent: the group's first topic)")
+        if partition is not None and (not isinstance(partition, int) or isinstance(partition, bool) or partition < 0):
+            out.append(f"params.partition = {partition!r}: must be an integer >= 0 (or absent: partition 0)")
+        request = event.param("request")
+        if request is not None and request not in HOSTILE_SHARE_REQUESTS:
+            out.append(f"params.request = {request!r}: must be one of {', '.join(HOSTILE_SHARE_REQUESTS)} "
+                       "(or absent: all of them)")
     elif kind == "leadership_move":
         to = event.param("to")
         if to is not None and (not isinstance(to, str) or not to):
@@ -527,6 +584,9 @@ SWARM_RATE_PER_MINUTE: Final[Mapping[str, float]] = {
     "delete_records": 1.0,
     "consumer_close": 1.0,
     "consumer_subscribe": 0.5,
+    "state_partition_under_min_isr": 0.5,
+    "hostile_share_request": 1.0,
+    "coordinator_failover_mid_load": 1.0,
 }
 """A kind's base rate at intensity 1; each run scales it by a random factor in [0.25, 2]."""
 
@@ -697,6 +757,18 @@ def _swarm_event(kind: str, at_ms: int, rng: random.Random, targets: SwarmTarget
         partitions = targets.pool("partition") or ("topic-0",)
         topic, _, number = rng.choice(partitions).rpartition("-")
         return FaultEvent(at_ms, kind, target, params=(("partition", int(number)), ("topic", topic)))
+    if kind == "coordinator_failover_mid_load":
+        return FaultEvent(at_ms, kind, target, params=(("coordinator", rng.choice(_COORDINATOR_WORDS)),))
+    if kind == "hostile_share_request":  # every request of the kind, at one of the partitions
+        partitions = targets.pool("partition") or ("topic-0",)
+        topic, _, number = rng.choice(partitions).rpartition("-")
+        return FaultEvent(at_ms, kind, target, params=(("partition", int(number)), ("topic", topic)))
+    if kind == "state_partition_under_min_isr":
+        # From well inside to well past the persister's retries (model/sim/broker.py, about 6.5 s).
+        partitions = targets.pool("partition") or ("topic-0",)
+        topic, _, number = rng.choice(partitions).rpartition("-")
+        return FaultEvent(at_ms, kind, target, duration_ms=rng.randint(2_000, 20_000),
+                          params=(("partition", int(number)), ("topic", topic)))
     return FaultEvent(at_ms, kind, target)  # the failovers, consumer_crash, admin_delete_group
 
 

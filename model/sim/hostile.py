@@ -33,6 +33,13 @@ from typing import Any, Final
 
 from model.core.errors import Errors
 from model.core.message import Message as Value
+from model.core.share_fetch import (
+    ShareAcknowledgePartition,
+    ShareAcknowledgeRequest,
+    ShareFetchPartition,
+    ShareFetchRequest,
+)
+from model.core.share_partition import AcknowledgementBatch
 from model.core.share_state import (
     UNKNOWN_OFFSET,
     InitializeShareGroupStateRequest,
@@ -42,7 +49,7 @@ from model.core.share_state import (
     WriteShareGroupStateRequest,
 )
 from model.sim.client import Client
-from model.sim.faults import HOSTILE_NAMED_ONLY, HOSTILE_STATE_REQUESTS, FaultEvent
+from model.sim.faults import HOSTILE_NAMED_ONLY, HOSTILE_SHARE_REQUESTS, HOSTILE_STATE_REQUESTS, FaultEvent
 from model.sim.network import Message, Network
 from model.sim.protocol import SHARE_STATE_TOPIC
 
@@ -172,3 +179,203 @@ class HostileStateClient:
 def _error_of(response: Any) -> Errors:
     error = Errors(response.error_code)
     return error if error in _RETRIED else Errors.NONE
+
+
+# -- hostile share-partition leader requests (fault kind hostile_share_request, issue 25) --------------------
+
+
+class HostileShareResult(Value):
+    """One hostile ShareFetch / ShareAcknowledge, what the protocol allows as its answer, and the answer:
+    ``error`` the top-level error (REQUEST_TIMED_OUT: none came), ``partition_errors`` the per-partition
+    ones. ``expected`` / ``partition_expected``: the refusals the protocol gives for it (empty: any)."""
+
+    FIELDS = ("request", "group_id", "member_id", "epoch", "broker", "error", "partition_errors", "expected",
+              "partition_expected", "time_ms")
+    __slots__ = FIELDS
+
+    def __init__(self, request: str, group_id: str, member_id: str, epoch: int, broker: int, error: Errors,
+                 partition_errors: tuple[Errors, ...], expected: tuple[Errors, ...],
+                 partition_expected: tuple[Errors, ...], time_ms: int) -> None:
+        self.request: Final = request
+        self.group_id: Final = group_id
+        self.member_id: Final = member_id
+        self.epoch: Final = epoch
+        self.broker: Final = broker
+        self.error: Final = error
+        self.partition_errors: Final = partition_errors
+        self.expected: Final = expected
+        self.partition_expected: Final = partition_expected
+        self.time_ms: Final = time_ms
+
+    def refused_as_expected(self) -> bool:
+        """Whether the answer is a refusal the protocol gives (a broker that restarted meanwhile has no
+        session: SHARE_SESSION_NOT_FOUND; an answer lost: REQUEST_TIMED_OUT, which proves nothing)."""
+        if self.error in (Errors.REQUEST_TIMED_OUT, Errors.SHARE_SESSION_NOT_FOUND):
+            return True
+        if self.expected:
+            return self.error in self.expected
+        return self.error == Errors.NONE and all(e != Errors.NONE for e in self.partition_errors)
+
+
+HOSTILE_MEMBER_PREFIX: Final = "hostile-"
+
+
+class HostileShareClient:
+    """Sends the hostile ShareFetch / ShareAcknowledge requests of ``hostile_share_request`` faults to the
+    leader of the target share-partition, from ``client`` (the admin node), and keeps their answers in
+    ``results``. What trunk answers (SharePartitionManager.newContext / acknowledgeSessionUpdate,
+    KafkaApis.validateAcknowledgementBatches, SharePartition.acknowledge): a ShareFetch that opens a
+    session (epoch 0) with acknowledgements is INVALID_REQUEST; a ShareAcknowledge with no session,
+    SHARE_SESSION_NOT_FOUND; an epoch that is not the session's (stale, or negative but not -1),
+    INVALID_SHARE_SESSION_EPOCH; malformed acknowledgement batches, INVALID_REQUEST for the partition;
+    acknowledgements of records the member did not acquire, INVALID_RECORD_STATE for the partition.
+    Each must change nothing (the invariant ``refused-share-request-changes-nothing``)."""
+
+    def __init__(self, client: Client, network: Network, observer: Any) -> None:
+        self.client = client
+        self.observer = observer
+        self.results: list[HostileShareResult] = []
+        self._members = 0
+        # (group, topic id, partition) -> the latest acknowledgement batches a real member sent there;
+        # group -> the member id of its latest ShareFetch / ShareAcknowledge
+        self.acks: dict[tuple[str, str, int], tuple[AcknowledgementBatch, ...]] = {}
+        self.members: dict[str, str] = {}
+        network.tap("ShareFetch", self._capture)
+        network.tap("ShareAcknowledge", self._capture)
+
+    def _capture(self, message: Message) -> None:
+        request = getattr(message.payload, "body", None)
+        if message.src == self.client.name or request is None or not hasattr(request, "member_id"):
+            return
+        self.members[request.group_id] = request.member_id
+        for p in request.partitions:
+            if p.acknowledgement_batches:
+                self.acks[(request.group_id, p.topic_id, p.partition)] = p.acknowledgement_batches
+
+    def apply(self, event: FaultEvent, default_topic: str) -> bool:
+        """Start the requests ``event`` asks for; False when its partition has no known leader."""
+        client = self.client
+        topic = event.param("topic", default_topic)
+        partition = event.param("partition", 0)
+        assert isinstance(topic, str) and isinstance(partition, int)  # FaultEvent validated them
+        if not client.alive or partition >= client.metadata.partition_count(topic):
+            return False
+        info = client.leader_of(topic, partition)
+        if info is None:
+            return False
+        wanted = event.param("request")
+        names = [n for n in HOSTILE_SHARE_REQUESTS if wanted is None or n == wanted]
+        self._members += 1
+        run = _HostileRun(self, event.target, f"{HOSTILE_MEMBER_PREFIX}{self._members}", info.leader,
+                          client.topic_id(topic), partition, names)
+        run.next()
+        return True
+
+
+_Build = Callable[[], Any]
+_Step = tuple[str, _Build, tuple[Errors, ...], tuple[Errors, ...]]  # name, body, expected, per partition
+_SETUP: Final = ("open_session", "advance_session", "close_session")
+# Per-partition refusals of acknowledgements the member may not make (trunk's SharePartition.acknowledge:
+# InvalidRecordStateException; KafkaApis.validateAcknowledgementBatches: INVALID_REQUEST; a leader that moved
+# meanwhile: NOT_LEADER_OR_FOLLOWER).
+_REFUSED_ACK: Final = (Errors.INVALID_RECORD_STATE, Errors.NOT_LEADER_OR_FOLLOWER, Errors.INVALID_REQUEST)
+_OWN_SESSION: Final = frozenset(("acks_never_acquired", "duplicated_acks", "invalid_ack_batches",
+                                 "stale_session_epoch", "negative_session_epoch"))
+
+
+class _HostileRun:
+    """One fault's requests, in order, each sent once the previous is answered."""
+
+    def __init__(self, owner: HostileShareClient, group_id: str, member_id: str, broker: int, topic_id: str,
+                 partition: int, names: list[str]) -> None:
+        self.owner = owner
+        self.group_id = group_id
+        self.member_id = member_id
+        self.broker = broker
+        self.topic_id = topic_id
+        self.partition = partition
+        self.epoch = 1  # the hostile session's next epoch once opened (trunk: ShareRequestMetadata.nextEpoch)
+        self.steps = self._plan(names)
+
+    def _fetch(self, epoch: int, batches: tuple[AcknowledgementBatch, ...] = (), member: str = "") -> ShareFetchRequest:
+        # partition_max_bytes 0: the partition is named (and acknowledged) but nothing is acquired
+        part = ShareFetchPartition(self.topic_id, self.partition, 0, batches)
+        return ShareFetchRequest(self.group_id, member or self.member_id, epoch, (part,), max_wait_ms=0,
+                                 max_records=1)
+
+    def _ack(self, epoch: int, batches: tuple[AcknowledgementBatch, ...]) -> ShareAcknowledgeRequest:
+        parts = (ShareAcknowledgePartition(self.topic_id, self.partition, batches),) if batches else ()
+        return ShareAcknowledgeRequest(self.group_id, self.member_id, epoch, parts)
+
+    def _plan(self, names: list[str]) -> list[_Step]:
+        owner = self.owner
+        never = (AcknowledgementBatch(0, 9, (1,)),)
+        malformed = (AcknowledgementBatch(5, 3, (1,)), AcknowledgementBatch(0, 4, (1,)),
+                     AcknowledgementBatch(2, 6, (1,)))
+        session = (Errors.INVALID_SHARE_SESSION_EPOCH,)
+
+        def duplicated() -> ShareAcknowledgeRequest | None:
+            batches = owner.acks.get((self.group_id, self.topic_id, self.partition))
+            return None if batches is None else self._ack(self.epoch, batches)
+
+        def real_member() -> ShareFetchRequest | None:
+            member = owner.members.get(self.group_id)
+            return None if member is None else self._fetch(-2, member=member)
+
+        table: dict[str, tuple[_Build, tuple[Errors, ...], tuple[Errors, ...]]] = {
+            "acks_on_fresh_session": (lambda: self._fetch(0, never), (Errors.INVALID_REQUEST,), ()),
+            "unknown_session": (lambda: self._ack(1, never), (Errors.SHARE_SESSION_NOT_FOUND,), ()),
+            "acks_never_acquired": (lambda: self._ack(self.epoch, never), (), _REFUSED_ACK),
+            "duplicated_acks": (duplicated, (), _REFUSED_ACK),
+            "invalid_ack_batches": (lambda: self._ack(self.epoch, malformed), (), (Errors.INVALID_REQUEST,)),
+            "stale_session_epoch": (lambda: self._ack(1, never), session, ()),
+            "negative_session_epoch": (lambda: self._ack(-2, never), session, ()),
+            "member_negative_epoch": (real_member, (*session, Errors.SHARE_SESSION_NOT_FOUND), ()),
+        }
+        steps: list[_Step] = []
+        opened = False
+        for name in names:
+            if name in _OWN_SESSION and not opened:
+                steps.append(("open_session", lambda: self._fetch(0), (), ()))
+                opened = True
+            if name == "stale_session_epoch" and steps[-1][0] == "open_session":
+                # one request more, so that epoch 1 is stale for certain
+                steps.append(("advance_session", lambda: self._ack(self.epoch, ()), (), ()))
+            build, expected, per_partition = table[name]
+            steps.append((name, build, expected, per_partition))
+        if opened:
+            steps.append(("close_session", lambda: self._ack(-1, ()), (), ()))
+        return steps
+
+    def next(self) -> None:
+        client = self.owner.client
+        while self.steps:
+            step = self.steps.pop(0)
+            body = step[1]()
+            if body is None:
+                client.record("hostile.nothing_to_send", request=step[0])
+                continue
+            kind = "ShareFetch" if isinstance(body, ShareFetchRequest) else "ShareAcknowledge"
+            client.record("hostile.send", request=step[0], member=body.member_id, epoch=body.share_session_epoch,
+                          broker=self.broker)
+            client.send_request(self.broker, kind, body, functools.partial(self._answered, step, body),
+                                functools.partial(self._answered, step, body, None))
+            return
+
+    def _answered(self, step: _Step, body: Any, response: Any) -> None:
+        owner = self.owner
+        client = owner.client
+        name, _, expected, per_partition = step
+        error = Errors.REQUEST_TIMED_OUT if response is None else Errors(response.error_code)
+        parts = () if response is None else tuple(Errors(r.error_code) for r in response.responses)
+        if error == Errors.NONE and body.share_session_epoch >= 0:
+            self.epoch = body.share_session_epoch + 1  # the session moved on
+        client.record("hostile.answer", request=name, error=int(error), partition_errors=[int(e) for e in parts])
+        if name not in _SETUP:
+            now = client.scheduler.now_ms
+            result = HostileShareResult(name, body.group_id, body.member_id, body.share_session_epoch, self.broker,
+                                        error, parts, expected, per_partition, now)
+            owner.results.append(result)
+            owner.observer.on_event("hostile.share_answer", now, result=result)
+        if client.alive:
+            self.next()

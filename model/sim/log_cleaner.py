@@ -146,3 +146,95 @@ class LogCleaner:
                                           removed=len(removed), checkpoint=cleaner.checkpoint)
         if self._timer is not None:
             self._timer.reschedule(self.backoff_ms)
+
+
+# -- time-based retention (Kafka's LogManager.cleanupLogs) ----------------------------------------------------
+
+RETENTION_NODE: Final = "log-retention"
+# Kafka's default log.retention.ms (7 days): a topic retained that long or longer is never checked.
+NEVER_RETAINED_MS: Final = 604_800_000
+
+
+class LogRetention:
+    """Deletes old segments of the data topics every ``log.retention.check.interval.ms``.
+
+    Kafka's LogManager runs ``cleanupLogs`` on that interval; on each partition leader
+    UnifiedLog.deleteRetentionMsBreachedSegments deletes the oldest segments whose largest timestamp is
+    more than ``retention.ms`` old, never the active one, and moves the log start offset to the next
+    segment's base offset. The model's segments are fixed runs of ``segment_records`` offsets
+    ([k * n, (k + 1) * n)): a segment is closed once the high-water mark is past its end (a later
+    record rolled a new one), its largest timestamp is its records' latest produce time (markers
+    carry none), and the scan stops at the first segment it keeps (Kafka deletes a prefix). As
+    DeleteRecords does, the committed ``DataLog`` stands for every replica, and the share-partition
+    leaders on the leader's broker hear of the move (trunk: the fetch path's updateCacheAndOffsets).
+    A topic whose retention is the 7-day default is never checked: no run lasts that long.
+    """
+
+    def __init__(self, scheduler: Scheduler, controller: Controller, retention_ms: dict[str, int], *,
+                 interval_ms: int, segment_records: int, trace: Trace | None = None) -> None:
+        if interval_ms < 1 or segment_records < 1 or any(r < 1 for r in retention_ms.values()):
+            raise ValueError(f"log retention: interval_ms = {interval_ms}, segment_records = {segment_records} "
+                             f"and every retention_ms ({retention_ms}) must be >= 1")
+        self.scheduler = scheduler
+        self.controller = controller
+        self.retention_ms = dict(sorted(retention_ms.items()))
+        self.interval_ms = interval_ms
+        self.segment_records = segment_records
+        self.trace = trace
+        self.records_deleted = 0  # offsets below the log start offsets retention moved, over every pass
+        self.segments_deleted = 0
+        self._timer: Timer | None = None
+
+    def start(self) -> None:
+        if self.retention_ms and self._timer is None:
+            self._timer = self.scheduler.timer(self.interval_ms, self.check_all)
+
+    def stop(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def check_all(self) -> None:
+        """One pass over every partition of every topic with a retention, that has a live leader."""
+        controller = self.controller
+        now = self.scheduler.now_ms
+        for topic, retention_ms in self.retention_ms.items():
+            for partition in range(controller.partition_count(topic)):
+                leader = controller.partitions[(topic, partition)].leader
+                if leader not in controller.alive:
+                    continue  # no leader to delete segments: the next pass catches up
+                data = controller.data(topic, partition)
+                start = data.log.log_start_offset
+                end = deletable_end(data, now - retention_ms, self.segment_records)
+                if end <= start:
+                    continue
+                moved = data.log.delete_records(end)
+                self.segments_deleted += moved // self.segment_records - start // self.segment_records
+                self.records_deleted += moved - start
+                if self.trace is not None:
+                    self.trace.record(now, RETENTION_NODE, "log.retention", topic=topic, partition=partition,
+                                      log_start_offset=moved, previous=start)
+                broker = controller.brokers.get(leader)
+                share_leader = getattr(broker, "share_leader", None)
+                if share_leader is not None:
+                    share_leader.on_log_start_moved(topic, partition, now)
+        if self._timer is not None:
+            self._timer.reschedule(self.interval_ms)
+
+
+def deletable_end(data: DataLog, older_than_ms: int, segment_records: int) -> int:
+    """The base offset of the first segment retention keeps: the closed segments (of ``segment_records``
+    offsets) from the log start whose newest record was produced before ``older_than_ms`` go."""
+    log = data.log
+    times = data.produce_times
+    n = segment_records
+    hwm = log.high_watermark
+    offset = log.log_start_offset
+    while True:
+        segment_end = (offset // n + 1) * n
+        if segment_end >= hwm:
+            return offset  # the active segment (the high-water mark is in it, or at its end) stays
+        newest = max((t for t in times[offset:segment_end] if t != UNKNOWN_PRODUCE_TIME), default=None)
+        if newest is not None and newest >= older_than_ms:
+            return offset
+        offset = segment_end

@@ -32,7 +32,7 @@ from tests.conformance.builders import (
     batch,
     not_ready_error,
 )
-from tests.conformance.divergences import divergence, missing
+from tests.conformance.divergences import divergence
 
 # -- maybeInitialize ---------------------------------------------------------------------------
 

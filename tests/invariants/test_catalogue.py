@@ -51,6 +51,7 @@ IDS = {
     "last-delivery-alone": ("SP-5",),  # issue 24: Kafka's delivery-count throttling
     "dead-letter-queue": ("SP-1", "SP-3"),  # issue 24: KIP-1191, checked from the DLQ topic
     "gap-only-without-record": ("SP-3", "SP-14"),  # issue 24: GAP acknowledgements of compacted offsets
+    "refused-share-request-changes-nothing": ("CL-1", "CL-2", "SP-3"),  # issue 25: hostile share requests
 }
 LIVENESS = {"eventual-resolution", "member-convergence"}
 

@@ -201,6 +201,13 @@ _CASES = [  # (fault, the key path, the value, what the scenario has); the small
      "consumer (it has c1, c2)"),
     (FaultEvent(100, "consumer_subscribe", "c1", params=(("topics", "events,orders"),)), "params.topics", "orders",
      "topic (it has events)"),
+    (FaultEvent(100, "state_partition_under_min_isr", "g2", duration_ms=10), "target", "g2", "group (it has g)"),
+    (FaultEvent(100, "state_partition_under_min_isr", "g", duration_ms=10, params=(("topic", "orders"),)),
+     "params.topic", "orders", "topic (it has events)"),
+    (FaultEvent(100, "hostile_share_request", "g2"), "target", "g2", "group (it has g)"),
+    (FaultEvent(100, "coordinator_failover_mid_load", "g2"), "target", "g2", "group (it has g)"),
+    (FaultEvent(100, "hostile_share_request", "g", params=(("topic", "orders"),)),
+     "params.topic", "orders", "topic (it has events)"),
 ]
 
 
@@ -245,7 +252,9 @@ def test_the_table_covers_every_fault_kind_and_every_field_that_names_something(
     covered = {(fault.kind, key.split("[")[0]) for fault, key, _, _ in _CASES}
     expected = {(kind, "target") for kind, spec in FAULT_KINDS.items() if spec.target is not None}
     expected |= {("leadership_move", "params.to"), ("admin_alter_offsets", "params.topic"),
-                 ("hostile_state_request", "params.topic"), ("consumer_subscribe", "params.topics")}
+                 ("hostile_state_request", "params.topic"), ("consumer_subscribe", "params.topics"),
+                 ("state_partition_under_min_isr", "params.topic"),
+                 ("hostile_share_request", "params.topic")}
     expected |= {("network_partition", "side_a"), ("network_partition", "side_b")}
     expected |= {(kind, name) for kind in ("message_loss", "message_delay") for name in ("nodes", "links")}
     assert covered == expected  # and the message kinds: the test above

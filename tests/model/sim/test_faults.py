@@ -52,6 +52,9 @@ ONE_OF_EACH = [
     FaultEvent(6_000, "delete_records", "orders-0", params=(("to", "half"),)),
     FaultEvent(7_000, "consumer_close", "c2", duration_ms=1_000, params=(("restart", "no"),)),
     FaultEvent(7_000, "consumer_subscribe", "c1", params=(("topics", "orders"),)),
+    FaultEvent(6_000, "state_partition_under_min_isr", "g1", duration_ms=8_000, params=(("partition", 1),)),
+    FaultEvent(6_000, "hostile_share_request", "g1", params=(("request", "stale_session_epoch"),)),
+    FaultEvent(6_000, "coordinator_failover_mid_load", "g1", params=(("coordinator", "group"),)),
 ]
 
 
@@ -191,7 +194,7 @@ def test_property_swarm_plans_are_valid_and_stop_before_healing(
 
 def test_swarm_switches_on_a_non_empty_subset() -> None:
     sizes = []
-    for seed in range(200):  # enough seeds for the extremes below with 17 kinds (issue 25 added two)
+    for seed in range(200):  # enough seeds for the extremes however many kinds there are
         kinds = swarm_plan(seed, 600_000, FAULT_KINDS, TARGETS, intensity=5).kinds()
         assert kinds
         sizes.append(len(kinds))
