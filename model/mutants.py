@@ -361,6 +361,22 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
            "record after each run of offsets with no record is acknowledged GAP too, so a record no application "
            "processed is archived as if compacted away. Models no known Kafka defect",
            "gap-only-without-record", "compacted_topic", "model/sim/share_consumer.py: _decide"),
+    # -- issue 25: oracles that never trust the code they check -------------------------------------------
+    Mutant("replay-forgets-update-count",
+           "a newly elected share coordinator replays the ShareUpdate records after a key's last ShareSnapshot "
+           "but does not count them (its count of updates since the snapshot restarts at 0 at every load), so "
+           "it writes up to a whole limit of further updates before the next snapshot: the log holds more "
+           "updates since the snapshot than the limit (SC-3; trunk's handleShareUpdate counts replayed "
+           "updates). The coordinator's own count stays within the limit",
+           "snapshot-update-limit", "share_coordinator_between_snapshots",
+           "model/core/share_coordinator.py: ShareCoordinatorShard.apply"),
+    Mutant("update-keeps-complete-count",
+           "the share coordinator's apply keeps the stored DeliveryCompleteCount when it applies a ShareUpdate "
+           "instead of taking the update's (KIP-1226; trunk's ShareCoordinatorShard.merge replaces it), live "
+           "and at replay alike: the read-summary answers a stale count. A reference built with the same apply "
+           "agrees with it",
+           "coordinator-replay-equal", "share_coordinator_failover",
+           "model/core/share_coordinator.py: ShareCoordinatorShard.apply"),
 )
 
 
