@@ -21,7 +21,7 @@ from invariants.sink import ViolationSink
 from model import mutants
 from model.core.errors import Errors
 from model.core.log import PartitionLog
-from model.core.share_coordinator import ShareCoordinatorShard, ShareGroupState
+from model.core.share_coordinator import ShareCoordinatorShard
 from model.core.share_partition import SharePartition
 from model.core.share_records import ShareSnapshot, ShareTombstone, ShareUpdate
 from model.core.share_state import (
