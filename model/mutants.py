@@ -377,6 +377,21 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
            "agrees with it",
            "coordinator-replay-equal", "share_coordinator_failover",
            "model/core/share_coordinator.py: ShareCoordinatorShard.apply"),
+    Mutant("start-offset-skips-released",
+           "a share-partition leader's WriteShareGroupState carries a start offset past the leading records "
+           "that are terminal or were released back to AVAILABLE, as if those were done; its own SPSO stays, "
+           "the share coordinator stores the start offset durably, and the next leader starts past records no "
+           "client acknowledged (SP-6: the SPSO passes only records acknowledged or archived for a reason). "
+           "The durable write hid it from the check before issue 25",
+           "spso-monotonic", "slow_consumers_leader_moves",
+           "model/core/share_partition.py: _payload, _mutant_start_past_released"),
+    Mutant("aborted-transaction-holds-lso",
+           "a data partition never takes an aborted transaction's marker as written, so the transaction holds "
+           "the last stable offset back for good: a read_committed share group never reads the records "
+           "produced after it (E-1; KIP-932 reads up to the LSO, which moves past an ended transaction). "
+           "E-1 counted only up to the log's own bound before issue 25 and saw nothing",
+           "eventual-resolution", "read_committed_transactions",
+           "model/core/log.py: PartitionLog.end_transaction"),
 )
 
 
