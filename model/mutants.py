@@ -392,6 +392,13 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
            "E-1 counted only up to the log's own bound before issue 25 and saw nothing",
            "eventual-resolution", "read_committed_transactions",
            "model/core/log.py: PartitionLog.end_transaction"),
+    Mutant("initialized-when-sent",
+           "the group coordinator records a share-partition initialized when it sends the "
+           "InitializeShareGroupState, not when the share coordinator answers it, so a heartbeat may assign "
+           "it before any share-group state exists (GC-5, GC-7). Its own initialized set agrees, so the check "
+           "before issue 25 saw nothing; the state log shows no ShareSnapshot yet",
+           "assign-initialized-only", "swarm",
+           "model/core/group/share_group.py: ShareGroupManager._begin_initialize"),
 )
 
 

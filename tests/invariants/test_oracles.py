@@ -185,3 +185,12 @@ def test_the_correct_model_leaves_nothing_unjustified_in_those_scenarios() -> No
     for name in ("slow_consumers_leader_moves", "read_committed_transactions"):
         result = run(library.get(name), 0, stop_on_first_violation=False)
         assert result.violations == [], [v.describe() for v in result.violations]
+
+
+def test_assign_initialized_only_reads_the_state_log_not_only_the_group_coordinators_set() -> None:
+    """initialized-when-sent: the group coordinator's own initialized set holds the partitions it assigns
+    (what the check read before issue 25); the committed state log has no ShareSnapshot of them yet."""
+    result = run(library.get("swarm"), 0, mutant="initialized-when-sent", stop_on_first_violation=False)
+    found = [v for v in result.violations if v.invariant == "assign-initialized-only"]
+    assert found, [v.describe() for v in result.violations]
+    assert all("no share coordinator has committed" in v.message for v in found)
