@@ -1,7 +1,8 @@
 """``sharesim invariants [--json]``: the invariant catalogue (``invariants/catalogue.py``).
 
 JSON: a list of objects with ``id``, ``spec`` (a list of SPEC.md ids),
-``kind`` and ``statement``, in catalogue order; otherwise a table.
+``kind``, ``statement`` and ``source`` (where its expectation comes from), in
+catalogue order; otherwise a table.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ console = make_console()
 @click.option("--json", "as_json", is_flag=True, help="Print the catalogue as a JSON list.")
 def invariants_command(as_json: bool) -> None:
     """List the invariants every run checks: id, the SPEC.md rules it protects, its kind
-    (state, transition, liveness) and what it states. A violation names the id."""
+    (state, transition, liveness), what it states and its source of truth (where its expectation comes
+    from). A violation names the id."""
     if as_json:
         click.echo(json.dumps([invariant.to_json() for invariant in CATALOGUE], indent=2))
         return
@@ -29,6 +31,8 @@ def invariants_command(as_json: bool) -> None:
     for column in ("id", "spec", "kind"):
         table.add_column(column, no_wrap=True)
     table.add_column("statement", overflow="fold", min_width=30)
+    table.add_column("source of truth", overflow="fold", min_width=30)
     for invariant in CATALOGUE:
-        table.add_row(invariant.id, ", ".join(invariant.spec), invariant.kind, invariant.statement)
+        table.add_row(invariant.id, ", ".join(invariant.spec), invariant.kind, invariant.statement,
+                      invariant.source)
     print_table(console, table)

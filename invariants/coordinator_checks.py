@@ -40,8 +40,9 @@
   state epoch, is answered with an error and the coordinator appends no record
   for it (KAFKA-20743). Judged from the request, the coordinator's answer and
   the records it appended for that request, at the boundary.
-* ``SnapshotLimitMonitor`` (snapshot-update-limit, SC-3): after each request,
-  the key's updates since its last snapshot are at most the limit.
+* ``SnapshotLimitMonitor`` (snapshot-update-limit, SC-3): per key, the
+  ShareUpdate records committed since its latest committed ShareSnapshot,
+  counted from the log, are at most the limit (never the coordinator's count).
 * ``StoredCompleteCountMonitor`` (stored-delivery-complete-count, SC-4,
   KIP-1226): the DeliveryCompleteCount of each key's committed state, worked
   out from the committed records as ``StoredStartOffsetMonitor`` does, never
@@ -58,10 +59,12 @@
   more (a write applied whose answer was lost; a newer leader's writes), never
   fewer. Skipped while the ledger's view of the key is another life or state
   epoch than the leader's.
-* ``ReplayEqualMonitor`` (coordinator-replay-equal, SC-6): a reference shard per
-  ``__share_group_state`` partition applies the committed records once each,
-  at every load; the loading coordinator's replayed state must equal it for
-  every key the uncommitted tail does not touch.
+* ``ReplayEqualMonitor`` (coordinator-replay-equal, SC-6): an independent
+  reference of the log's semantics per ``__share_group_state`` partition
+  (``invariants/state_log_reference.py``, not the coordinator's ``apply``)
+  replays the committed records once each; at every load the loading
+  coordinator's replayed state must equal it for every key the uncommitted
+  tail does not touch.
 """
 
 from __future__ import annotations
@@ -72,6 +75,7 @@ from typing import TYPE_CHECKING
 from invariants.intervals import IntervalSet
 from invariants.share_checks import LedgerMonitor
 from invariants.sink import Monitor, ViolationSink
+from invariants.state_log_reference import ReferenceState, StateLogReference, normal_batches
 from model.core.errors import Errors
 from model.core.share_coordinator import ShareCoordinatorShard
 from model.core.share_records import ShareSnapshot, ShareTombstone, ShareUpdate
@@ -318,27 +322,47 @@ def _negative_epoch(request: object) -> str | None:
 
 
 class SnapshotLimitMonitor(Monitor):
-    def on_share_state_handled(self, shard: ShareCoordinatorShard, request: object,
-                               previous: ShareGroupState | None, sent_ms: int, now_ms: int) -> None:
-        key = getattr(request, "key", None)
-        current = None if key is None else shard.state(key)
-        limit = shard.snapshot_update_records_per_snapshot
-        if current is not None and current.updates_since_snapshot > limit:
-            self.sink.report("snapshot-update-limit", now_ms, event=type(request).__name__.removesuffix("Request"),
-                             message=f"{key}: {current.updates_since_snapshot} updates since the last snapshot, "
-                             f"above the limit {limit}", key=str(key),
-                             updates_since_snapshot=current.updates_since_snapshot, limit=limit,
-                             snapshot_epoch=current.snapshot_epoch)
+    """SC-3 from the log: per key, the ShareUpdate records committed since its latest committed
+    ShareSnapshot, counted here, never above the limit. It never asks the coordinator for its count
+    of updates (a coordinator that counts wrongly, say one that forgets the updates it replayed at a
+    load, would answer with its wrong count); the limit is the coordinator's configuration."""
+
+    def __init__(self, sink: ViolationSink) -> None:
+        super().__init__(sink)
+        self._limits: dict[int, int] = {}  # state partition -> share.coordinator.snapshot.update.records.per.snapshot
+        self._updates: dict[SharePartitionKey, int] = {}  # key -> updates committed since its latest snapshot
+
+    def on_share_coordinator_loaded(self, partition: int, shard: ShareCoordinatorShard,
+                                    committed: Sequence[object], uncommitted: Sequence[object], now_ms: int,
+                                    *, log_start_offset: int = 0) -> None:
+        self._limits[partition] = shard.snapshot_update_records_per_snapshot
+
+    def on_share_state_committed(self, partition: int, records: Sequence[object], now_ms: int) -> None:
+        updates = self._updates
+        for record in records:
+            if isinstance(record, ShareUpdate):
+                count = updates[record.key] = updates.get(record.key, 0) + 1
+                limit = self._limits.get(partition)
+                if limit is not None and count == limit + 1:  # once per run of updates
+                    self.sink.report("snapshot-update-limit", now_ms, event="ShareUpdate committed",
+                                     message=f"{record.key}: {count} ShareUpdate records committed to "
+                                     f"__share_group_state-{partition} since the key's last ShareSnapshot, above "
+                                     f"the limit {limit}", key=str(record.key), partition=partition,
+                                     updates_since_snapshot=count, limit=limit,
+                                     snapshot_epoch=record.snapshot_epoch)
+            elif isinstance(record, ShareSnapshot | ShareTombstone):
+                updates.pop(record.key, None)
 
 
 class ReplayEqualMonitor(Monitor):
     """SC-6 and SC-8: a loaded share coordinator holds the state of every committed record ever
-    written, although the records before its log start offset were pruned. The reference replays
+    written, although the records before its log start offset were pruned. The reference
+    (``invariants/state_log_reference.py``, written apart from the coordinator's ``apply``) replays
     the whole history, catching up on records before they are deleted."""
 
     def __init__(self, sink: ViolationSink) -> None:
         super().__init__(sink)
-        self._reference: dict[int, ShareCoordinatorShard] = {}  # state partition -> committed records applied
+        self._reference: dict[int, StateLogReference] = {}  # state partition -> committed records replayed
         self._applied: dict[int, int] = {}  # state partition -> the log offset the reference has reached
 
     def on_share_state_pruning(self, partition: int, first_offset: int, records: Sequence[object],
@@ -348,31 +372,43 @@ class ReplayEqualMonitor(Monitor):
     def on_share_coordinator_loaded(self, partition: int, shard: ShareCoordinatorShard,
                                     committed: Sequence[object], uncommitted: Sequence[object], now_ms: int,
                                     *, log_start_offset: int = 0) -> None:
-        reference = self._catch_up(partition, log_start_offset, committed)
+        reference = self._catch_up(partition, log_start_offset, committed).states
         in_tail = {getattr(record, "key", None) for record in uncommitted}
-        for key in sorted(set(reference.keys()) | set(shard.keys())):
+        for key in sorted(set(reference) | set(shard.keys())):
             if key in in_tail:
                 continue
-            expected, replayed = reference.state(key), shard.state(key)
-            if expected != replayed:
+            expected, replayed = reference.get(key), shard.state(key)
+            if not _same(expected, replayed):
                 self.sink.report("coordinator-replay-equal", now_ms, event=f"load __share_group_state-{partition}",
                                  message=f"{key}: the share coordinator of partition {partition} replayed "
-                                 f"{_brief(replayed)}, but the committed state is {_brief(expected)}",
+                                 f"{_brief(replayed)}, but the committed records say "
+                                 f"{'no state' if expected is None else expected.describe()}",
                                  key=str(key), partition=partition, replayed=_brief(replayed),
-                                 committed=_brief(expected))
+                                 committed="no state" if expected is None else expected.describe())
                 return
 
-    def _catch_up(self, partition: int, first_offset: int, records: Sequence[object]) -> ShareCoordinatorShard:
-        """Apply the records of the log from ``first_offset`` the reference has not seen yet."""
+    def _catch_up(self, partition: int, first_offset: int, records: Sequence[object]) -> StateLogReference:
+        """Replay the records of the log from ``first_offset`` the reference has not seen yet."""
         reference = self._reference.get(partition)
-        if reference is None:  # it only applies records: its snapshot limit plays no part
-            reference = self._reference[partition] = ShareCoordinatorShard()
+        if reference is None:
+            reference = self._reference[partition] = StateLogReference()
         applied = self._applied.get(partition, 0)
         assert first_offset <= applied, f"records {applied}..{first_offset - 1} were pruned unseen"
         for record in records[applied - first_offset:]:
-            reference.apply(record)  # type: ignore[arg-type]
+            reference.replay(record)
         self._applied[partition] = max(applied, first_offset + len(records))
         return reference
+
+
+def _same(expected: ReferenceState | None, state: ShareGroupState | None) -> bool:
+    if expected is None or state is None:
+        return expected is None and state is None
+    return (expected.state_epoch == state.state_epoch and expected.leader_epoch == state.leader_epoch
+            and expected.snapshot_epoch == state.snapshot_epoch and expected.start_offset == state.start_offset
+            and expected.delivery_complete_count == state.delivery_complete_count
+            and expected.create_timestamp_ms == state.create_timestamp_ms
+            and expected.write_timestamp_ms == state.write_timestamp_ms
+            and expected.batches == normal_batches(state.state_batches))
 
 
 def _brief(state: ShareGroupState | None) -> str:

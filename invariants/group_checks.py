@@ -20,7 +20,10 @@ about to retire) is not judged.
   empty target assignment at epoch 1 (Kafka trunk, KAFKA-20268), so its first
   computed assignment is epoch 2 and no share member is ever at epoch 1.
 * ``AssignInitializedMonitor`` (assign-initialized-only, GC-5): a share member
-  is assigned only partitions whose share-group state is initialized.
+  is assigned only partitions whose share-group state is initialized: in the
+  group coordinator's initialized set, and, for a partition newly assigned,
+  with a live ShareSnapshot committed on ``__share_group_state`` (the state
+  log, not the group coordinator's word).
 * ``TargetBalanceMonitor`` (target-assignment-balanced, GC-5): a share group's
   target assignment, while current (assignment epoch = group epoch), is
   balanced as its SimpleAssignor balances: under Kafka trunk's algorithm the
@@ -46,6 +49,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
+from invariants.ledger import topic_id_of
 from invariants.sink import Monitor, ViolationSink
 from model.core.group.consumer_group import ConsumerGroupMember
 from model.core.group.consumer_records import (
@@ -55,6 +59,8 @@ from model.core.group.consumer_records import (
 )
 from model.core.group.share_group import ShareGroup
 from model.core.group.share_records import ShareGroupMetadata, ShareGroupTargetAssignmentMetadata, Tombstone
+from model.core.share_records import ShareSnapshot, ShareTombstone
+from model.core.share_state import SharePartitionKey
 
 if TYPE_CHECKING:
     from model.core.group.consumer_group import ConsumerGroup
@@ -244,6 +250,23 @@ def _kind(record: object) -> str:
 
 
 class AssignInitializedMonitor(_GroupMonitor):
+    """GC-5 twice: a member is assigned only partitions in its group coordinator's initialized set, and
+    a partition newly assigned to a member has share-group state the share coordinators committed (a
+    ShareSnapshot of its key on __share_group_state, no tombstone after it), seen from the state log, so
+    a group coordinator that takes an initialization as done when it was not is caught too."""
+
+    def __init__(self, sink: ViolationSink) -> None:
+        super().__init__(sink)
+        self._live: dict[SharePartitionKey, bool] = {}  # key -> a committed snapshot not tombstoned since
+
+    def on_share_state_committed(self, partition: int, records: Sequence[object], now_ms: int) -> None:
+        live = self._live
+        for record in records:
+            if isinstance(record, ShareSnapshot):
+                live[record.key] = True
+            elif isinstance(record, ShareTombstone):
+                live[record.key] = False
+
     def basis(self, group: ShareGroup | ConsumerGroup) -> object:
         # Partitions may leave the initialized set under members that do not change (a re-initialize, GC-7).
         return frozenset(group.initialized) if isinstance(group, ShareGroup) else None
@@ -253,7 +276,7 @@ class AssignInitializedMonitor(_GroupMonitor):
         if not isinstance(group, ShareGroup):
             return
         initialized = group.initialized
-        for member_id, _, now in changed:
+        for member_id, before, now in changed:
             if now is None:
                 continue
             missing = sorted(now[1] - initialized)
@@ -263,6 +286,15 @@ class AssignInitializedMonitor(_GroupMonitor):
                                  f"share-group state is not initialized", group=group_id, member=member_id,
                                  partition=str(missing[0]), member_epoch=now[0])
                 return
+            added = now[1] if before is None else now[1] - before[1]
+            for tp in sorted(added):
+                if not self._live.get(SharePartitionKey(group_id, topic_id_of(tp.topic), tp.partition), False):
+                    self.sink.report("assign-initialized-only", now_ms, event=f"share group {group_id}",
+                                     message=f"share group {group_id}: member {member_id} assigned {tp}, whose "
+                                     f"share-group state no share coordinator has committed (no ShareSnapshot "
+                                     f"of it on __share_group_state since its last tombstone)", group=group_id,
+                                     member=member_id, partition=str(tp), member_epoch=now[0])
+                    return
 
 
 class TargetBalanceMonitor(_GroupMonitor):

@@ -12,7 +12,17 @@ ranges (``invariants/intervals.py``), never one object per offset:
   highest leader epoch a leader read the state with (``DurableState``);
 * **deliveries** per share-partition: the last delivery of each offset
   (member, delivery count, leader epoch, time);
-* **accepted writes** a leader has not yet taken as done (SP-9).
+* **accepted writes** a leader has not yet taken as done (SP-9);
+* **justified offsets** per share-partition and life of its state: every
+  offset a protocol reason lets a leader leave behind, from facts seen at the
+  boundaries and nothing a leader or coordinator says: acknowledged
+  ACCEPT / REJECT / GAP by a client (an acknowledgement a leader took), or
+  handed to a client at the group's delivery limit (``justified``); with the
+  data log (no deliverable record there, or below its log start offset,
+  ``unjustified``) that is why an SPSO may pass an offset (``spso-monotonic``)
+  and why a record produced into a live group may stay unconsumed
+  (``eventual-resolution``). ``first_spso`` is where the life began (the first
+  SPSO a ready leader showed in it: the reset policy or an admin reset).
 
 The runner puts the ledger AFTER the checks in the fan-out, so a check sees
 the facts from before the step it is judging.
@@ -30,6 +40,7 @@ from model.core.message import Message
 from model.core.share_state import UNKNOWN_OFFSET, AcknowledgeType, RecordState, SharePartitionKey
 
 if TYPE_CHECKING:
+    from model.core.log import PartitionLog
     from model.core.share_partition import AcknowledgementBatch, AcquiredRecords, SharePartition
     from model.core.share_state import WriteShareGroupStateRequest
 
@@ -92,6 +103,11 @@ class DurableState:
     dlq_written: IntervalSet = field(default_factory=IntervalSet)
     dlq_given_up: IntervalSet = field(default_factory=IntervalSet)
     trimmed: int = 0  # ranges below this offset are forgotten (below a leader's SPSO)
+    # Issue 25: offsets a client acknowledged terminal or was handed at the delivery limit (never trimmed;
+    # ranges, so it grows with the runs of released records, not with the records).
+    justified: IntervalSet = field(default_factory=IntervalSet)
+    first_spso: int = -1  # the first SPSO a ready leader showed in this life / state epoch
+    verified: int = -1  # eventual-resolution: every offset from first_spso below this was found justified
 
     def restart(self, state_epoch: int) -> None:
         """SP-12: a new state epoch starts the durable state afresh."""
@@ -104,6 +120,9 @@ class DurableState:
         self.dlq_owed.clear()
         self.dlq_written.clear()
         self.dlq_given_up.clear()
+        self.justified.clear()
+        self.first_spso = -1
+        self.verified = -1
 
     def raise_counts(self, first: int, last: int, count: int) -> None:
         """SC-4: where ranges overlap the higher delivery count wins."""
@@ -116,8 +135,12 @@ class DurableState:
 
 
 class Ledger(Monitor):
-    def __init__(self, sink: ViolationSink) -> None:
+    def __init__(self, sink: ViolationSink, delivery_count_limit: int = 5,
+                 limits: dict[str, int] | None = None) -> None:
         super().__init__(sink)
+        # group.share.delivery.count.limit: the broker's, and each group's own (configuration)
+        self.delivery_count_limit = delivery_count_limit
+        self.limits = dict(limits or {})
         self.durable: dict[SharePartitionKey, DurableState] = {}
         self.deliveries: dict[SharePartitionKey, RangeMap[Delivery]] = {}
         self.high_watermark: dict[tuple[str, int], int] = {}  # (topic name, partition) -> end of the committed
@@ -138,6 +161,74 @@ class Ledger(Monitor):
     def was_accepted(self, request: WriteShareGroupStateRequest) -> bool:
         return self._accepted.get(id(request)) is request
 
+    def unjustified(self, key: SharePartitionKey, first: int, last: int, log: PartitionLog,
+                    read_committed: bool) -> tuple[int, int]:
+        """(how many, the lowest) offsets of ``first..last`` no protocol reason lets a leader leave behind:
+        not acknowledged terminal by a client, not handed out at the delivery limit, at or above the data
+        log's start offset and holding a deliverable record there. (0, -1) when every one is justified."""
+        state = self.durable.get(key)
+        justified = state.justified if state is not None else IntervalSet()
+        cursor = max(first, log.log_start_offset)
+        count, lowest = 0, -1
+        while cursor <= last:
+            missing = justified.first_missing(cursor, last)
+            if missing is None:
+                break
+            covered = justified.first_overlap(missing, last)
+            end = last if covered is None else covered[0] - 1
+            for span in log.read(missing, end + 1, read_committed=read_committed):
+                if span.deliverable:
+                    count += span.last - span.first + 1
+                    lowest = span.first if lowest < 0 else lowest
+            cursor = end + 1 if covered is None else covered[1] + 1
+        return count, lowest
+
+    def unresolved(self, key: SharePartitionKey, topic: str, partition: SharePartition, bound: int,
+                   read_committed: bool) -> tuple[int, int]:
+        """E-1 from the facts: (how many, the lowest) records a live group should have consumed that it
+        has not, and the leader's window does not show: below the leader's SPSO, from the life's first
+        SPSO, offsets ``unjustified`` (records lost to a wrong start offset); at or above the group's
+        bound, records the producers had acknowledged (committed) that the group cannot read (lost from
+        the data log, or held back by a wrong last stable offset). (0, -1) when there are none."""
+        state = self.durable.get(key)
+        log = partition.log
+        count, lowest = 0, -1
+        if state is not None and state.state_epoch == partition.state_epoch and state.first_spso >= 0:
+            start = max(state.first_spso, state.verified)
+            count, lowest = self.unjustified(key, start, partition.spso - 1, log, read_committed)
+            if not count:
+                state.verified = max(state.verified, partition.spso)  # justification only grows
+        acked_end = self.high_watermark.get((topic, key.partition), 0)
+        first = max(partition.spso, bound, log.log_start_offset)
+        if acked_end <= first:
+            return count, lowest
+        data = (key.topic_id, key.partition)
+        skipped = IntervalSet()  # acknowledged but not to be read: aborted (read_committed), still open
+        if read_committed:
+            for lo, hi in self.aborted.get(data, ()):
+                skipped.add(lo, hi)
+        for (topic_id, number, _), ranges in self._open.items():
+            if (topic_id, number) == data:
+                for lo, hi in ranges:
+                    skipped.add(lo, hi)
+        end = min(acked_end, log.high_watermark)
+        invisible: list[tuple[int, int]] = [(log.high_watermark, acked_end - 1)] if acked_end > end else []
+        for span in log.read(first, end, read_committed=False):
+            if span.deliverable:
+                invisible.append((span.first, span.last))
+        for lo, hi in invisible:
+            cursor = max(lo, first)
+            while cursor <= hi:
+                missing = skipped.first_missing(cursor, hi)
+                if missing is None:
+                    break
+                covered = skipped.first_overlap(missing, hi)
+                run_end = hi if covered is None else covered[0] - 1
+                count += run_end - missing + 1
+                lowest = missing if lowest < 0 else min(lowest, missing)
+                cursor = hi + 1 if covered is None else covered[1] + 1
+        return count, lowest
+
     # -- share-partition facts ------------------------------------------------------------------------
 
     def on_share_partition_step(self, partition: SharePartition, bound: int, now_ms: int) -> None:
@@ -148,7 +239,9 @@ class Ledger(Monitor):
                 self.read_committed[key.group_id] = partition.group.read_committed
             if partition.state_epoch > state.state_epoch:
                 state.restart(partition.state_epoch)
-            elif partition.state_epoch == state.state_epoch and partition.spso >= state.trimmed + _TRIM_EVERY:
+            if state.first_spso < 0 and partition.state_epoch == state.state_epoch:
+                state.first_spso = partition.spso
+            if partition.state_epoch == state.state_epoch and partition.spso >= state.trimmed + _TRIM_EVERY:
                 self._trim(key, state, partition.spso)
 
     def _trim(self, key: SharePartitionKey, state: DurableState, spso: int) -> None:
@@ -205,9 +298,23 @@ class Ledger(Monitor):
         deliveries = self.deliveries.get(key)
         if deliveries is None:
             deliveries = self.deliveries[key] = RangeMap()
+        limit = self.limits.get(key.group_id, self.delivery_count_limit)
+        justified = None
         for a in acquired:
             delivery = Delivery(member_id, a.delivery_count, leader_epoch, now_ms)
             deliveries.assign(a.first_offset, a.last_offset, delivery)
+            if a.delivery_count >= limit:  # SP-5: at the limit, a release or a lock timeout archives it
+                if justified is None:
+                    justified = self.durable_of(key).justified
+                justified.add(a.first_offset, a.last_offset)
+
+    def on_acknowledge(self, key: SharePartitionKey, member_id: str, batches: tuple[AcknowledgementBatch, ...],
+                       leader_epoch: int, now_ms: int) -> None:
+        """A client's ACCEPT, REJECT or GAP that a leader took: the client's reason to end those records."""
+        justified = self.durable_of(key).justified
+        for batch in batches:
+            for first, last in terminal_runs(batch):
+                justified.add(first, last)
 
     # -- the dead-letter queue (KIP-1191) -------------------------------------------------------------
 

@@ -9,7 +9,9 @@ the seed, a message and a compact state excerpt.
 * ``SpsoWindowMonitor``: SP-6 (SPSO never decreases within a state epoch, and
   moves past an offset only once that offset is durably terminal — acknowledged
   or archived by a write the share coordinator accepted — or below a durable
-  start offset), SP-7 (SPSO ≤ SPEO ≤ bound), SP-8 (SPEO − SPSO ≤ max record locks).
+  start offset, and only for a reason the ghost ledger saw: a client's
+  acknowledgement, the delivery limit, no deliverable record in the data log,
+  below its log start offset), SP-7 (SPSO ≤ SPEO ≤ bound), SP-8 (SPEO − SPSO ≤ max record locks).
 * ``DeliveryLimitMonitor``: SP-5/E-4 (no acquisition with a delivery count above
   the limit; within one leader tenure an offset's count strictly increases
   from one delivery to the next; at the end of the run a record delivered
@@ -104,9 +106,15 @@ def _in_bounds(spso: int, speo: int, bound: int) -> bool:
 
 
 class SpsoWindowMonitor(Monitor):
-    def __init__(self, sink: ViolationSink) -> None:
+    """With a ``ledger``, every offset an SPSO moves past must also be justified by facts the ledger saw
+    (``Ledger.unjustified``): a client acknowledged it terminal, it was handed out at the delivery limit,
+    the data log holds no deliverable record there or it is below the log start offset. A write that
+    made the move durable justifies nothing: the leader chose what it wrote."""
+
+    def __init__(self, sink: ViolationSink, ledger: Ledger | None = None) -> None:
         super().__init__(sink)
         self._tracks: dict[SharePartitionKey, _WindowTrack] = {}
+        self.ledger = ledger
 
     def _track(self, key: SharePartitionKey) -> _WindowTrack:
         track = self._tracks.get(key)
@@ -195,9 +203,30 @@ class SpsoWindowMonitor(Monitor):
                                      message=f"{key}: SPSO moved from {previous} to {spso} past offset "
                                      f"{missing}, which is not durably terminal", previous_spso=previous,
                                      offset=missing, durable_start=track.durable_start, **excerpt)
+                elif spso > previous and self.ledger is not None:
+                    self._check_justified(partition, previous, now_ms, excerpt)
         if previous is None or spso > previous:
             track.spso = spso
             track.durable_terminal.discard_below(spso)
+
+
+    def _check_justified(self, partition: SharePartition, previous: int, now_ms: int,
+                         excerpt: dict[str, object]) -> None:
+        ledger = self.ledger
+        assert ledger is not None
+        key = partition.key
+        durable = ledger.durable.get(key)
+        if durable is None or durable.state_epoch != partition.state_epoch:
+            return  # the ledger's view is another state epoch or life: no facts to judge by
+        count, offset = ledger.unjustified(key, previous, partition.spso - 1, partition.log,
+                                           partition.group.read_committed)
+        if count:
+            self.sink.report("spso-monotonic", now_ms, event="share-partition step",
+                             message=f"{key}: SPSO moved from {previous} to {partition.spso} past {count} "
+                             f"offset(s) from {offset} that no client acknowledged, none handed out at the "
+                             f"delivery limit, each holding a record at or above the log start offset "
+                             f"{partition.log.log_start_offset}", previous_spso=previous, offset=offset,
+                             unjustified=count, **excerpt)
 
 
 # -- SP-5 / E-4, SP-11 -------------------------------------------------------------------------
@@ -642,10 +671,10 @@ def standard_monitors(seed: int, *, delivery_count_limit: int = 5, lock_duration
     """Every step monitor of the catalogue over one sink and one ghost ledger (last: the
     checks see the facts from before the step they judge)."""
     sink = ViolationSink(seed, on_violation)
-    ledger = Ledger(sink)
+    ledger = Ledger(sink, delivery_count_limit, limits)
     return Monitors(
         (
-            SpsoWindowMonitor(sink),
+            SpsoWindowMonitor(sink, ledger),
             DeliveryLimitMonitor(sink, delivery_count_limit, limits),
             NoRedeliveryMonitor(sink),
             ExclusiveAcquisitionMonitor(sink, lock_duration_ms, lock_durations),

@@ -401,6 +401,44 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
            "whose acquisitions the new one does not own)",
            "refused-share-request-changes-nothing", "hostile_share_request",
            "model/core/share_session.py: ShareSessionCache.share_fetch"),
+    # -- issue 25: oracles that never trust the code they check -------------------------------------------
+    Mutant("replay-forgets-update-count",
+           "a newly elected share coordinator replays the ShareUpdate records after a key's last ShareSnapshot "
+           "but does not count them (its count of updates since the snapshot restarts at 0 at every load), so "
+           "it writes up to a whole limit of further updates before the next snapshot: the log holds more "
+           "updates since the snapshot than the limit (SC-3; trunk's handleShareUpdate counts replayed "
+           "updates). The coordinator's own count stays within the limit",
+           "snapshot-update-limit", "share_coordinator_between_snapshots",
+           "model/core/share_coordinator.py: ShareCoordinatorShard.apply"),
+    Mutant("update-keeps-complete-count",
+           "the share coordinator's apply keeps the stored DeliveryCompleteCount when it applies a ShareUpdate "
+           "instead of taking the update's (KIP-1226; trunk's ShareCoordinatorShard.merge replaces it), live "
+           "and at replay alike: the read-summary answers a stale count. A reference built with the same apply "
+           "agrees with it",
+           "coordinator-replay-equal", "share_coordinator_failover",
+           "model/core/share_coordinator.py: ShareCoordinatorShard.apply"),
+    Mutant("start-offset-skips-released",
+           "a share-partition leader's WriteShareGroupState carries a start offset past the leading records "
+           "that are terminal or were released back to AVAILABLE, as if those were done; its own SPSO stays, "
+           "the share coordinator stores the start offset durably, and the next leader starts past records no "
+           "client acknowledged (SP-6: the SPSO passes only records acknowledged or archived for a reason). "
+           "The durable write hid it from the check before issue 25",
+           "spso-monotonic", "slow_consumers_leader_moves",
+           "model/core/share_partition.py: _payload, _mutant_start_past_released"),
+    Mutant("aborted-transaction-holds-lso",
+           "a data partition never takes an aborted transaction's marker as written, so the transaction holds "
+           "the last stable offset back for good: a read_committed share group never reads the records "
+           "produced after it (E-1; KIP-932 reads up to the LSO, which moves past an ended transaction). "
+           "E-1 counted only up to the log's own bound before issue 25 and saw nothing",
+           "eventual-resolution", "read_committed_transactions",
+           "model/core/log.py: PartitionLog.end_transaction"),
+    Mutant("initialized-when-sent",
+           "the group coordinator records a share-partition initialized when it sends the "
+           "InitializeShareGroupState, not when the share coordinator answers it, so a heartbeat may assign "
+           "it before any share-group state exists (GC-5, GC-7). Its own initialized set agrees, so the check "
+           "before issue 25 saw nothing; the state log shows no ShareSnapshot yet",
+           "assign-initialized-only", "swarm",
+           "model/core/group/share_group.py: ShareGroupManager._begin_initialize"),
 )
 
 

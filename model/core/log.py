@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Final
 
+from model import mutants as _mutants
 from model.core.message import Message
 
 
@@ -209,7 +210,9 @@ class PartitionLog:
         if not commit:
             for first, last in txn.batches:
                 self._aborted.add(first, last)
-        txn.marker_offset = marker
+        # The mutant aborted-transaction-holds-lso: an aborted transaction's marker is never taken as
+        # written, so the transaction holds the last stable offset back for good.
+        txn.marker_offset = None if not commit and _mutants.ACTIVE == "aborted-transaction-holds-lso" else marker
         self._unstable.append(txn)
         self._settle()
         return marker

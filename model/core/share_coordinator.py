@@ -265,9 +265,11 @@ class ShareCoordinatorShard:
                 snapshot_epoch=state.snapshot_epoch,
                 start_offset=start_offset,
                 state_batches=overlay_state_batches(state.state_batches, record.state_batches, start_offset),
-                updates_since_snapshot=state.updates_since_snapshot + 1,
+                updates_since_snapshot=state.updates_since_snapshot + (
+                    0 if self.loading and _mutants.ACTIVE == "replay-forgets-update-count" else 1),
                 # Replaced, not combined (trunk's ShareCoordinatorShard.merge): the write chose it.
-                delivery_complete_count=record.delivery_complete_count,
+                delivery_complete_count=state.delivery_complete_count
+                if _mutants.ACTIVE == "update-keeps-complete-count" else record.delivery_complete_count,
                 create_timestamp_ms=state.create_timestamp_ms,
                 write_timestamp_ms=state.write_timestamp_ms,
             )

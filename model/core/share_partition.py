@@ -1478,6 +1478,17 @@ class SharePartition:
             return self._complete + spso - base
         return self._complete - _complete_between(self._window.ranges, spso, base)
 
+    def _mutant_start_past_released(self) -> int:
+        """The mutant start-offset-skips-released: the start offset a write carries passes the leading
+        records that are terminal or were released back to AVAILABLE (delivered before), as if those were
+        done. The leader's own SPSO stays; the share coordinator stores the higher start offset, durably."""
+        start = self._spso
+        for r in self._window.ranges:
+            if r.first != start or not (r.state in _TERMINAL or (r.state == AVAILABLE and r.delivery_count > 0)):
+                break
+            start = r.last + 1
+        return start
+
     def _payload(self, write_id: int, changes: list[Change]) -> tuple[int, list[Change]]:
         """The StartOffset and batches of a write carrying ``changes``.
 
@@ -1510,6 +1521,8 @@ class SharePartition:
         invariant stored-start-offset-monotonic checks it there).
         """
         mutant = _mutants.ACTIVE
+        if mutant == "start-offset-skips-released":
+            return self._mutant_start_past_released(), changes
         if self.broker.kafka or mutant == "start-offset-every-write" or mutant == "start-offset-every-write-max":
             # Trunk (writeShareGroupState: startOffset()), the mutant and its variant: the SPSO now,
             # whatever is in flight; the share coordinator keeps the higher start offset (SC-4).

@@ -55,6 +55,7 @@ from typing import TYPE_CHECKING, Any, Final, NamedTuple
 import networkx as nx
 
 from invariants.intervals import IntervalSet
+from invariants.ledger import Ledger
 from invariants.monitors import Monitor, Monitors, ViolationSink, standard_monitors
 from invariants.violation import Violation
 from model.core.config import (
@@ -186,6 +187,10 @@ class Unresolved(NamedTuple):
     bound: int
     leader: SharePartition | None
     why: str
+    # Issue 25, from the ghost ledger: records the producers had acknowledged that the group never
+    # consumed and the window does not show (below the SPSO unjustified, beyond the group's bound).
+    lost: int = 0
+    lost_first: int = -1
 
     @property
     def name(self) -> str:
@@ -193,12 +198,13 @@ class Unresolved(NamedTuple):
 
     @property
     def offsets(self) -> int:
-        return max(0, self.bound - self.first)
+        return max(0, self.bound - self.first) + self.lost
 
     def describe(self, members: Mapping[str, str]) -> str:
         """"g t-0: offsets 10-674 (600 AVAILABLE, 65 ACQUIRED by c2)": the offsets by state (in offset
         order), an acquired one with its owner (a consumer's name, else the member id), ranges not numbers."""
-        where = f"offsets {self.first}-{self.bound - 1}" if self.offsets > 1 else f"offset {self.first}"
+        window = max(0, self.bound - self.first)
+        where = f"offsets {self.first}-{self.bound - 1}" if window > 1 else f"offset {self.first}"
         if self.leader is None:
             return f"{self.name}: {self.why}" + (f", {where} outstanding" if self.offsets else "")
         counts: dict[str, int] = {}
@@ -219,7 +225,11 @@ class Unresolved(NamedTuple):
         rest = sum(list(counts.values())[_SHOWN_STATES:])
         if rest:
             shown.append(f"{rest} in other states")
-        return f"{self.name}: {where} ({', '.join(shown)})"
+        lost = (f"{self.lost} record(s) the producers had acknowledged, from offset {self.lost_first}, neither "
+                "acknowledged by a client nor archived for a protocol reason, outside the window")
+        if not window:
+            return f"{self.name}: {lost}"
+        return f"{self.name}: {where} ({', '.join(shown)})" + (f"; and {lost}" if self.lost else "")
 
 
 def _percentile(values: Sequence[int], fraction: float) -> int | None:
@@ -287,6 +297,8 @@ class Cluster:
         sink.on_violation = self._on_violation
         self.sink = sink
         self.tracker = ClusterTracker(sink)
+        # E-1 counts from the ghost ledger's facts too (what producers had acknowledged), if it runs.
+        self.ledger = next((m for m in chosen if isinstance(m, Ledger)), None)
         self.observer: Observer = Monitors((*chosen, self.tracker), sink)
 
         # -- nodes and the network -------------------------------------------------------------
@@ -753,6 +765,10 @@ class Cluster:
                         found = Unresolved(group_id, topic, p, partition.spso, bound, None, why)
                     else:
                         found = Unresolved(group_id, topic, p, partition.spso, bound, partition, "")
+                        if self.ledger is not None:
+                            lost, lost_first = self.ledger.unresolved(key, topic, partition, bound, read_committed)
+                            if lost:
+                                found = found._replace(lost=lost, lost_first=lost_first)
                     if found.offsets > 0 or (found.leader is None and partition is not None):
                         out.append(found)
         return out

@@ -147,3 +147,22 @@ def test_member_convergence_covers_kip848_members() -> None:
     assert consumer.member.member_epoch > 0
     assert _judge_at_deadline(cluster) == ["member-convergence"]
     assert cluster.violations[0].state["members"] == [name]
+
+
+# Phrases that would say an oracle takes its expectation from the code it checks.
+_MODEL_BOOKKEEPING = ("bookkeeping", "in-memory", "in memory", "its own count", "updates_since_snapshot",
+                      "updates since its snapshot as", "the same apply", "replayed with apply", "current spso")
+
+
+@pytest.mark.parametrize("invariant", list(IDS))
+def test_every_invariant_names_its_source_of_truth(invariant: str) -> None:
+    """Issue 25: every oracle says where its expectation comes from, in one sentence, and none reads the
+    model's own bookkeeping."""
+    source = get(invariant).source
+    assert source and "\n" not in source and source.endswith("."), invariant
+    assert not [p for p in _MODEL_BOOKKEEPING if p in source.lower()], (invariant, source)
+    assert get(invariant).to_json()["source"] == source
+
+
+def test_the_source_table_covers_exactly_the_catalogue() -> None:
+    assert sorted(catalogue._SOURCES) == sorted(TABLE)

@@ -21,7 +21,7 @@ from invariants.sink import ViolationSink
 from model import mutants
 from model.core.errors import Errors
 from model.core.log import PartitionLog
-from model.core.share_coordinator import ShareCoordinatorShard, ShareGroupState
+from model.core.share_coordinator import ShareCoordinatorShard
 from model.core.share_partition import SharePartition
 from model.core.share_records import ShareSnapshot, ShareTombstone, ShareUpdate
 from model.core.share_state import (
@@ -114,31 +114,58 @@ def test_only_initialize_sets_the_state_epoch_and_only_read_the_leader_epoch() -
 # -- snapshot-update-limit (SC-3) -----------------------------------------------------------------------------
 
 
-class _StubShard:
-    def __init__(self, state: ShareGroupState, limit: int) -> None:
-        self._state = state
-        self.snapshot_update_records_per_snapshot = limit
-
-    def state(self, key: SharePartitionKey) -> ShareGroupState:
-        return self._state
+def _committed(monitor: SnapshotLimitMonitor, shard: ShareCoordinatorShard, request: object, now: int) -> None:
+    """Handle ``request`` and commit the records it wrote, as a coordinator host does."""
+    _, records = shard.handle(request)
+    monitor.on_share_state_committed(7, records, now)
 
 
-def test_updates_since_the_snapshot_above_the_limit() -> None:
+def test_updates_since_the_snapshot_are_counted_from_the_committed_log() -> None:
     sink = ViolationSink(1)
     monitor = SnapshotLimitMonitor(sink)
-    shard, _ = _shard(limit=2)
+    shard, records = _shard(limit=2)
+    monitor.on_share_coordinator_loaded(7, shard, [], [], 0)  # the limit is the coordinator's configuration
+    monitor.on_share_state_committed(7, records, 0)
     for n in range(6):  # the real shard snapshots at the limit: never above it
-        previous = shard.state(KEY)
-        write = _write(2, first=n)
-        shard.write(write)
-        monitor.on_share_state_handled(shard, write, previous, n, n)
+        _committed(monitor, shard, _write(2, first=n), n)
     assert sink.violations == []
-    state = shard.state(KEY)
-    assert state is not None
-    monitor.on_share_state_handled(_StubShard(state.replace(updates_since_snapshot=3), 2),  # type: ignore[arg-type]
-                                   _write(2), state, 10, 10)
+    # Three updates of one snapshot committed in a row: above the limit 2, whatever a coordinator counts.
+    updates = [ShareUpdate(KEY, 9, 2, -1, ()) for _ in range(4)]
+    monitor.on_share_state_committed(7, [_snapshot(0, snapshot_epoch=9), *updates], 10)
     assert _ids(sink) == ["snapshot-update-limit"]
     assert sink.violations[0].state["updates_since_snapshot"] == 3
+    # A snapshot or a tombstone starts the count again.
+    monitor.on_share_state_committed(7, [_snapshot(0, snapshot_epoch=10), *updates[:2], ShareTombstone(KEY),
+                                         *updates[:2]], 11)
+    assert len(sink.violations) == 1
+
+
+def test_a_coordinator_that_forgets_the_updates_it_replayed_is_caught_though_its_count_is_within_the_limit() -> None:
+    """The mutant replay-forgets-update-count: after a load the coordinator counts from 0, so it writes a
+    whole limit of updates more. Its own count (what the check read before issue 25) never exceeds the
+    limit; the committed log does."""
+    sink = ViolationSink(1)
+    monitor = SnapshotLimitMonitor(sink)
+    shard, records = _shard(limit=3)
+    monitor.on_share_coordinator_loaded(7, shard, [], [], 0)
+    monitor.on_share_state_committed(7, records, 0)
+    log = list(records)
+    for n in range(2):
+        _, written = shard.write(_write(2, first=n))
+        log += written
+        monitor.on_share_state_committed(7, written, n)
+    with mutants.injected("replay-forgets-update-count"):
+        loaded = ShareCoordinatorShard.replay(log, 3)  # type: ignore[arg-type]
+        monitor.on_share_coordinator_loaded(7, loaded, log, [], 5)
+        counts = []
+        for n in range(2, 5):
+            _, written = loaded.write(_write(2, first=n))
+            monitor.on_share_state_committed(7, written, n)
+            state = loaded.state(KEY)
+            assert state is not None
+            counts.append(state.updates_since_snapshot)
+    assert max(counts) <= 3  # the coordinator's own count: the old oracle saw nothing
+    assert _ids(sink) == ["snapshot-update-limit"]
 
 
 # -- earlier-life-write-fenced (SC-5, GC-8) --------------------------------------------------------------
@@ -243,6 +270,45 @@ def _load_from(records: list[object], start: int) -> ShareCoordinatorShard:
         shard.apply(record)  # type: ignore[arg-type]
     shard.complete_load()
     return shard
+
+
+def test_a_replay_is_judged_by_the_independent_reference_not_by_apply() -> None:
+    """The mutant update-keeps-complete-count: apply keeps the stored DeliveryCompleteCount on a
+    ShareUpdate. A reference replayed with the same apply (the check before issue 25) agrees with the
+    loaded coordinator; the independent reference of the log's semantics does not."""
+    sink = ViolationSink(1)
+    monitor = ReplayEqualMonitor(sink)
+    shard, records = _shard()
+    records += shard.write(WriteShareGroupStateRequest(KEY, 1, 2, 5, (StateBatch(5, 9, RecordState.ACKNOWLEDGED, 1),),
+                                                       3))[1]
+    with mutants.injected("update-keeps-complete-count"):
+        loaded = _replay(records)
+        old_reference = _replay(records)
+        monitor.on_share_coordinator_loaded(7, loaded, records, [], 1)
+    assert old_reference.state(KEY) == loaded.state(KEY)  # the old oracle: equal, nothing to report
+    assert _ids(sink) == ["coordinator-replay-equal"]
+    assert "complete 3" in sink.violations[0].message
+
+
+def test_the_reference_follows_the_logs_semantics() -> None:
+    """Kafka trunk's replay: a snapshot replaces, an update merges over it (higher delivery count wins,
+    on equal counts the higher state; clipped at a new start offset; -1 keeps the start offset and the
+    leader epoch), a tombstone forgets the key."""
+    from invariants.state_log_reference import StateLogReference
+
+    reference = StateLogReference()
+    reference.replay(ShareSnapshot(KEY, 0, 1, 2, 0, (StateBatch(0, 9, RecordState.AVAILABLE, 1),), 0, 5, 5))
+    reference.replay(ShareUpdate(KEY, 0, -1, -1, (StateBatch(3, 4, RecordState.ACKNOWLEDGED, 1),
+                                                  StateBatch(6, 6, RecordState.AVAILABLE, 0)), 2))
+    state = reference.states[KEY]
+    assert state.batches == ((0, 2, 0, 1), (3, 4, 2, 1), (5, 9, 0, 1))
+    assert (state.start_offset, state.leader_epoch, state.delivery_complete_count) == (0, 2, 2)
+    reference.replay(ShareUpdate(KEY, 0, 4, 4, (StateBatch(8, 9, RecordState.ARCHIVED, 2),), 1))
+    state = reference.states[KEY]
+    assert state.batches == ((4, 4, 2, 1), (5, 7, 0, 1), (8, 9, 4, 2))
+    assert (state.start_offset, state.leader_epoch, state.snapshot_epoch, state.state_epoch) == (4, 4, 0, 1)
+    reference.replay(ShareTombstone(KEY))
+    assert KEY not in reference.states
 
 
 def test_a_replay_after_pruning_is_judged_against_the_whole_history() -> None:

@@ -25,8 +25,11 @@ from model.core.group.share_records import (
     TopicMetadata,
 )
 from model.core.metadata import TopicPartition
+from model.core.share_records import ShareSnapshot, ShareTombstone
+from model.core.share_state import SharePartitionKey
 
 P0, P1, P2 = (TopicPartition("t", p) for p in range(3))
+
 NONE: frozenset[TopicPartition] = frozenset()
 
 
@@ -240,6 +243,7 @@ def _assign_initialized_with_m1(**group_fields: Any) -> tuple[
     """Share group g with one member m1 (epoch 2, holding P0), looked at once without a violation."""
     sink = ViolationSink(1)
     monitor, shard = AssignInitializedMonitor(sink), _Shard()
+    monitor.on_share_state_committed(0, [_state_snapshot(P0)], 0)  # P0's share-group state is on the state log
     member = ShareGroupMember("m1", member_epoch=2, assigned_partitions=frozenset({P0}))
     group = ShareGroup("g", 2, 2, members={"m1": member}, **group_fields)
     shard.share.groups["g"] = group
@@ -253,6 +257,31 @@ def test_a_share_member_assigned_a_partition_still_initializing() -> None:
     member.assigned_partitions = frozenset({P0, P1})
     _step(monitor, shard)
     assert _ids(sink) == ["assign-initialized-only"] and sink.violations[0].state["partition"] == "t-1"
+
+
+def _state_snapshot(tp: TopicPartition) -> ShareSnapshot:
+    return ShareSnapshot(SharePartitionKey("g", f"{tp.topic}-id", tp.partition), 0, 2, -1, 0, ())
+
+
+def test_a_newly_assigned_partition_needs_its_state_committed_on_the_state_log() -> None:
+    """Issue 25: the group coordinator's initialized set is its own word; the committed ShareSnapshot
+    is the share coordinators'. P1 is in the set but no snapshot of it committed, then one did, then a
+    tombstone."""
+    sink, monitor, shard, member, _ = _assign_initialized_with_m1(initialized={P0, P1, P2})
+    member.assigned_partitions = frozenset({P0, P1})
+    _step(monitor, shard)
+    assert _ids(sink) == ["assign-initialized-only"] and sink.violations[0].state["partition"] == "t-1"
+    assert "no share coordinator has committed" in sink.violations[0].message
+    monitor.on_share_state_committed(0, [_state_snapshot(P1), _state_snapshot(P2)], 1)
+    member.assigned_partitions = frozenset({P0, P1, P2})
+    _step(monitor, shard)
+    assert len(sink.violations) == 1
+    monitor.on_share_state_committed(0, [ShareTombstone(_state_snapshot(P1).key)], 2)
+    member.assigned_partitions = frozenset({P0})
+    _step(monitor, shard)
+    member.assigned_partitions = frozenset({P0, P1})  # assigned again after its state was deleted
+    _step(monitor, shard)
+    assert len(sink.violations) == 2
 
 
 def test_a_partition_leaving_the_initialized_set_under_an_unchanged_member() -> None:

@@ -119,6 +119,7 @@ class _Partition:
         self.key = KEY
         self.ready = True
         self.state_epoch = state_epoch
+        self.spso = 0
         self.group = _Group(read_committed)
 
 

@@ -505,6 +505,8 @@ class ShareGroupManager:
     ) -> None:
         initializing = {**group.initializing, **start_offsets}
         initialized = group.initialized - start_offsets.keys()
+        if _mutants.ACTIVE == "initialized-when-sent":
+            initialized = group.initialized | start_offsets.keys()  # mutant: taken as done when sent
         topic_ids = dict(group.state_topic_ids)
         for tp in start_offsets:
             topic_ids[tp.topic] = self._metadata.topic_id(tp.topic) or topic_ids.get(tp.topic, "")
