@@ -56,6 +56,10 @@ _CHECKERS: Final = {
     "last-delivery-alone": "invariants.monitors.DeliveryLimitMonitor",
     "dead-letter-queue": "invariants.share_checks.DeadLetterMonitor",
     "gap-only-without-record": "invariants.share_checks.GapAckMonitor",
+    "release-on-session-end": "invariants.session_checks.SessionReleaseMonitor",
+    "archive-only-for-reason": "invariants.archive_checks.ArchiveReasonMonitor",
+    "ack-own-session-only": "invariants.session_checks.AckDisciplineMonitor",
+    "subscribed-records-delivered": "invariants.delivery_checks.SubscribedDeliveryMonitor",
 }
 
 

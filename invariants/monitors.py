@@ -35,6 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
+from invariants.archive_checks import ArchiveReasonMonitor
 from invariants.coordinator_checks import (
     CompleteCountMonitor,
     EarlierLifeMonitor,
@@ -46,6 +47,7 @@ from invariants.coordinator_checks import (
     StoredStartOffsetMonitor,
     ZombieWriteMonitor,
 )
+from invariants.delivery_checks import SubscribedDeliveryMonitor
 from invariants.fan_out import Monitors
 from invariants.group_checks import (
     AssignInitializedMonitor,
@@ -56,7 +58,8 @@ from invariants.group_checks import (
 )
 from invariants.ids import TABLE
 from invariants.intervals import IntervalSet, RangeMap
-from invariants.ledger import TERMINAL_STATES, Ledger, terminal_runs
+from invariants.ledger import TERMINAL_STATES, Ledger, SessionFacts, terminal_runs
+from invariants.session_checks import AckDisciplineMonitor, SessionReleaseMonitor
 from invariants.share_checks import (
     AbortedDeliveryMonitor,
     AckAfterDurableWriteMonitor,
@@ -642,6 +645,7 @@ def standard_monitors(seed: int, *, delivery_count_limit: int = 5, lock_duration
     checks see the facts from before the step they judge)."""
     sink = ViolationSink(seed, on_violation)
     ledger = Ledger(sink)
+    facts = SessionFacts(sink)  # issue 25's session facts: also after the checks
     return Monitors(
         (
             SpsoWindowMonitor(sink),
@@ -669,7 +673,12 @@ def standard_monitors(seed: int, *, delivery_count_limit: int = 5, lock_duration
             TargetBalanceMonitor(sink),
             ExclusiveOwnershipMonitor(sink),
             NoAssignAndRevokeMonitor(sink),
+            SessionReleaseMonitor(sink, facts),
+            AckDisciplineMonitor(sink, facts),
+            ArchiveReasonMonitor(sink, ledger),
+            SubscribedDeliveryMonitor(sink),
             ledger,
+            facts,
         ),
         sink,
     )
