@@ -141,10 +141,11 @@ TABLE: Final[dict[str, Entry]] = {
         "that leader epoch, in the member's current share session at that broker (or the one its request "
         "closes); offsets below the log start are skipped"),
     "subscribed-records-delivered": Entry(
-        ("E-1", "SP-10"), "liveness",
-        "every record committed at or after the offset the group started a share-partition from (earliest: "
-        "the log's beginning; latest: the end committed when its leader first served; an admin reset: its "
-        "offset) that its SPSO passed was handed to a member, unless no longer a record or below the log start"),
+        ("E-1", "SP-10"), "state",
+        "judged at the end of a run: every record committed at or after the offset the group started a "
+        "share-partition from (earliest: the log's beginning; latest: the end committed when its leader first "
+        "served; an admin reset: its offset) that its SPSO passed was handed to a member, unless no longer a "
+        "record or below the log start"),
 }
 
 

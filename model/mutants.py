@@ -373,7 +373,7 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
            "an off-by-one in the delivery-count limit on a lock timeout or a session release: a record is "
            "archived when its count reaches limit - 1 instead of the limit, so it gets one delivery fewer "
            "than the group allows (SP-5; trunk: InFlightState.tryUpdateState compares with "
-           "maxDeliveryCount)", "archive-only-for-reason", "slow_consumer_lock_timeout",
+           "maxDeliveryCount)", "archive-only-for-reason", "all_slow_consumers",
            "model/core/share_partition.py: _release"),
     Mutant("ack-across-sessions",
            "the share consumer keeps the acknowledgements of records it acquired in a share session that has "
