@@ -47,11 +47,12 @@ class ArchiveReasonMonitor(Monitor):
 
     def on_share_partition_step(self, partition: SharePartition, bound: int, now_ms: int) -> None:
         key = partition.key
-        self._partitions[key] = partition
-        limit = partition.delivery_count_limit
-        group = key.group_id
-        if limit < self._limit.get(group, limit + 1):
-            self._limit[group] = limit
+        if self._partitions.get(key) is not partition:  # a new leader (its config is read once)
+            self._partitions[key] = partition
+            limit = partition.delivery_count_limit
+            group = key.group_id
+            if limit < self._limit.get(group, limit + 1):
+                self._limit[group] = limit
         spso = partition.spso
         if spso >= self._trimmed.get(key, 0) + _TRIM_EVERY:
             self._trimmed[key] = spso

@@ -42,6 +42,7 @@ class SubscribedDeliveryMonitor(Monitor):
     def __init__(self, sink: ViolationSink) -> None:
         super().__init__(sink)
         self._committed: dict[tuple[str, int], IntervalSet] = {}  # (topic id, partition) -> record offsets
+        self._by_name: dict[tuple[str, int], IntervalSet] = {}  # the same sets by (topic name, partition)
         self._delivered: dict[SharePartitionKey, IntervalSet] = {}
         self._partitions: dict[SharePartitionKey, SharePartition] = {}
         self._cut: dict[SharePartitionKey, int] = {}
@@ -51,10 +52,10 @@ class SubscribedDeliveryMonitor(Monitor):
 
     def on_records_committed(self, topic: str, partition: int, first_offset: int, count: int,
                              producer_id: int | None, transactional: bool, now_ms: int) -> None:
-        data = (topic_id_of(topic), partition)
-        committed = self._committed.get(data)
+        committed = self._by_name.get((topic, partition))
         if committed is None:
-            committed = self._committed[data] = IntervalSet()
+            committed = self._by_name[(topic, partition)] = self._committed[(topic_id_of(topic), partition)] = (
+                IntervalSet())
         committed.add(first_offset, first_offset + count - 1)
 
     def on_acquire(self, key: SharePartitionKey, member_id: str, acquired: list[AcquiredRecords],
@@ -82,12 +83,14 @@ class SubscribedDeliveryMonitor(Monitor):
 
     def on_share_partition_step(self, partition: SharePartition, bound: int, now_ms: int) -> None:
         key = partition.key
-        if partition.state_epoch >= self._life_epoch.get(key, -1):
-            self._partitions[key] = partition
-        if not partition.ready or partition.state_epoch < self._life_epoch.get(key, -1):
-            return
         epoch = self._state_epoch.get(key)
-        if epoch == partition.state_epoch:
+        state_epoch = partition.state_epoch
+        if epoch == state_epoch and self._partitions.get(key) is partition:
+            return  # the common step: nothing new
+        if state_epoch < self._life_epoch.get(key, -1):
+            return  # a leader of an earlier life
+        self._partitions[key] = partition
+        if not partition.ready or epoch == state_epoch:
             return
         self._state_epoch[key] = partition.state_epoch
         start = self._init_start.get((key, partition.state_epoch), UNKNOWN_OFFSET)
