@@ -143,7 +143,7 @@ class AckDisciplineMonitor(Monitor):
         partition = self._log_start.get(key)
         gone = partition.log.log_start_offset if partition is not None else 0
         session = facts.session_of(key, leader_epoch, member_id)
-        gen = facts.gen.get(session, 0) if session is not None else -1
+        gen = facts.gen.get(session, 0) if session is not None else 0  # as on_acquire counts it
         # A request that closes its session (epoch -1) carries acknowledgements of that session.
         closing = facts.closing.get(session) if session is not None else None
         closed_gen = closing[0] if closing is not None and now_ms - closing[1] <= RELEASE_BOUND_MS else gen

@@ -103,6 +103,8 @@ class _Harness:
         result = self.leader.acknowledge(member, batches, self.now)
         if result.error_code != Errors.NONE:
             return False
+        # the leader took it, as ShareLeaderHost._acknowledge tells the observer
+        self.monitors.on_acknowledge(KEY, member, batches, self.leader.leader_epoch, self.now)
         errors = self._flush(self.leader)
         if errors and all(e == Errors.NONE for e in errors):
             self.monitors.on_ack_confirmed(KEY, member, batches, self.leader.leader_epoch, self.leader.state_epoch,
