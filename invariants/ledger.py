@@ -245,6 +245,9 @@ class Ledger(Monitor):
 
 # -- share sessions and holdings (issue 25, newinv): the facts of invariants/session_checks.py ----------
 
+from model.core.errors import Errors  # noqa: E402 (imports of the session facts, kept with them)
+from model.core.share_state import DeleteShareGroupStateRequest, DeleteShareGroupStateResponse  # noqa: E402
+
 SessionId = tuple[int, str, str]  # (broker, group id, member id)
 
 
@@ -274,7 +277,8 @@ class SessionFacts(Monitor):
       broker's crash), and the partitions its session holds, from the ShareFetch requests themselves
       (an epoch-0 request names them all, a later one adds its partitions and removes its forgotten
       ones: CL-1);
-    * per share-partition: the latest acquisition of each offset (``Holding``).
+    * per share-partition: the latest acquisition of each offset (``Holding``), forgotten when its state is
+      created or deleted (a new life), and the latest leader epoch the controller elected for its data.
 
     Like the ledger it runs after the checks in the fan-out: a check sees the facts from before the
     step it judges."""
@@ -290,7 +294,8 @@ class SessionFacts(Monitor):
         # sessions closed with epoch -1: (gen before the close, when); the closing request's own
         # acknowledgements belong to the session it closes
         self.closing: dict[SessionId, tuple[int, int]] = {}
-        self.lives: dict[SharePartitionKey, int] = {}  # how many times its state was created (GC-7, GC-8)
+        self.lives: dict[SharePartitionKey, int] = {}  # how many times its state was created or deleted
+        self.elected: dict[DataPartition, int] = {}  # the latest leader epoch the controller elected
 
     def session_of(self, key: SharePartitionKey, leader_epoch: int, member_id: str) -> SessionId | None:
         broker = self.leader_broker.get((key, leader_epoch))
@@ -321,7 +326,22 @@ class SessionFacts(Monitor):
         self.closing.pop((broker, group_id, member_id), None)
         self._ended((broker, group_id, member_id))
 
+    def on_share_state_request(self, partition: int, request: object, response: object,
+                               records: object, sent_ms: int, now_ms: int) -> None:
+        # A share coordinator deleted a share-partition's state (its group or topic deleted, GC-8): that life
+        # is over, and what its leaders held with it.
+        if (isinstance(request, DeleteShareGroupStateRequest) and isinstance(response, DeleteShareGroupStateResponse)
+                and response.error_code == Errors.NONE):
+            self.holdings.pop(request.key, None)
+            self.lives[request.key] = self.lives.get(request.key, 0) + 1
+
     def on_event(self, kind: str, now_ms: int, **fields: object) -> None:
+        if kind == "leader.elect":  # the controller's election: a leader of an earlier epoch leads no more
+            topic, partition, epoch = fields.get("topic"), fields.get("partition"), fields.get("leader_epoch")
+            if isinstance(topic, str) and isinstance(partition, int) and isinstance(epoch, int):
+                data = (topic_id_of(topic), partition)
+                if epoch > self.elected.get(data, -1):
+                    self.elected[data] = epoch
         if kind == "broker.crash":  # its session cache is gone with it
             broker = fields.get("broker")
             for session in sorted(s for s in self.session_parts if s[0] == broker):

@@ -17,6 +17,7 @@ from model.core.share_state import RecordState, SharePartitionKey
 if TYPE_CHECKING:
     from model.core.share_partition import AcknowledgementBatch, SharePartition
 
+_NEVER: Final = 2**62
 RELEASE_BOUND_MS: Final = 100
 """How long after a share session ends its member's records may still be held (SP-15). Kafka releases
 them at once, in the same request (``SharePartitionManager.releaseSession`` calls
@@ -42,7 +43,8 @@ class SessionReleaseMonitor(Monitor):
     """release-on-session-end (SP-15): when a member's share session at a broker ends (closed with epoch
     -1, evicted, its connection closed, its group deleted), the records it acquired from that broker's
     share-partition leaders on the session's partitions, and has not acknowledged, are released: at the
-    first step of their share-partition ``RELEASE_BOUND_MS`` after the end, none of them is still
+    first step of any share-partition ``RELEASE_BOUND_MS`` or more after the end (judged on the last leader
+    seen of theirs, if it is still the one that handed them out), none of them is still
     ACQUIRED by the member, under the same acquisition (same delivery count), with no state change under
     way. Records on partitions the session had forgotten are not released (Kafka releases the session's
     cached partitions only), nor are records a member acknowledged (a failed acknowledgement write hands
@@ -52,6 +54,8 @@ class SessionReleaseMonitor(Monitor):
         super().__init__(sink)
         self.facts = facts
         self._due: dict[SharePartitionKey, list[_Due]] = {}
+        self._leaders: dict[SharePartitionKey, SharePartition] = {}  # the last leader seen of each key
+        self._next_ms = _NEVER  # the earliest deadline due
 
     def on_share_session(self, broker: int, group_id: str, member_id: str, epoch: int, now_ms: int) -> None:
         if epoch == -1:
@@ -78,26 +82,39 @@ class SessionReleaseMonitor(Monitor):
                         and facts.leader_broker.get((key, h.leader_epoch)) == broker):
                     self._due.setdefault(key, []).append(_Due(lo, hi, member_id, h.leader_epoch,
                                                               h.delivery_count, now_ms))
+                    self._next_ms = min(self._next_ms, now_ms + RELEASE_BOUND_MS)
 
     def on_share_state_created(self, key: SharePartitionKey, state_epoch: int, now_ms: int) -> None:
         self._due.pop(key, None)  # a new life: what the old one held is gone with it
 
     def on_share_partition_step(self, partition: SharePartition, bound: int, now_ms: int) -> None:
-        if not self._due:
+        # Any step of any share-partition is a moment to judge what is due anywhere: a share-partition whose
+        # member's session ended may see no step of its own until the records' locks expire.
+        self._leaders[partition.key] = partition
+        if now_ms < self._next_ms:
             return
-        key = partition.key
-        due = self._due.get(key)
-        if due is None:
-            return
-        waiting = [d for d in due if d.deadline_ms > now_ms and d.leader_epoch == partition.leader_epoch]
-        if partition.ready:
-            for d in due:
-                if d.deadline_ms <= now_ms and d.leader_epoch == partition.leader_epoch:
-                    self._check(partition, d, now_ms)
-        if waiting:
-            self._due[key] = waiting
-        else:
-            del self._due[key]
+        next_ms = _NEVER
+        for due_key in sorted(self._due):
+            leader = self._leaders.get(due_key)
+            waiting = []
+            elected = self.facts.elected.get((due_key.topic_id, due_key.partition), -1)
+            for d in self._due[due_key]:
+                if elected > d.leader_epoch or due_key not in self.facts.holdings:
+                    continue  # a later leader was elected, or the state was deleted: gone with that leader
+                if leader is None or leader.leader_epoch != d.leader_epoch:
+                    if leader is None or leader.leader_epoch < d.leader_epoch:
+                        waiting.append(d)  # its leader has not stepped since: wait for it
+                    continue  # (a later leader epoch: the leader that held it is gone, and its records)
+                if d.deadline_ms > now_ms:
+                    waiting.append(d)
+                elif leader.ready:
+                    self._check(leader, d, now_ms)
+            if waiting:
+                self._due[due_key] = waiting
+                next_ms = min(next_ms, min(d.deadline_ms for d in waiting))
+            else:
+                del self._due[due_key]
+        self._next_ms = next_ms
 
     def _check(self, partition: SharePartition, d: _Due, now_ms: int) -> None:
         holdings = self.facts.holdings.get(partition.key)
