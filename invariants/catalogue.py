@@ -64,6 +64,10 @@ _CHECKERS: Final = {
     "dead-letter-queue": "invariants.share_checks.DeadLetterMonitor",
     "gap-only-without-record": "invariants.share_checks.GapAckMonitor",
     "refused-share-request-changes-nothing": "invariants.hostile_checks.RefusedShareRequestMonitor",
+    "release-on-session-end": "invariants.session_checks.SessionReleaseMonitor",
+    "archive-only-for-reason": "invariants.archive_checks.ArchiveReasonMonitor",
+    "ack-own-session-only": "invariants.session_checks.AckDisciplineMonitor",
+    "subscribed-records-delivered": "invariants.delivery_checks.SubscribedDeliveryMonitor",
 }
 
 
@@ -141,6 +145,21 @@ _SOURCES: Final = {
         "The accepted writes' ARCHIVING and ARCHIVED batches (ledger) and the records committed to the "
         "dead-letter topic.",
     "gap-only-without-record": "What the data log holds at each acknowledged GAP offset (no record, a control marker).",
+    "refused-share-request-changes-nothing":
+        "The protocol's answers, written down per request by the hostile client; the acknowledgements, "
+        "acquisitions and session epochs seen at the leaders' boundary; the data log's start offset.",
+    "release-on-session-end":
+        "The ledger's session facts: acquisitions handed to clients, share-session opens and ends, the partitions "
+        "ShareFetch requests name, leader elections and state deletes.",
+    "archive-only-for-reason":
+        "The deliveries handed to clients, the durable counts of accepted writes, the REJECT and GAP "
+        "acknowledgements leaders took, and what the data log holds.",
+    "ack-own-session-only":
+        "The ledger's session facts: each member's acquisitions per leader epoch and share session, against the "
+        "acknowledgements leaders took.",
+    "subscribed-records-delivered":
+        "The records the producers had acknowledged, the acquisitions handed to clients, the accepted "
+        "InitializeShareGroupState requests and the data log.",
 }
 
 

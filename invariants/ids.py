@@ -131,6 +131,27 @@ TABLE: Final[dict[str, Entry]] = {
         "unknown session, a stale or negative session epoch, malformed, duplicated or never-acquired "
         "acknowledgements) gets the protocol's error and changes nothing: no acknowledgement taken, no record "
         "acquired, no session epoch accepted"),
+    "release-on-session-end": Entry(
+        ("SP-15", "CL-1"), "transition",
+        "when a member's share session at a broker ends (closed with epoch -1, evicted, disconnected, its group "
+        "deleted), the records it acquired there on the session's partitions and has not acknowledged are no "
+        "longer ACQUIRED by it under that acquisition 100 ms later (Kafka: releaseSession, at once)"),
+    "archive-only-for-reason": Entry(
+        ("SP-1", "SP-3", "SP-5", "SP-13", "SP-14"), "transition",
+        "a record is durably archived (ARCHIVED, or ARCHIVING for the DLQ) only if a client was handed it at "
+        "the delivery-count limit, a leader took its REJECT or GAP, the log holds no record there (compacted, "
+        "a control marker, aborted under read_committed) or it is below the log start offset"),
+    "ack-own-session-only": Entry(
+        ("CL-2", "SP-3", "E-3"), "transition",
+        "a leader takes an acknowledgement only of offsets whose latest acquisition was by that member, from "
+        "that leader epoch, in the member's current share session at that broker (or the one its request "
+        "closes); offsets below the log start are skipped"),
+    "subscribed-records-delivered": Entry(
+        ("E-1", "SP-10"), "state",
+        "judged at the end of a run: every record committed at or after the offset the group started a "
+        "share-partition from (earliest: the log's beginning; latest: the end committed when its leader first "
+        "served; an admin reset: its offset) that its SPSO passed was handed to a member, unless no longer a "
+        "record or below the log start"),
 }
 
 

@@ -348,3 +348,178 @@ class Ledger(Monitor):
             aborted = self.aborted[data] = IntervalSet()
         for first, last in ranges:
             aborted.add(first, last)
+
+
+# -- share sessions and holdings (issue 25, newinv): the facts of invariants/session_checks.py ----------
+
+from model.core.errors import Errors  # noqa: E402 (imports of the session facts, kept with them)
+from model.core.share_state import DeleteShareGroupStateRequest, DeleteShareGroupStateResponse  # noqa: E402
+
+SessionId = tuple[int, str, str]  # (broker, group id, member id)
+
+
+class Holding(Message):
+    """One acquisition of a range of offsets, as the leader handed it to a member (``on_acquire``):
+    the leader epoch, the member's session incarnation at that leader's broker (``gen``), the delivery
+    count, and whether the member has since acknowledged it (any type but RENEW) to that leader."""
+
+    FIELDS = ("member_id", "leader_epoch", "gen", "delivery_count", "acked")
+    __slots__ = FIELDS
+
+    def __init__(self, member_id: str, leader_epoch: int, gen: int, delivery_count: int, acked: bool) -> None:
+        self.member_id: Final = member_id
+        self.leader_epoch: Final = leader_epoch
+        self.gen: Final = gen
+        self.delivery_count: Final = delivery_count
+        self.acked: Final = acked
+
+
+class SessionFacts(Monitor):
+    """What the boundaries showed of share sessions and acquisitions, kept apart from the leaders' and
+    the session caches' own bookkeeping:
+
+    * which broker led a share-partition at each leader epoch (``on_leader_start``);
+    * per (broker, group, member): its session incarnation there (``gen``: raised by every epoch-0
+      ShareFetch that opens one and by every end: a close with epoch -1, an eviction, a disconnect, the
+      broker's crash), and the partitions its session holds, from the ShareFetch requests themselves
+      (an epoch-0 request names them all, a later one adds its partitions and removes its forgotten
+      ones: CL-1);
+    * per share-partition: the latest acquisition of each offset (``Holding``), forgotten when its state is
+      created or deleted (a new life), and the latest leader epoch the controller elected for its data.
+
+    Like the ledger it runs after the checks in the fan-out: a check sees the facts from before the
+    step it judges."""
+
+    def __init__(self, sink: ViolationSink) -> None:
+        super().__init__(sink)
+        self.leader_broker: dict[tuple[SharePartitionKey, int], int] = {}
+        self.gen: dict[SessionId, int] = {}
+        self.session_parts: dict[SessionId, set[tuple[str, int]]] = {}
+        self.holdings: dict[SharePartitionKey, RangeMap[Holding]] = {}
+        self.member_keys: dict[tuple[str, str], set[SharePartitionKey]] = {}  # (group, member) -> keys held
+        self._trimmed: dict[SharePartitionKey, int] = {}
+        # sessions closed with epoch -1: (gen before the close, when); the closing request's own
+        # acknowledgements belong to the session it closes
+        self.closing: dict[SessionId, tuple[int, int]] = {}
+        self.lives: dict[SharePartitionKey, int] = {}  # how many times its state was created or deleted
+        self.elected: dict[DataPartition, int] = {}  # the latest leader epoch the controller elected
+
+    def session_of(self, key: SharePartitionKey, leader_epoch: int, member_id: str) -> SessionId | None:
+        broker = self.leader_broker.get((key, leader_epoch))
+        return None if broker is None else (broker, key.group_id, member_id)
+
+    def on_leader_start(self, key: SharePartitionKey, broker: int, leader_epoch: int, now_ms: int) -> None:
+        self.leader_broker[(key, leader_epoch)] = broker
+
+    def on_share_fetch_session(self, broker: int, group_id: str, member_id: str, epoch: int,
+                               partitions: tuple[tuple[str, int], ...], forgotten: tuple[tuple[str, int], ...],
+                               now_ms: int) -> None:
+        session = (broker, group_id, member_id)
+        if epoch == 0:
+            self.gen[session] = self.gen.get(session, 0) + 1  # a new session: acknowledgements start afresh
+            self.session_parts[session] = set(partitions)
+        elif epoch > 0:
+            parts = self.session_parts.setdefault(session, set())
+            parts.update(partitions)
+            parts.difference_update(forgotten)
+
+    def on_share_session(self, broker: int, group_id: str, member_id: str, epoch: int, now_ms: int) -> None:
+        if epoch == -1:
+            session = (broker, group_id, member_id)
+            self.closing[session] = (self.gen.get(session, 0), now_ms)
+            self._ended(session)
+
+    def on_share_session_evicted(self, broker: int, group_id: str, member_id: str, now_ms: int) -> None:
+        self.closing.pop((broker, group_id, member_id), None)
+        self._ended((broker, group_id, member_id))
+
+    def on_share_state_request(self, partition: int, request: object, response: object,
+                               records: object, sent_ms: int, now_ms: int) -> None:
+        # A share coordinator deleted a share-partition's state (its group or topic deleted, GC-8): that life
+        # is over, and what its leaders held with it.
+        if (isinstance(request, DeleteShareGroupStateRequest) and isinstance(response, DeleteShareGroupStateResponse)
+                and response.error_code == Errors.NONE):
+            self.holdings.pop(request.key, None)
+            self.lives[request.key] = self.lives.get(request.key, 0) + 1
+
+    def on_event(self, kind: str, now_ms: int, **fields: object) -> None:
+        if kind == "leader.elect":  # the controller's election: a leader of an earlier epoch leads no more
+            topic, partition, epoch = fields.get("topic"), fields.get("partition"), fields.get("leader_epoch")
+            if isinstance(topic, str) and isinstance(partition, int) and isinstance(epoch, int):
+                data = (topic_id_of(topic), partition)
+                if epoch > self.elected.get(data, -1):
+                    self.elected[data] = epoch
+        if kind == "broker.crash":  # its session cache is gone with it
+            broker = fields.get("broker")
+            for session in sorted(s for s in self.session_parts if s[0] == broker):
+                self._ended(session)
+
+    def _ended(self, session: SessionId) -> None:
+        self.gen[session] = self.gen.get(session, 0) + 1
+        self.session_parts.pop(session, None)
+
+    def on_acquire(self, key: SharePartitionKey, member_id: str, acquired: list[AcquiredRecords],
+                   leader_epoch: int, now_ms: int) -> None:
+        session = self.session_of(key, leader_epoch, member_id)
+        gen = 0 if session is None else self.gen.get(session, 0)
+        holdings = self.holdings.get(key)
+        if holdings is None:
+            holdings = self.holdings[key] = RangeMap()
+        for a in acquired:
+            holdings.assign(a.first_offset, a.last_offset,
+                            Holding(member_id, leader_epoch, gen, a.delivery_count, False))
+        keys = self.member_keys.get((key.group_id, member_id))
+        if keys is None:
+            keys = self.member_keys[(key.group_id, member_id)] = set()
+        keys.add(key)
+
+    def on_acknowledge(self, key: SharePartitionKey, member_id: str, batches: tuple[AcknowledgementBatch, ...],
+                       leader_epoch: int, now_ms: int) -> None:
+        holdings = self.holdings.get(key)
+        if holdings is None:
+            return
+        for batch in batches:
+            for first, last in settling_runs(batch):
+                for lo, hi, h in holdings.overlapping(first, last):
+                    if h.member_id == member_id and not h.acked:
+                        holdings.assign(lo, hi, Holding(h.member_id, h.leader_epoch, h.gen, h.delivery_count, True))
+
+    def on_share_partition_step(self, partition: SharePartition, bound: int, now_ms: int) -> None:
+        key = partition.key
+        spso = partition.spso
+        if spso >= self._trimmed.get(key, 0) + _TRIM_EVERY:
+            self._trimmed[key] = spso
+            holdings = self.holdings.get(key)
+            if holdings is not None:
+                holdings.discard_below(spso)
+
+
+
+    def on_share_state_created(self, key: SharePartitionKey, state_epoch: int, now_ms: int) -> None:
+        # A new life of the share-partition: its offsets are acquired afresh, counts from 0.
+        self.holdings.pop(key, None)
+        self._trimmed.pop(key, None)
+        self.lives[key] = self.lives.get(key, 0) + 1
+
+
+_RENEW_TYPE: Final = int(AcknowledgeType.RENEW)
+
+
+def settling_runs(batch: AcknowledgementBatch) -> Iterator[tuple[int, int]]:
+    """The sub-ranges of an acknowledgement batch of any type but RENEW (KIP-1222), which keeps the lock."""
+    types = batch.acknowledge_types
+    if len(types) <= 1:
+        if not types or types[0] != _RENEW_TYPE:
+            yield batch.first_offset, batch.last_offset
+        return
+    start = -1
+    for i, ack_type in enumerate(types):
+        offset = batch.first_offset + i
+        if ack_type != _RENEW_TYPE:
+            if start < 0:
+                start = offset
+        elif start >= 0:
+            yield start, offset - 1
+            start = -1
+    if start >= 0:
+        yield start, batch.first_offset + len(types) - 1

@@ -37,6 +37,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
+from invariants.archive_checks import ArchiveReasonMonitor
 from invariants.coordinator_checks import (
     CompleteCountMonitor,
     EarlierLifeMonitor,
@@ -48,6 +49,7 @@ from invariants.coordinator_checks import (
     StoredStartOffsetMonitor,
     ZombieWriteMonitor,
 )
+from invariants.delivery_checks import SubscribedDeliveryMonitor
 from invariants.fan_out import Monitors
 from invariants.group_checks import (
     AssignInitializedMonitor,
@@ -59,7 +61,8 @@ from invariants.group_checks import (
 from invariants.hostile_checks import RefusedShareRequestMonitor
 from invariants.ids import TABLE
 from invariants.intervals import IntervalSet, RangeMap
-from invariants.ledger import TERMINAL_STATES, Ledger, terminal_runs
+from invariants.ledger import TERMINAL_STATES, Ledger, SessionFacts, terminal_runs
+from invariants.session_checks import AckDisciplineMonitor, SessionReleaseMonitor
 from invariants.share_checks import (
     AbortedDeliveryMonitor,
     AckAfterDurableWriteMonitor,
@@ -672,6 +675,7 @@ def standard_monitors(seed: int, *, delivery_count_limit: int = 5, lock_duration
     checks see the facts from before the step they judge)."""
     sink = ViolationSink(seed, on_violation)
     ledger = Ledger(sink, delivery_count_limit, limits)
+    facts = SessionFacts(sink)  # issue 25's session facts: also after the checks
     return Monitors(
         (
             SpsoWindowMonitor(sink, ledger),
@@ -700,7 +704,12 @@ def standard_monitors(seed: int, *, delivery_count_limit: int = 5, lock_duration
             ExclusiveOwnershipMonitor(sink),
             NoAssignAndRevokeMonitor(sink),
             RefusedShareRequestMonitor(sink),
+            SessionReleaseMonitor(sink, facts),
+            AckDisciplineMonitor(sink, facts),
+            ArchiveReasonMonitor(sink, ledger),
+            SubscribedDeliveryMonitor(sink),
             ledger,
+            facts,
         ),
         sink,
     )

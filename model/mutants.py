@@ -439,6 +439,33 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
            "before issue 25 saw nothing; the state log shows no ShareSnapshot yet",
            "assign-initialized-only", "swarm",
            "model/core/group/share_group.py: ShareGroupManager._begin_initialize"),
+    # -- issue 25's new invariants (newinv) -----------------------------------------------------------
+    Mutant("no-release-on-session-end",
+           "a share session that ends (closed with epoch -1, evicted, its connection closed) is removed from the "
+           "cache but the member's acquired records are not released: they stay ACQUIRED until their locks "
+           "expire (SP-15; trunk: SharePartitionManager.releaseSession calls SharePartition."
+           "releaseAcquiredRecords for each of the session's partitions)",
+           "release-on-session-end", "paused_session_evicted",
+           "model/sim/share_leader.py: ShareLeaderHost._release_session"),
+    Mutant("archive-below-limit",
+           "an off-by-one in the delivery-count limit on a lock timeout or a session release: a record is "
+           "archived when its count reaches limit - 1 instead of the limit, so it gets one delivery fewer "
+           "than the group allows (SP-5; trunk: InFlightState.tryUpdateState compares with "
+           "maxDeliveryCount)", "archive-only-for-reason", "all_slow_consumers",
+           "model/core/share_partition.py: _release"),
+    Mutant("ack-across-sessions",
+           "the share consumer keeps the acknowledgements of records it acquired in a share session that has "
+           "started over (a session error, a lost request) and sends them in the new session; a broker that did "
+           "not hear the old session end still holds the records for the member and takes them (CL-2: an "
+           "acknowledgement is for records acquired in the same session; the Java consumer fails them)",
+           "ack-own-session-only", "ack_after_session_reset",
+           "model/sim/share_consumer.py: _processed, _on_session_error"),
+    Mutant("offset-reset-ignored",
+           "a share-partition whose state has no start offset yet (-1) starts at the log's end whatever the "
+           "group's share.auto.offset.reset says: an earliest group never sees the records produced before its "
+           "leader first served (SP-10; trunk: SharePartition.maybeInitialize via offsetForEarliestTimestamp "
+           "or offsetForLatestTimestamp as the group's config says)",
+           "subscribed-records-delivered", "small", "model/core/share_partition.py: recover"),
 )
 
 

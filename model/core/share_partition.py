@@ -502,7 +502,7 @@ class SharePartition:
             start = UNKNOWN_OFFSET  # mutant: an initialized start offset taken for "not yet known"
         unknown = start == UNKNOWN_OFFSET
         if unknown:
-            earliest = self.group.auto_offset_reset == "earliest"
+            earliest = self.group.auto_offset_reset == "earliest" and _mutants.ACTIVE != "offset-reset-ignored"
             start = self.log.log_start_offset if earliest else self.log.bound(self.group.read_committed)
         window = self._window
         cursor = start
@@ -1234,6 +1234,8 @@ class SharePartition:
             if mutant == "release-decrements-count" and reason is WriteReason.RELEASE:
                 r.delivery_count -= 1
             r.target = at_limit if r.delivery_count >= limit else AVAILABLE
+            if mutant == "archive-below-limit" and r.delivery_count >= limit - 1:
+                r.target = at_limit  # mutant: one delivery short of the limit
             if mutant == "no-limit-on-lock-timeout" and reason is WriteReason.LOCK_TIMEOUT:
                 r.target = AVAILABLE
             if r.target == ARCHIVED:  # from ACQUIRED

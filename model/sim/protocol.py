@@ -230,3 +230,9 @@ class Observer:
 
     def on_share_session_evicted(self, broker: int, group_id: str, member_id: str, now_ms: int) -> None:
         """A broker evicted an idle share session (CL-1)."""
+
+    def on_share_fetch_session(self, broker: int, group_id: str, member_id: str, epoch: int,
+                               partitions: tuple[tuple[str, int], ...], forgotten: tuple[tuple[str, int], ...],
+                               now_ms: int) -> None:
+        """A broker's share-session cache accepted a ShareFetch with ``epoch`` naming ``partitions`` and
+        forgetting ``forgotten`` (topic id, partition), as the request carried them (CL-1)."""

@@ -471,9 +471,14 @@ class ShareConsumer(GroupConsumer):
         self, session: _Session, error: Errors, acks: dict[TopicPartition, list[_PendingAck]]
     ) -> None:
         """Start the session over at epoch 0; unconfirmed and pending acks are lost (CL-1, CL-2)."""
+        if _mutants.ACTIVE == "ack-across-sessions":  # mutant: kept, for the new session
+            for tp, runs in acks.items():
+                session.acks.setdefault(tp, []).extend(runs)
+            acks = {}
+        else:
+            for runs in session.take_acks().values():
+                self._confirm(runs, error)
         for runs in acks.values():
-            self._confirm(runs, error)
-        for runs in session.take_acks().values():
             self._confirm(runs, error)
         session.epoch = INITIAL_EPOCH
         session.generation += 1
@@ -547,7 +552,8 @@ class ShareConsumer(GroupConsumer):
             count += acquired.last_offset - acquired.first_offset + 1
         gap_count = sum(last - first + 1 for runs in delivery.gaps.values() for first, last in runs)
         count -= gap_count
-        current = self._sessions.get(session.broker) is session and delivery.generation == session.generation
+        current = self._sessions.get(session.broker) is session and (
+            delivery.generation == session.generation or _mutants.ACTIVE == "ack-across-sessions")
         if current:
             for tp, runs in runs_by_tp.items():
                 session.acks.setdefault(tp, []).extend(runs)

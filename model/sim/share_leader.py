@@ -246,6 +246,9 @@ class ShareLeaderHost:
         if opening and _mutants.ACTIVE == "orphan-on-group-empty":
             self._connection_groups[ctx.session.connection] = req.group_id
         broker.observer.on_share_session(broker.broker_id, req.group_id, req.member_id, req.share_session_epoch, now)
+        broker.observer.on_share_fetch_session(broker.broker_id, req.group_id, req.member_id, req.share_session_epoch,
+                                               tuple((p.topic_id, p.partition) for p in req.partitions),
+                                               req.forgotten, now)
         self._next_fetch_id += 1
         call = _Call(message, req.group_id, req.member_id, fetch=True, closing=ctx.closing,
                      budget=req.max_records, max_wait_ms=req.max_wait_ms, min_bytes=req.min_bytes,
@@ -597,6 +600,8 @@ class ShareLeaderHost:
 
     def _release_session(self, session: ShareSession, now: int) -> None:
         """SP-15: the member's acquired records on the session's partitions go back."""
+        if _mutants.ACTIVE == "no-release-on-session-end":
+            return  # mutant: the session is gone, its member's records stay ACQUIRED
         group_id, member_id = session.key
         topic_names = self.broker.topic_names
         for topic_id, partition in sorted(session.partitions):

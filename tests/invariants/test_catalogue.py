@@ -52,6 +52,11 @@ IDS = {
     "dead-letter-queue": ("SP-1", "SP-3"),  # issue 24: KIP-1191, checked from the DLQ topic
     "gap-only-without-record": ("SP-3", "SP-14"),  # issue 24: GAP acknowledgements of compacted offsets
     "refused-share-request-changes-nothing": ("CL-1", "CL-2", "SP-3"),  # issue 25: hostile share requests
+    # issue 25: session release, archiving reasons, acknowledgement discipline, delivery after subscription
+    "release-on-session-end": ("SP-15", "CL-1"),
+    "archive-only-for-reason": ("SP-1", "SP-3", "SP-5", "SP-13", "SP-14"),
+    "ack-own-session-only": ("CL-2", "SP-3", "E-3"),
+    "subscribed-records-delivered": ("E-1", "SP-10"),
 }
 LIVENESS = {"eventual-resolution", "member-convergence"}
 

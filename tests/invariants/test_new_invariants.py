@@ -1,0 +1,142 @@
+"""Issue 25's new invariants: release-on-session-end, archive-only-for-reason, ack-own-session-only and
+subscribed-records-delivered. Each is caught by its mutant in a library scenario, where the correct model
+holds every invariant (and, for three of them, nothing else catches the mutant there); the session facts
+and the acknowledgement check are driven step by step; settling_runs is checked against a per-offset
+reading with Hypothesis."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from invariants.fan_out import Monitors
+from invariants.ledger import SessionFacts, settling_runs
+from invariants.session_checks import RELEASE_BOUND_MS, AckDisciplineMonitor
+from invariants.sink import ViolationSink
+from model import mutants
+from model.core.share_partition import AcknowledgementBatch, AcquiredRecords
+from model.core.share_state import AcknowledgeType, SharePartitionKey
+from model.sim.runner import run
+from scenarios import library
+
+# mutant -> (the invariant that catches it, the scenario, a seed where it does); in each, nothing else is violated
+CAUGHT = {
+    "no-release-on-session-end": ("release-on-session-end", "paused_session_evicted", 0),
+    "archive-below-limit": ("archive-only-for-reason", "all_slow_consumers", 0),
+    "ack-across-sessions": ("ack-own-session-only", "ack_after_session_reset", 2),
+    "offset-reset-ignored": ("subscribed-records-delivered", "small", 0),
+}
+
+
+@pytest.mark.parametrize("mutant", sorted(CAUGHT))
+def test_the_mutant_is_caught_by_its_new_invariant_alone_and_the_correct_model_holds(mutant: str) -> None:
+    invariant, scenario, seed = CAUGHT[mutant]
+    assert mutants.get(mutant).expected_invariant == invariant and mutants.get(mutant).scenario == scenario
+    result = run(library.get(scenario), seed, mutant=mutant, stop_on_first_violation=False)
+    assert {v.invariant for v in result.violations} == {invariant}, [v.describe() for v in result.violations]
+    clean = run(library.get(scenario), seed)
+    assert clean.violations == [], [v.describe() for v in clean.violations]
+
+
+def test_ack_after_session_reset_resets_a_session_the_broker_never_heard_end() -> None:
+    """The scenario of ack-across-sessions reaches its situation: the consumer's session starts over while
+    the broker, cut off, never hears the old connection close (no share session is disconnected then)."""
+    result = run(library.get("ack_after_session_reset"), 2)
+    assert result.ok
+    assert result.faults_fired == {"network_partition": 1}
+    assert result.metrics["share_session_resets"] >= 1
+
+
+# -- the session facts and ack-own-session-only, step by step --------------------------------------------
+
+KEY = SharePartitionKey("g", "t-id", 0)
+PART = ("t-id", 0)
+ACCEPT = int(AcknowledgeType.ACCEPT)
+
+
+def _monitors() -> tuple[Monitors, ViolationSink]:
+    sink = ViolationSink(0)
+    facts = SessionFacts(sink)
+    return Monitors((AckDisciplineMonitor(sink, facts), facts), sink), sink
+
+
+def _open(m: Monitors, now: int, broker: int = 1, member: str = "m1") -> None:
+    m.on_share_session(broker, "g", member, 0, now)
+    m.on_share_fetch_session(broker, "g", member, 0, (PART,), (), now)
+
+
+def _ack(m: Monitors, first: int, last: int, now: int, member: str = "m1", leader_epoch: int = 3) -> None:
+    m.on_acknowledge(KEY, member, (AcknowledgementBatch(first, last, (ACCEPT,)),), leader_epoch, now)
+
+
+def test_an_acknowledgement_in_the_session_that_acquired_passes() -> None:
+    m, sink = _monitors()
+    m.on_leader_start(KEY, 1, 3, 0)
+    _open(m, 1)
+    m.on_acquire(KEY, "m1", [AcquiredRecords(0, 9, 1)], 3, 2)
+    m.on_share_session(1, "g", "m1", 1, 3)
+    _ack(m, 0, 9, 3)
+    assert sink.violations == []
+
+
+def test_the_closing_request_acknowledges_in_the_session_it_closes() -> None:
+    m, sink = _monitors()
+    m.on_leader_start(KEY, 1, 3, 0)
+    _open(m, 1)
+    m.on_acquire(KEY, "m1", [AcquiredRecords(0, 9, 1)], 3, 2)
+    m.on_share_session(1, "g", "m1", -1, 10)
+    _ack(m, 0, 4, 10 + RELEASE_BOUND_MS)
+    assert sink.violations == []
+
+
+@pytest.mark.parametrize("case", ["new session", "evicted", "other member", "other leader epoch", "never acquired"])
+def test_an_acknowledgement_outside_the_acquiring_session_is_a_violation(case: str) -> None:
+    m, sink = _monitors()
+    m.on_leader_start(KEY, 1, 3, 0)
+    m.on_leader_start(KEY, 1, 4, 0)
+    _open(m, 1)
+    m.on_acquire(KEY, "m1", [AcquiredRecords(0, 9, 1)], 3, 2)
+    member, epoch, first = "m1", 3, 0
+    if case == "new session":
+        _open(m, 5)
+    elif case == "evicted":
+        m.on_share_session_evicted(1, "g", "m1", 5)
+    elif case == "other member":
+        _open(m, 5, member="m2")
+        member = "m2"
+    elif case == "other leader epoch":
+        epoch = 4
+    else:
+        first = 10
+    _ack(m, first, first + 2, 6, member=member, leader_epoch=epoch)
+    assert [v.invariant for v in sink.violations] == ["ack-own-session-only"]
+    assert sink.violations[0].state["offset"] == first
+
+
+def test_a_broker_crash_ends_its_sessions() -> None:
+    m, sink = _monitors()
+    m.on_leader_start(KEY, 1, 3, 0)
+    _open(m, 1)
+    m.on_acquire(KEY, "m1", [AcquiredRecords(0, 9, 1)], 3, 2)
+    m.on_event("broker.crash", 3, broker=1)
+    _ack(m, 0, 0, 4)
+    assert [v.invariant for v in sink.violations] == ["ack-own-session-only"]
+
+
+@given(st.integers(0, 50), st.lists(st.sampled_from([int(t) for t in AcknowledgeType]), min_size=1, max_size=12))
+def test_settling_runs_are_exactly_the_offsets_acknowledged_with_a_type_other_than_renew(
+        first: int, types: list[int]) -> None:
+    renew = int(AcknowledgeType.RENEW)
+    single = len(types) == 1
+    batch = AcknowledgementBatch(first, first + (4 if single else len(types) - 1), tuple(types))
+    runs = list(settling_runs(batch))
+    offsets = [o for lo, hi in runs for o in range(lo, hi + 1)]
+    if single:
+        expected = [] if types[0] == renew else list(range(first, first + 5))
+    else:
+        expected = [first + i for i, t in enumerate(types) if t != renew]
+    assert offsets == expected
+    assert all(b[0] > a[1] + 1 for a, b in itertools.pairwise(runs))  # maximal, disjoint runs
