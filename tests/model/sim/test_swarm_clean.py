@@ -103,3 +103,19 @@ def test_a_late_duplicate_initialize_resets_the_stored_start_offset_within_a_sta
     (finding,) = result.violations
     assert finding.invariant == "stored-start-offset-monotonic" and finding.time_ms == 45052
     assert "a ShareSnapshot committed" in finding.message and "from 0 to -1 within state epoch 5" in finding.message
+
+
+# A protocol finding, not a defect of the model (docs/explanation/findings.md, "A share-state write that
+# failed but landed"): swarm_failovers seed 274. A WriteShareGroupState acknowledging offset 138 was appended
+# to __share_group_state by its coordinator on b3, which crashed at 1420 ms; b1, the one replica left, had
+# it, and committed it. The persister's retries of the same write were refused (COORDINATOR_NOT_AVAILABLE:
+# fewer in-sync replicas than min.insync.replicas until 10 000 ms), so the leader was told the write failed
+# for good and rolled the acknowledgement back, as trunk's SharePartition does; the lock expired and the
+# leader wrote offset 138 AVAILABLE over its durable ACKNOWLEDGED state (SP-1). Kafka trunk (06d492d8) takes
+# the same path: a failed write is not a write that did not happen.
+def test_a_failed_share_state_write_that_landed_is_written_back_to_available() -> None:
+    result = run(library.get("swarm_failovers"), 274, stop_on_first_violation=False)
+    written, acquired = result.violations  # the write, then the record delivered again
+    assert {written.invariant, acquired.invariant} == {"record-state-transition"}
+    assert written.time_ms == 10587 and "durably terminal offsets 138-138 written back to AVAILABLE" in written.message
+    assert "durably terminal offsets 138-138 acquired by" in acquired.message
