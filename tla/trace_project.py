@@ -1,0 +1,330 @@
+"""The projection of a simulated run onto ``ShareGroup.tla``: one share-partition's behaviour as a
+sequence of the spec's own actions, each event carrying the spec variables the simulator can
+observe after it (issue 27).
+
+Where it reads from. The NDJSON trace (``model/sim/trace.py``) does not carry record states,
+delivery counts or the share coordinator's state, and every event a run records enters its trace
+hash (a run that does not keep its trace hashes every event too), so adding them would change the
+hash of every run. The projection is instead a ``Monitor`` on the observer hooks the invariant
+monitors already get (``model/sim/protocol.py``): it is given to ``run_cluster`` as an extra
+monitor, reads the share-partition leader and the share coordinator after each of their steps,
+and changes nothing the run does or hashes (a validated run has the trace hash of the same seed
+run without validation).
+
+Mapping, simulator step -> spec actions (the atomicity differences are the trace spec's to handle,
+``tla/ShareGroupTrace.tla``: an event lists its spec actions, which are taken one by one, and the
+observed values are compared once all of them are taken):
+
+- records committed (the leader's ``bound`` moved): ``Produce`` once per offset, before the event;
+- a later leader epoch's share-partition starts (``on_leader_start``): ``Failover``;
+- its ReadShareGroupState answered (``on_state_read``): ``LeaderLoad``;
+- ``SharePartition.acquire`` (``on_acquire``): ``Acquire(m, o)`` per offset, ascending;
+- ``SharePartition.acknowledge`` (``on_acknowledge``): ``Ack(m, o, e, t)`` per offset, ascending
+  (one spec write each);
+- ``SharePartition.expire_locks`` (no hook: records newly in a release): ``ExpireLock(e, o)`` per
+  offset;
+- a share session evicted or disconnected, ``release_member`` (``on_share_session_evicted``):
+  ``ConsumerCrash(m)``, ``ReleaseMember(e, m)``, ``ConsumerRestart(m)`` (the spec releases only a
+  member that is down; the simulator also the session of a live, paused one);
+- a write answered with success at its leader (``on_write_completed``): ``CoordWrite(e)`` once per
+  spec write the simulator's write stands for;
+- a write answered with an error (no hook: records leave their transition): ``WriteError(e)`` per
+  spec write.
+
+A simulator write carries several offsets (one acknowledgement request, one lock-timeout sweep);
+the spec writes one per acknowledged offset and one per expired lock, so the simulator's write
+stands for a FIFO run of spec writes, all answered at once. The share coordinator applies a write
+before its leader hears the answer; the spec does both in one step (``CoordWrite``), placed at the
+answer, and the durable state it is compared with is the coordinator's right after it applied that
+write (recorded at ``on_share_state_handled``).
+
+Observed after each event: the high-water mark; at the current leader its SPSO, SPEO and, per
+offset of the window, (state, delivery count, pending target state or NONE); the durable start
+offset and batches (after a write's answer, a load); the stored leader epoch after a load.
+Offsets are the log's own (0..LogSize-1, LogSize the final high-water mark of the partition); leader
+epochs are renumbered 1, 2, ... in the order the share-partition's leaders started; members are their
+ids as strings.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from invariants.sink import Monitor, ViolationSink
+from model.core.share_partition import AcknowledgementBatch, AcquiredRecords, SharePartition
+from model.core.share_state import (
+    RecordState,
+    SharePartitionKey,
+    WriteShareGroupStateRequest,
+)
+
+_STATE = {RecordState.AVAILABLE: "AVAILABLE", RecordState.ACQUIRED: "ACQUIRED",
+          RecordState.ACKNOWLEDGED: "ACKNOWLEDGED", RecordState.ARCHIVED: "ARCHIVED"}
+_ACK = {0: "GAP", 1: "ACCEPT", 2: "RELEASE", 3: "REJECT"}
+NONE = "NONE"
+
+
+def act(name: str, *, m: str = "", o: int = -1, e: int = 0, t: str = "") -> dict[str, Any]:
+    """One spec action with its parameters (every field present: TLC compares records of one shape)."""
+    return {"a": name, "m": m, "o": o, "e": e, "t": t}
+
+
+@dataclass
+class Event:
+    """One simulator step of the share-partition: the spec actions it stands for and what was observed."""
+
+    time_ms: int
+    what: str  # the simulator step, for the report
+    acts: list[dict[str, Any]]
+    hwm: int
+    e: int = 0  # the spec leader epoch whose memory is observed (0: none)
+    spso: int = 0
+    speo: int = 0
+    mem: list[tuple[str, int, str]] = field(default_factory=list)  # offsets spso..speo-1
+    durable: bool = False
+    dspso: int = -1
+    dbatch: list[tuple[int, str, int]] = field(default_factory=list)  # (offset, state, count), offset >= dspso
+    dle: int = 0  # stored leader epoch after a load (0: not observed)
+
+    def observed(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"hwm": self.hwm}
+        if self.e:
+            out.update(leader=self.e, spso=self.spso, speo=self.speo,
+                       window=[f"{o}:{s}/{c}" + ("" if p == NONE else f"->{p}")
+                               for o, (s, c, p) in enumerate(self.mem, self.spso)])
+        if self.durable:
+            out.update(durable_spso=self.dspso, durable=[f"{o}:{s}/{c}" for o, s, c in self.dbatch])
+        if self.dle:
+            out["stored_leader_epoch"] = self.dle
+        return out
+
+
+class UnprojectedStep(Exception):
+    """A simulator step the projection cannot map onto spec actions (an abstraction gap)."""
+
+
+class _Leader:
+    """What the projection knows of one leader epoch's share-partition."""
+
+    def __init__(self, spec_epoch: int) -> None:
+        self.e = spec_epoch
+        self.pending: list[dict[str, Any]] = []  # spec actions of the step in progress
+        self.what: list[str] = []
+        self.loaded = False
+        self.prev: dict[int, tuple[str, int, str]] = {}
+        self.writes: list[int] = []  # per simulator write in flight, oldest first: how many spec writes
+        self.completed = 0  # successful answers taken in the step in progress
+        self.acked: set[int] = set()  # offsets whose transition this step's acknowledgement started
+        self.released: set[int] = set()
+
+
+class Projection(Monitor):
+    """Records, per share-partition key, the events of its leaders (``events[key]``)."""
+
+    def __init__(self) -> None:
+        super().__init__(ViolationSink(0))
+        self.events: dict[SharePartitionKey, list[Event]] = {}
+        self.leaders: dict[tuple[SharePartitionKey, int], _Leader] = {}
+        self.current: dict[SharePartitionKey, int] = {}  # key -> simulator leader epoch of the current leader
+        self.epochs: dict[SharePartitionKey, list[int]] = {}
+        self.hwm: dict[SharePartitionKey, int] = {}
+        self.durable_after: dict[int, tuple[int, list[tuple[int, str, int]]]] = {}
+        self.members: set[str] = set()
+        self.limits: dict[SharePartitionKey, tuple[int, int]] = {}
+        self.gaps: dict[SharePartitionKey, str] = {}  # key -> why it cannot be projected (first problem)
+        self.errors = 0
+
+    # -- helpers ---------------------------------------------------------------------------------
+
+    def _leader(self, key: SharePartitionKey, leader_epoch: int) -> _Leader | None:
+        return self.leaders.get((key, leader_epoch))
+
+    def _emit(self, key: SharePartitionKey, event: Event) -> None:
+        self.events.setdefault(key, []).append(event)
+
+    def _gap(self, key: SharePartitionKey, why: str) -> None:
+        self.gaps.setdefault(key, why)
+
+    # -- hooks -----------------------------------------------------------------------------------
+
+    def on_leader_start(self, key: SharePartitionKey, broker: int, leader_epoch: int, now_ms: int) -> None:
+        epochs = self.epochs.setdefault(key, [])
+        if leader_epoch in epochs:
+            self._gap(key, f"leader epoch {leader_epoch} started twice at {now_ms} ms (a share-partition rebuilt "
+                           "at the same epoch: below the spec's one-leader-per-epoch abstraction)")
+            return
+        epochs.append(leader_epoch)
+        leader = _Leader(len(epochs))
+        self.leaders[(key, leader_epoch)] = leader
+        previous = self.current.get(key)
+        self.current[key] = leader_epoch
+        if previous is not None:
+            self._emit(key, Event(now_ms, f"leader epoch {leader_epoch} starts", [act("Failover")],
+                                  self.hwm.get(key, 0)))
+
+    def on_state_read(self, key: SharePartitionKey, leader_epoch: int, now_ms: int) -> None:
+        leader = self._leader(key, leader_epoch)
+        if leader is None:
+            return
+        if leader.loaded:
+            self._gap(key, f"leader epoch {leader_epoch} read its state again at {now_ms} ms (LeaderReload)")
+        leader.loaded = True
+        leader.pending.append(act("LeaderLoad"))
+        leader.what.append("state read")
+
+    def on_acquire(self, key: SharePartitionKey, member_id: str, acquired: list[AcquiredRecords],
+                   leader_epoch: int, now_ms: int) -> None:
+        leader = self._leader(key, leader_epoch)
+        if leader is None:
+            return
+        self.members.add(member_id)
+        offsets = sorted(o for a in acquired for o in range(a.first_offset, a.last_offset + 1))
+        leader.pending += [act("Acquire", m=member_id, o=o) for o in offsets]
+        leader.what.append(f"acquire {_ranges(offsets)} by {member_id}")
+
+    def on_acknowledge(self, key: SharePartitionKey, member_id: str, batches: tuple[AcknowledgementBatch, ...],
+                       leader_epoch: int, now_ms: int) -> None:
+        leader = self._leader(key, leader_epoch)
+        if leader is None:
+            return
+        acts = []
+        for batch in batches:
+            types = batch.acknowledge_types
+            for i, o in enumerate(range(batch.first_offset, batch.last_offset + 1)):
+                t = int(types[0] if len(types) == 1 else types[i])
+                acts.append(act("Ack", m=member_id, o=o, e=leader.e, t=_ACK.get(t, str(t))))
+                leader.acked.add(o)
+        acts.sort(key=lambda a: a["o"])
+        leader.pending += acts
+        leader.writes.append(len(acts))
+        leader.what.append(f"acknowledge {_ranges([a['o'] for a in acts])} by {member_id}")
+
+    def on_share_session_evicted(self, broker: int, group_id: str, member_id: str, now_ms: int) -> None:
+        for key, epoch in self.current.items():
+            leader = self._leader(key, epoch)
+            if key.group_id != group_id or leader is None:
+                continue
+            mine = [o for o, (s, _, p) in leader.prev.items() if s == "ACQUIRED" and p == NONE]
+            if not mine:
+                continue
+            leader.pending += [act("ConsumerCrash", m=member_id), act("ReleaseMember", m=member_id, e=leader.e),
+                               act("ConsumerRestart", m=member_id)]
+            leader.released.add(-1)  # marks: this step's new releases are the member's
+            leader.what.append(f"session of {member_id} closed")
+
+    def on_share_state_handled(self, shard: Any, request: object, previous: Any, sent_ms: int,
+                               now_ms: int) -> None:
+        if isinstance(request, WriteShareGroupStateRequest):
+            state = shard.state(request.key)
+            if state is not None:
+                self.durable_after[id(request)] = _durable(state)
+
+    def on_write_completed(self, request: WriteShareGroupStateRequest, now_ms: int) -> None:
+        key = request.key
+        leader = self._leader(key, request.leader_epoch)
+        if leader is None:
+            return
+        durable = self.durable_after.pop(id(request), None)
+        if self.current.get(key) == request.leader_epoch:
+            leader.completed += 1
+            leader.what.append("write answered")
+            if durable is not None:
+                leader.pending.append({"durable": durable})
+            return
+        # A deposed leader's write answered: only the durable state is observed.
+        count = leader.writes.pop(0) if leader.writes else 1
+        event = Event(now_ms, f"late write of leader epoch {request.leader_epoch} answered",
+                      [act("CoordWrite", e=leader.e)] * count, self.hwm.get(key, 0))
+        if durable is not None:
+            event.durable, (event.dspso, event.dbatch) = True, durable
+        self._emit(key, event)
+
+    def on_share_partition_step(self, partition: SharePartition, bound: int, now_ms: int) -> None:
+        key = partition.key
+        leader = self._leader(key, partition.leader_epoch)
+        if leader is None or self.current.get(key) != partition.leader_epoch:
+            return
+        self.limits[key] = (partition.delivery_count_limit, partition.max_record_locks)
+        hwm_before = self.hwm.get(key, 0)
+        self.hwm[key] = max(hwm_before, bound)
+        mem = _memory(partition)
+        acts: list[dict[str, Any]] = [act("Produce")] * (self.hwm[key] - hwm_before)
+        durable = None
+        for a in leader.pending:
+            if "durable" in a:
+                durable = a["durable"]
+            else:
+                acts.append(a)
+        what = list(leader.what)
+        # Answers: the oldest writes in flight, each its run of spec writes (CoordWrite, or WriteError).
+        for _ in range(leader.completed):
+            # No spec write for it: the write a leader makes after loading a start offset of -1
+            # (share.auto.offset.reset resolved and persisted), which the spec leaves implicit.
+            count = leader.writes.pop(0) if leader.writes else 0
+            acts += [act("CoordWrite", e=leader.e)] * count
+        # Records that left a transition with no successful answer: a failed write.
+        failed = [o for o, (s, c, p) in leader.prev.items()
+                  if p != NONE and o in mem and mem[o][2] == NONE and not leader.completed]
+        if failed and not leader.completed:
+            count = leader.writes.pop(0) if leader.writes else 1
+            acts += [act("WriteError", e=leader.e)] * count
+            what.append("write failed")
+        # Records newly in a release nobody asked for: lock expiries (or the member's session release).
+        newly = sorted(o for o, (s, c, p) in mem.items()
+                       if s == "ACQUIRED" and p != NONE and o not in leader.acked
+                       and leader.prev.get(o, ("", 0, NONE))[2] == NONE and leader.prev.get(o) is not None)
+        if newly and -1 not in leader.released:
+            acts += [act("ExpireLock", e=leader.e, o=o) for o in newly]
+            leader.writes.append(len(newly))
+            what.append(f"locks of {_ranges(newly)} expired")
+        elif newly:
+            leader.writes.append(1)
+        leader.pending, leader.what, leader.completed = [], [], 0
+        leader.acked, leader.released = set(), set()
+        spso, speo = partition.spso, partition.speo
+        event = Event(now_ms, "; ".join(what) or "no change", acts, self.hwm[key], leader.e, spso, speo,
+                      [mem.get(o, ("AVAILABLE", 0, NONE)) for o in range(spso, speo)])
+        if durable is not None:
+            event.durable, (event.dspso, event.dbatch) = True, durable
+        if any(a["a"] == "LeaderLoad" for a in acts):
+            event.dle = leader.e
+        leader.prev = mem
+        if acts or what:
+            self._emit(key, event)
+
+
+def _memory(partition: SharePartition) -> dict[int, tuple[str, int, str]]:
+    out: dict[int, tuple[str, int, str]] = {}
+    for b in partition.batches():
+        pend = _STATE.get(b.target_state, str(b.target_state)) if b.in_transition else NONE
+        for o in range(b.first_offset, b.last_offset + 1):
+            out[o] = (_STATE.get(b.state, str(b.state)), b.delivery_count, pend)
+    return out
+
+
+def _durable(state: Any) -> tuple[int, list[tuple[int, str, int]]]:
+    """The durable state as a recovering leader reads it (SP-10; the spec's ``Recovered``): the start
+    offset (-1 read as 0) advanced past the terminal batches at its head, and the batches at or above
+    it. Two writes that say the same to a reader (a start offset S, or -1 and terminal batches up to
+    S: ``SharePartition._payload``) are observed alike."""
+    start = max(state.start_offset, 0)
+    batches = {o: (_STATE.get(b.delivery_state, str(b.delivery_state)), b.delivery_count)
+               for b in state.state_batches for o in range(b.first_offset, b.last_offset + 1) if o >= start}
+    while start in batches and batches[start][0] in ("ACKNOWLEDGED", "ARCHIVED"):
+        start += 1
+    return start, [(o, s, c) for o, (s, c) in sorted(batches.items()) if o >= start]
+
+
+def _ranges(offsets: list[int]) -> str:
+    if not offsets:
+        return "-"
+    out, first, last = [], offsets[0], offsets[0]
+    for o in offsets[1:]:
+        if o == last + 1:
+            last = o
+            continue
+        out.append(f"{first}" if first == last else f"{first}..{last}")
+        first = last = o
+    out.append(f"{first}" if first == last else f"{first}..{last}")
+    return ",".join(out)
