@@ -66,7 +66,7 @@ def event_record(ev: Event) -> dict[str, Any]:
             "dbatch": frozenset(tuple(b) for b in ev.dbatch), "dle": ev.dle}
 
 
-def data_module(events: list[Event], *, limit: int, max_in_flight: int) -> str:
+def data_module(events: list[Event], *, limit: int, max_in_flight: int, stop: tuple[int, int] = (0, 0)) -> str:
     """The generated module: the trace and the constants' sizes."""
     members = sorted({a["m"] for ev in events for a in ev.acts if a["m"]})
     log_size = max([ev.hwm for ev in events] + [1])
@@ -78,7 +78,7 @@ def data_module(events: list[Event], *, limit: int, max_in_flight: int) -> str:
              f"TMembers == {tla_value(frozenset(members) or frozenset({'m'}))}",
              f"TLogSize == {log_size}", f"TLimit == {limit}", f"TMaxInFlight == {max_in_flight}",
              f"TFailovers == {failovers}", f"TCrashes == {crashes}", f"TWriteErrors == {write_errors}",
-             "Trace == <<"]
+             f"TStop == <<{stop[0]}, {stop[1]}>>", "Trace == <<"]
     lines.append(",\n".join("  " + tla_value(event_record(ev)) for ev in events))
     lines += [">>", "===="]
     return "\n".join(lines) + "\n"
@@ -86,15 +86,15 @@ def data_module(events: list[Event], *, limit: int, max_in_flight: int) -> str:
 
 CFG = """SPECIFICATION TraceSpec
 INVARIANT Verdict
-INVARIANT SpecInvariants
 """
 
-_STUCK = re.compile(r'<<"STUCK", (\d+), (\d+), "(.*)">>')
+_AT = re.compile(r'^<<"AT", (\d+), (\d+)>>$', re.MULTILINE)
+_STATE = re.compile(r'<<"STATE", \d+, \d+, "(.*)">>')
 
 
-def run_tlc(events: list[Event], *, limit: int, max_in_flight: int,
-            timeout: float | None = 600) -> tuple[bool, int | None, int | None, str, float, str]:
-    """(accepted, l, k, spec state, seconds, message) of TLC on the trace ``events``."""
+def _tlc(events: list[Event], limit: int, max_in_flight: int, stop: tuple[int, int],
+         timeout: float | None) -> tuple[str, str, float]:
+    """One TLC run of the trace spec on ``events``: (output, how it ended, seconds)."""
     java = find_java()
     if java is None:
         raise ToolMissing("java is not on PATH")
@@ -103,26 +103,38 @@ def run_tlc(events: list[Event], *, limit: int, max_in_flight: int,
         work = Path(tmp)
         for name in ("ShareGroup.tla", f"{TRACE_SPEC}.tla"):
             shutil.copy(TLA_DIR / name, work / name)
-        (work / f"{DATA_MODULE}.tla").write_text(data_module(events, limit=limit, max_in_flight=max_in_flight))
+        module = data_module(events, limit=limit, max_in_flight=max_in_flight, stop=stop)
+        (work / f"{DATA_MODULE}.tla").write_text(module)
         (work / f"{TRACE_SPEC}.cfg").write_text(CFG)
         cmd = [java, "-XX:+UseParallelGC", "-Xss16m", f"-Djava.io.tmpdir={tmp}", "-cp", str(jar), "tlc2.TLC",
                "-workers", "1", "-deadlock", "-metadir", str(work / "states"),
                "-config", f"{TRACE_SPEC}.cfg", TRACE_SPEC]
         started = time.perf_counter()
         out, how = _run_watched(cmd, work, timeout)
-        seconds = time.perf_counter() - started
+        return out, how, time.perf_counter() - started
+
+
+def run_tlc(events: list[Event], *, limit: int, max_in_flight: int,
+            timeout: float | None = 900) -> tuple[bool, int | None, int | None, str, float, str]:
+    """(accepted, l, k, spec state, seconds, message) of TLC on the trace ``events``: l is the first
+    event not matched (1-based), k how many of its actions were taken."""
+    out, how, seconds = _tlc(events, limit, max_in_flight, (0, 0), timeout)
     if how != "exited":
-        return False, None, None, "", seconds, f"TLC {how}"
+        raise ToolMissing(f"TLC {how} after {seconds:.0f} s")
     if '<<"ACCEPTED",' in out:
         return True, None, None, "", seconds, "accepted"
-    stuck = _STUCK.search(out)
-    if stuck:
-        state = stuck.group(3).replace('\\"', '"')
-        return False, int(stuck.group(1)), int(stuck.group(2)), state, seconds, "no spec step matches"
-    if "Invariant SpecInvariants is violated" in out:
-        return False, None, None, "", seconds, "a ShareGroup.tla invariant is violated along the matched prefix"
-    errors = [ln for ln in out.splitlines() if "rror" in ln or "Assert" in ln or "FALSE" in ln]
-    raise ToolMissing("TLC gave no verdict: " + " | ".join(errors[:6] or out.splitlines()[-8:]))
+    if "Semantic errors" in out or "Parsing or semantic analysis failed" in out:
+        raise ToolMissing("the trace spec does not parse: " + " | ".join(out.splitlines()[-12:]))
+    positions = _AT.findall(out)
+    pos, sub = (int(positions[-1][0]), int(positions[-1][1])) if positions else (1, 0)
+    message = "no spec step matches"
+    assertion = next((ln for ln in out.splitlines() if "Assert" in ln or "assertion" in ln.lower()), None)
+    if assertion:
+        message = f"the spec's assertion failed: {assertion.strip()}"
+    second, how2, more = _tlc(events, limit, max_in_flight, (pos, sub), timeout)
+    shown = _STATE.search(second) if how2 == "exited" else None
+    state = shown.group(1).replace('\\"', '"') if shown else ""
+    return False, pos, sub, state, seconds + more, message
 
 
 def project(scenario: Any, seed: int, *, mutant: str | None = None,
