@@ -50,6 +50,10 @@ def validate_command(scenario: str, seed: int | None, mutant: str | None, partit
         raise BadInput(f"TLC: {exc}") from None
     wall = time.perf_counter() - started
     where = f"{v.key}, {scenario} seed {run_seed}" + (f", mutant {mutant}" if mutant else "")
+    if v.run is not None and v.run.violations:
+        first = v.run.violations[0]
+        click.echo(f"note: the run violated {first.invariant} at {first.time_ms} ms (it stopped there: the trace "
+                   "is the run's up to that point)")
     for key, gap in sorted(v.gaps.items()):
         click.echo(f"note: {key}: {gap}")
     if v.accepted:

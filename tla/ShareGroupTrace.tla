@@ -100,7 +100,10 @@ TraceNext ==
 
 TraceSpec == TraceInit /\ [][TraceNext]_<<specVars, l, k>>
 
-(* The spec's own properties hold along the matched behaviour too. *)
+(* The spec's own invariants along the matched behaviour (not in the       *)
+(* default configuration: a matched behaviour is one of the spec's, which  *)
+(* TLC checked at small scope; add INVARIANT SpecInvariants to check them   *)
+(* at the trace's scope, at about twice the cost).                          *)
 SpecInvariants ==
     /\ SG!SP1_AcquiredNeverPersisted /\ SG!SP5_DeliveryLimit /\ SG!SP6_SpsoBelowTerminal
     /\ SG!SP7_SpsoLeSpeoLeBound /\ SG!SP8_WindowWithinBound /\ SG!SP11_CountNotBelowDurable
