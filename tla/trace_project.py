@@ -113,10 +113,25 @@ class _Leader:
         self.what: list[str] = []
         self.loaded = False
         self.prev: dict[int, tuple[str, int, str]] = {}
-        self.writes: list[int] = []  # per simulator write in flight, oldest first: how many spec writes
+        # The simulator's writes in flight (SharePartition write ids): how many spec writes each stands
+        # for, and its request (to tell a success, on_write_completed, from a failure).
+        self.counts: dict[int, int] = {}
+        self.requests: dict[int, int] = {}  # write id -> id(request)
+        self.succeeded: set[int] = set()  # id(request) of the writes answered with success
+        self.applied: list[int] = []  # id(request) of writes the coordinator applied, not yet answered
+        self.acks = 0  # spec writes of this step's acknowledgement
         self.completed = 0  # successful answers taken in the step in progress
         self.acked: set[int] = set()  # offsets whose transition this step's acknowledgement started
         self.released: set[int] = set()
+
+
+    def take(self, rid: int) -> int:
+        """Forget the write whose request is ``rid``; how many spec writes it stood for."""
+        wid = next((w for w, r in self.requests.items() if r == rid), None)
+        if wid is None:
+            return 0
+        del self.requests[wid]
+        return self.counts.pop(wid, 0)
 
 
 class Projection(Monitor):
@@ -160,7 +175,21 @@ class Projection(Monitor):
         previous = self.current.get(key)
         self.current[key] = leader_epoch
         if previous is not None:
-            self._emit(key, Event(now_ms, f"leader epoch {leader_epoch} starts", [act("Failover")],
+            # The old leader's writes the coordinator applied but whose answers it has not taken: the
+            # spec's CoordWrite applies and answers at once, so they are taken before the Failover
+            # (their answers change no memory the spec keeps once the leader is deposed). The
+            # simulator's leader stops serving when the partition's leadership moves; its successor's
+            # share-partition starts (this hook) at the first fetch there.
+            old = self._leader(key, previous)
+            acts = []
+            if old is not None:
+                # ... and those answered after it stopped serving (no step of it reports them).
+                for wid in sorted(old.requests):
+                    rid = old.requests[wid]
+                    if rid in old.applied or rid in old.succeeded:
+                        acts += [act("CoordWrite", e=old.e)] * old.take(rid)
+                old.applied, old.pending, old.what, old.completed = [], [], [], 0
+            self._emit(key, Event(now_ms, f"leader epoch {leader_epoch} starts", [*acts, act("Failover")],
                                   self.hwm.get(key, 0)))
 
     def on_state_read(self, key: SharePartitionKey, leader_epoch: int, now_ms: int) -> None:
@@ -197,7 +226,7 @@ class Projection(Monitor):
                 leader.acked.add(o)
         acts.sort(key=lambda a: a["o"])
         leader.pending += acts
-        leader.writes.append(len(acts))
+        leader.acks += len(acts)
         leader.what.append(f"acknowledge {_ranges([a['o'] for a in acts])} by {member_id}")
 
     def on_share_session_evicted(self, broker: int, group_id: str, member_id: str, now_ms: int) -> None:
@@ -215,10 +244,23 @@ class Projection(Monitor):
 
     def on_share_state_handled(self, shard: Any, request: object, previous: Any, sent_ms: int,
                                now_ms: int) -> None:
-        if isinstance(request, WriteShareGroupStateRequest):
-            state = shard.state(request.key)
-            if state is not None:
-                self.durable_after[id(request)] = _durable(state)
+        if not isinstance(request, WriteShareGroupStateRequest):
+            return
+        key = request.key
+        leader = self._leader(key, request.leader_epoch)
+        state = shard.state(key)
+        if leader is None or state is None:
+            return
+        if self.current.get(key) == request.leader_epoch:
+            self.durable_after[id(request)] = _durable(state)
+            leader.applied.append(id(request))
+            return
+        # A deposed leader's late write applied: CoordWrite here (the spec answers it at once, and
+        # keeps no memory of a deposed leader); only the durable state is observed.
+        event = Event(now_ms, f"late write of leader epoch {request.leader_epoch} applied",
+                      [act("CoordWrite", e=leader.e)] * leader.take(id(request)), self.hwm.get(key, 0))
+        event.durable, (event.dspso, event.dbatch) = True, _durable(state)
+        self._emit(key, event)
 
     def on_write_completed(self, request: WriteShareGroupStateRequest, now_ms: int) -> None:
         key = request.key
@@ -226,19 +268,15 @@ class Projection(Monitor):
         if leader is None:
             return
         durable = self.durable_after.pop(id(request), None)
+        leader.succeeded.add(id(request))
+        if id(request) in leader.applied:
+            leader.applied.remove(id(request))
         if self.current.get(key) == request.leader_epoch:
             leader.completed += 1
             leader.what.append("write answered")
             if durable is not None:
                 leader.pending.append({"durable": durable})
             return
-        # A deposed leader's write answered: only the durable state is observed.
-        count = leader.writes.pop(0) if leader.writes else 1
-        event = Event(now_ms, f"late write of leader epoch {request.leader_epoch} answered",
-                      [act("CoordWrite", e=leader.e)] * count, self.hwm.get(key, 0))
-        if durable is not None:
-            event.durable, (event.dspso, event.dbatch) = True, durable
-        self._emit(key, event)
 
     def on_share_partition_step(self, partition: SharePartition, bound: int, now_ms: int) -> None:
         key = partition.key
@@ -257,30 +295,45 @@ class Projection(Monitor):
             else:
                 acts.append(a)
         what = list(leader.what)
-        # Answers: the oldest writes in flight, each its run of spec writes (CoordWrite, or WriteError).
-        for _ in range(leader.completed):
-            # No spec write for it: the write a leader makes after loading a start offset of -1
-            # (share.auto.offset.reset resolved and persisted), which the spec leaves implicit.
-            count = leader.writes.pop(0) if leader.writes else 0
-            acts += [act("CoordWrite", e=leader.e)] * count
-        # Records that left a transition with no successful answer: a failed write.
-        failed = [o for o, (s, c, p) in leader.prev.items()
-                  if p != NONE and o in mem and mem[o][2] == NONE and not leader.completed]
-        if failed and not leader.completed:
-            count = leader.writes.pop(0) if leader.writes else 1
-            acts += [act("WriteError", e=leader.e)] * count
-            what.append("write failed")
+        # The simulator's writes answered in this step (gone from the leader's pending writes): each its
+        # run of spec writes, CoordWrite if it succeeded, WriteError if not. A write the spec does not
+        # make (the start offset resolved from -1 after a load) stands for none.
+        pending = partition._pending  # write id -> _WriteInfo (read only: an observer)
+        failures = 0
+        for wid in sorted(set(leader.counts) - set(pending)):
+            count = leader.counts.pop(wid)
+            rid = leader.requests.pop(wid, None)
+            if rid in leader.succeeded:
+                acts += [act("CoordWrite", e=leader.e)] * count
+            else:
+                if rid in leader.applied:
+                    leader.applied.remove(rid)
+                    self._gap(key, f"a write answered with an error at {now_ms} ms had been applied by the "
+                                   "share coordinator (its answer lost); the spec's WriteError applies nothing")
+                acts += [act("WriteError", e=leader.e)] * count
+                failures += count
+                what.append("write failed")
         # Records newly in a release nobody asked for: lock expiries (or the member's session release).
         newly = sorted(o for o, (s, c, p) in mem.items()
                        if s == "ACQUIRED" and p != NONE and o not in leader.acked
                        and leader.prev.get(o, ("", 0, NONE))[2] == NONE and leader.prev.get(o) is not None)
         if newly and -1 not in leader.released:
             acts += [act("ExpireLock", e=leader.e, o=o) for o in newly]
-            leader.writes.append(len(newly))
             what.append(f"locks of {_ranges(newly)} expired")
-        elif newly:
-            leader.writes.append(1)
-        leader.pending, leader.what, leader.completed = [], [], 0
+        # The writes this step issued, and how many spec writes each stands for.
+        for wid in sorted(set(pending) - set(leader.counts)):
+            if leader.acks:
+                count, leader.acks = leader.acks, 0
+            elif newly and -1 not in leader.released:
+                count, newly = len(newly), []
+            elif -1 in leader.released:
+                count = 1
+                leader.released.discard(-1)
+            else:  # a release sent again after a failure (FollowUp), or a write the spec does not make
+                count, failures = failures, 0
+            leader.counts[wid] = count
+            leader.requests[wid] = id(pending[wid].request)
+        leader.pending, leader.what, leader.completed, leader.acks = [], [], 0, 0
         leader.acked, leader.released = set(), set()
         spso, speo = partition.spso, partition.speo
         event = Event(now_ms, "; ".join(what) or "no change", acts, self.hwm[key], leader.e, spso, speo,
