@@ -34,7 +34,7 @@ VARIABLES
 SG == INSTANCE ShareGroup WITH
         Members <- TMembers, NoMember <- "none", LogSize <- TLogSize, Gaps <- {},
         DeliveryLimit <- TLimit, MaxInFlight <- TMaxInFlight, MaxFailovers <- TFailovers,
-        MaxCrashes <- TCrashes, MaxResets <- 0, MaxWriteErrors <- TWriteErrors, MaxWriteRetries <- 0,
+        MaxCrashes <- TCrashes, MaxResets <- 0, MaxWriteErrors <- TWriteErrors, MaxWriteRetries <- TWriteRetries,
         ZombieActs <- FALSE, Mutant <- "none"
 
 specVars == <<hwm, dSpso, dBatch, dSE, dLE, lep, status, lse, lspso, lspeo, rec, wq, up, held,
@@ -53,6 +53,7 @@ Do(a) ==
       [] a.a = "ConsumerRestart" -> SG!ConsumerRestart(a.m)
       [] a.a = "CoordWrite"      -> SG!CoordWrite(a.e)
       [] a.a = "WriteError"      -> SG!WriteError(a.e)
+      [] a.a = "WriteRetry"      -> SG!WriteRetry(a.e)
 
 (* The durable state as a recovering leader reads it (SP-10, the spec's    *)
 (* Recovered): its start offset, and the batches at or above it.  Writes   *)

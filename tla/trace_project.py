@@ -28,8 +28,10 @@ observed values are compared once all of them are taken):
   member that is down; the simulator also the session of a live, paused one);
 - a write answered with success at its leader (``on_write_completed``): ``CoordWrite(e)`` once per
   spec write the simulator's write stands for;
-- a write answered with an error (no hook: records leave their transition): ``WriteError(e)`` per
-  spec write.
+- a write answered with an error (no hook: its write id leaves the leader's pending writes without a
+  successful answer): ``WriteError(e)`` per spec write;
+- a write answered before older ones of its leader (sent again after a retriable error or a timeout):
+  ``WriteRetry(e)`` for each older spec write, bringing it to the head of the spec's FIFO queue.
 
 A simulator write carries several offsets (one acknowledgement request, one lock-timeout sweep);
 the spec writes one per acknowledged offset and one per expired lock, so the simulator's write
@@ -119,19 +121,34 @@ class _Leader:
         self.requests: dict[int, int] = {}  # write id -> id(request)
         self.succeeded: set[int] = set()  # id(request) of the writes answered with success
         self.applied: list[int] = []  # id(request) of writes the coordinator applied, not yet answered
+        self.queue: list[int] = []  # the spec's wq of this leader: the simulator write id of each spec write
         self.acks = 0  # spec writes of this step's acknowledgement
         self.completed = 0  # successful answers taken in the step in progress
         self.acked: set[int] = set()  # offsets whose transition this step's acknowledgement started
         self.released: set[int] = set()
 
 
-    def take(self, rid: int) -> int:
-        """Forget the write whose request is ``rid``; how many spec writes it stood for."""
+    def take(self, rid: int, action: str = "CoordWrite") -> list[dict[str, Any]]:
+        """The spec actions that answer the write whose request is ``rid``, which is forgotten."""
         wid = next((w for w, r in self.requests.items() if r == rid), None)
         if wid is None:
-            return 0
+            return []
         del self.requests[wid]
-        return self.counts.pop(wid, 0)
+        return self.answer(wid, action)
+
+    def answer(self, wid: int, action: str) -> list[dict[str, Any]]:
+        """``action`` (CoordWrite or WriteError) for each spec write simulator write ``wid`` stands for.
+        The spec answers the head of the leader's FIFO queue; a write answered before older ones (sent
+        again after a retriable error or a timeout, behind later ones) is brought to the head by
+        WriteRetry, which moves the head to the back, as the persister's resend does."""
+        count = self.counts.pop(wid, 0)
+        acts = []
+        if count:
+            while self.queue[0] != wid:
+                self.queue.append(self.queue.pop(0))
+                acts.append(act("WriteRetry", e=self.e))
+            del self.queue[:count]
+        return acts + [act(action, e=self.e)] * count
 
 
 class Projection(Monitor):
@@ -187,7 +204,7 @@ class Projection(Monitor):
                 for wid in sorted(old.requests):
                     rid = old.requests[wid]
                     if rid in old.applied or rid in old.succeeded:
-                        acts += [act("CoordWrite", e=old.e)] * old.take(rid)
+                        acts += old.take(rid)
                 old.applied, old.pending, old.what, old.completed = [], [], [], 0
             self._emit(key, Event(now_ms, f"leader epoch {leader_epoch} starts", [*acts, act("Failover")],
                                   self.hwm.get(key, 0)))
@@ -258,7 +275,7 @@ class Projection(Monitor):
         # A deposed leader's late write applied: CoordWrite here (the spec answers it at once, and
         # keeps no memory of a deposed leader); only the durable state is observed.
         event = Event(now_ms, f"late write of leader epoch {request.leader_epoch} applied",
-                      [act("CoordWrite", e=leader.e)] * leader.take(id(request)), self.hwm.get(key, 0))
+                      leader.take(id(request)), self.hwm.get(key, 0))
         event.durable, (event.dspso, event.dbatch) = True, _durable(state)
         self._emit(key, event)
 
@@ -301,16 +318,16 @@ class Projection(Monitor):
         pending = partition._pending  # write id -> _WriteInfo (read only: an observer)
         failures = 0
         for wid in sorted(set(leader.counts) - set(pending)):
-            count = leader.counts.pop(wid)
+            count = leader.counts.get(wid, 0)
             rid = leader.requests.pop(wid, None)
             if rid in leader.succeeded:
-                acts += [act("CoordWrite", e=leader.e)] * count
+                acts += leader.answer(wid, "CoordWrite")
             else:
                 if rid in leader.applied:
                     leader.applied.remove(rid)
                     self._gap(key, f"a write answered with an error at {now_ms} ms had been applied by the "
                                    "share coordinator (its answer lost); the spec's WriteError applies nothing")
-                acts += [act("WriteError", e=leader.e)] * count
+                acts += leader.answer(wid, "WriteError")
                 failures += count
                 what.append("write failed")
         # Records newly in a release nobody asked for: lock expiries (or the member's session release).
@@ -332,6 +349,7 @@ class Projection(Monitor):
             else:  # a release sent again after a failure (FollowUp), or a write the spec does not make
                 count, failures = failures, 0
             leader.counts[wid] = count
+            leader.queue += [wid] * count
             leader.requests[wid] = id(pending[wid].request)
         leader.pending, leader.what, leader.completed, leader.acks = [], [], 0, 0
         leader.acked, leader.released = set(), set()
