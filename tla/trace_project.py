@@ -165,7 +165,9 @@ class Projection(Monitor):
         self.members: set[str] = set()
         self.limits: dict[SharePartitionKey, tuple[int, int]] = {}
         self.gaps: dict[SharePartitionKey, str] = {}  # key -> why it cannot be projected (first problem)
-        self.errors = 0
+        # Every write request seen, kept alive: the projection keys requests by id(), which Python
+        # reuses once an object is freed (a stale durable state was once read that way).
+        self.alive: list[object] = []
 
     # -- helpers ---------------------------------------------------------------------------------
 
@@ -263,6 +265,7 @@ class Projection(Monitor):
                                now_ms: int) -> None:
         if not isinstance(request, WriteShareGroupStateRequest):
             return
+        self.alive.append(request)
         key = request.key
         leader = self._leader(key, request.leader_epoch)
         state = shard.state(key)
@@ -273,9 +276,13 @@ class Projection(Monitor):
             # leader that is still unanswered (answers out of order), the state now holds both, which
             # the spec reaches only once both are answered: the durable state is then not observed
             # at this write's answer (a partial observation, not a weaker spec).
-            if not leader.applied:
+            # (A write resent after a timeout is the same request, applied again: the latest counts.)
+            if not [rid for rid in leader.applied if rid != id(request)]:
                 self.durable_after[id(request)] = _durable(state)
-            leader.applied.append(id(request))
+            else:
+                self.durable_after.pop(id(request), None)
+            if id(request) not in leader.applied:
+                leader.applied.append(id(request))
             return
         # A deposed leader's late write applied: CoordWrite here (the spec answers it at once, and
         # keeps no memory of a deposed leader); only the durable state is observed.
@@ -285,6 +292,7 @@ class Projection(Monitor):
         self._emit(key, event)
 
     def on_write_completed(self, request: WriteShareGroupStateRequest, now_ms: int) -> None:
+        self.alive.append(request)
         key = request.key
         leader = self._leader(key, request.leader_epoch)
         if leader is None:
@@ -356,6 +364,7 @@ class Projection(Monitor):
             leader.counts[wid] = count
             leader.queue += [wid] * count
             leader.requests[wid] = id(pending[wid].request)
+            self.alive.append(pending[wid].request)
         leader.pending, leader.what, leader.completed, leader.acks = [], [], 0, 0
         leader.acked, leader.released = set(), set()
         spso, speo = partition.spso, partition.speo
