@@ -115,6 +115,7 @@ class _Leader:
         self.what: list[str] = []
         self.loaded = False
         self.prev: dict[int, tuple[str, int, str]] = {}
+        self.owners: dict[int, str | None] = {}  # offset -> owner, as of the last step
         # The simulator's writes in flight (SharePartition write ids): how many spec writes each stands
         # for, and its request (to tell a success, on_write_completed, from a failure).
         self.counts: dict[int, int] = {}
@@ -253,7 +254,8 @@ class Projection(Monitor):
             leader = self._leader(key, epoch)
             if key.group_id != group_id or leader is None:
                 continue
-            mine = [o for o, (s, _, p) in leader.prev.items() if s == "ACQUIRED" and p == NONE]
+            mine = [o for o, (s, _, p) in leader.prev.items()
+                    if s == "ACQUIRED" and p == NONE and leader.owners.get(o) == member_id]
             if not mine:
                 continue
             leader.pending += [act("ConsumerCrash", m=member_id), act("ReleaseMember", m=member_id, e=leader.e),
@@ -375,6 +377,7 @@ class Projection(Monitor):
         if any(a["a"] == "LeaderLoad" for a in acts):
             event.dle = leader.e
         leader.prev = mem
+        leader.owners = {o: b.owner for b in partition.batches() for o in range(b.first_offset, b.last_offset + 1)}
         if acts or what:
             self._emit(key, event)
 
