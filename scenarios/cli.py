@@ -203,6 +203,9 @@ def _register() -> None:
     from invariants.cli import invariants_command
 
     main.add_command(invariants_command)
+    from scenarios.validate import validate_command
+
+    main.add_command(validate_command)
     for command in main.commands.values():  # after the command's own epilog (the output rule), if it has one
         command.epilog = f"{command.epilog}\n\n{exit_codes_in_short()}" if command.epilog else exit_codes_in_short()
 

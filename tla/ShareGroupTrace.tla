@@ -1,0 +1,133 @@
+--------------------------- MODULE ShareGroupTrace ---------------------------
+(***************************************************************************)
+(* Trace validation of a simulated run against ShareGroup.tla (issue 27),  *)
+(* in the style of Cirstea, Kuppe, Loillier, Merz, "Validating Traces of   *)
+(* Distributed Programs Against TLA+ Specifications" (2024).               *)
+(*                                                                         *)
+(* The trace is the generated module ShareGroupTraceData (tla/             *)
+(* trace_validate.py): Trace, a sequence of events of one share-partition, *)
+(* each with the spec actions it stands for (acts, with their parameters)  *)
+(* and the spec variables the simulator observed after it; and the sizes   *)
+(* the constants take (TMembers, TLogSize, ...).                           *)
+(*                                                                         *)
+(* l is the event being matched, k how many of its actions were taken.    *)
+(* A step takes the next action of event l (the spec's own action: it must *)
+(* be enabled, and its effect is the spec's), or, once all are taken,      *)
+(* checks the observed values against the state and moves to event l + 1.  *)
+(* One simulator step that is several spec actions (a batch acquisition,   *)
+(* an acknowledgement of a range, a write carrying several offsets) is     *)
+(* thus matched by several spec steps, compared once at their end.          *)
+(*                                                                         *)
+(* The trace is accepted iff a behaviour reaches l = Len(Trace) + 1; a     *)
+(* trace TLC cannot match ends in a state with no successor, at the first  *)
+(* unmatched event (l, k).  The invariant Verdict prints which (see there).*)
+(***************************************************************************)
+EXTENDS Integers, Sequences, FiniteSets, TLC, ShareGroupTraceData
+
+VARIABLES
+    hwm, dSpso, dBatch, dSE, dLE, lep, status, lse, lspso, lspeo, rec, wq, up, held,
+    failovers, crashes, resets, writeErrors, writeRetries,
+    confirmed, zombieApplied, dlv, ten,
+    l,      \* the event of Trace being matched
+    k       \* how many of its actions were taken
+
+SG == INSTANCE ShareGroup WITH
+        Members <- TMembers, NoMember <- "none", LogSize <- TLogSize, Gaps <- {},
+        DeliveryLimit <- TLimit, MaxInFlight <- TMaxInFlight, MaxFailovers <- TFailovers,
+        MaxCrashes <- TCrashes, MaxResets <- 0, MaxWriteErrors <- TWriteErrors, MaxWriteRetries <- TWriteRetries,
+        ZombieActs <- FALSE, Mutant <- "none"
+
+specVars == <<hwm, dSpso, dBatch, dSE, dLE, lep, status, lse, lspso, lspeo, rec, wq, up, held,
+              failovers, crashes, resets, writeErrors, writeRetries, confirmed, zombieApplied, dlv, ten>>
+
+(* One spec action, as an event names it. *)
+Do(a) ==
+    CASE a.a = "Produce"         -> SG!Produce
+      [] a.a = "LeaderLoad"      -> SG!LeaderLoad
+      [] a.a = "Failover"        -> SG!Failover
+      [] a.a = "Acquire"         -> SG!Acquire(a.m, a.o)
+      [] a.a = "Ack"             -> SG!Ack(a.m, a.o, a.e, a.t)
+      [] a.a = "ExpireLock"      -> SG!ExpireLock(a.e, a.o)
+      [] a.a = "ConsumerCrash"   -> SG!ConsumerCrash(a.m)
+      [] a.a = "ReleaseMember"   -> SG!ReleaseMember(a.e, a.m)
+      [] a.a = "ConsumerRestart" -> SG!ConsumerRestart(a.m)
+      [] a.a = "CoordWrite"      -> SG!CoordWrite(a.e)
+      [] a.a = "WriteError"      -> SG!WriteError(a.e)
+      [] a.a = "WriteRetry"      -> SG!WriteRetry(a.e)
+
+(* The durable state as a recovering leader reads it (SP-10, the spec's    *)
+(* Recovered): its start offset, and the batches at or above it.  Writes   *)
+(* carrying a start offset S, or -1 and terminal batches up to S, say the  *)
+(* same to a reader (SharePartition._payload); so does the write of the    *)
+(* start offset a leader resolved from -1 (auto.offset.reset), which the   *)
+(* spec leaves implicit.                                                    *)
+DurableView ==
+    LET s == SG!Recovered.spso IN
+    [spso |-> s,
+     batches |-> {<<o, dBatch[o].st, dBatch[o].cnt>> : o \in {q \in SG!Offsets : q >= s /\ dBatch[q].st # "NONE"}}]
+
+(* Leader e's window as the simulator shows it: per offset (state, count,  *)
+(* pending target state or NONE).                                           *)
+Window(e) == [i \in 1..(lspeo[e] - lspso[e]) |->
+                 LET r == rec[e][lspso[e] + i - 1] IN <<r.st, r.cnt, r.pend>>]
+
+(* The values event ev observed agree with the current state. *)
+Observed(ev) ==
+    /\ hwm = ev.hwm
+    /\ ev.e # 0 => /\ lspso[ev.e] = ev.spso
+                   /\ lspeo[ev.e] = ev.speo
+                   /\ Window(ev.e) = ev.mem
+    /\ ev.dur => DurableView = [spso |-> ev.dspso, batches |-> ev.dbatch]
+    /\ ev.dle # 0 => dLE = ev.dle
+
+TraceInit ==
+    /\ SG!Init
+    /\ l = 1
+    /\ k = 0
+
+TraceNext ==
+    /\ l <= Len(Trace)
+    /\ \/ /\ k < Len(Trace[l].acts)
+          /\ Do(Trace[l].acts[k + 1])
+          /\ k' = k + 1
+          /\ UNCHANGED l
+          /\ PrintT(<<"AT", l, k + 1>>)
+       \/ /\ k = Len(Trace[l].acts)
+          /\ Observed(Trace[l])
+          /\ l' = l + 1
+          /\ k' = 0
+          /\ UNCHANGED specVars
+          /\ PrintT(<<"AT", l + 1, 0>>)
+
+TraceSpec == TraceInit /\ [][TraceNext]_<<specVars, l, k>>
+
+(* The spec's own invariants along the matched behaviour (not in the       *)
+(* default configuration: a matched behaviour is one of the spec's, which  *)
+(* TLC checked at small scope; add INVARIANT SpecInvariants to check them   *)
+(* at the trace's scope, at about twice the cost).                          *)
+SpecInvariants ==
+    /\ SG!SP1_AcquiredNeverPersisted /\ SG!SP5_DeliveryLimit /\ SG!SP6_SpsoBelowTerminal
+    /\ SG!SP7_SpsoLeSpeoLeBound /\ SG!SP8_WindowWithinBound /\ SG!SP11_CountNotBelowDurable
+    /\ SG!SP11_DeliveryBound /\ SG!SC5_ZombieFenced /\ SG!E2_NoRedeliveryAfterConfirmedAck
+    /\ SG!E3_ExclusiveAcquisition
+
+(* The spec state shown beside the first unmatched event. *)
+View ==
+    LET e == IF l <= Len(Trace) /\ Trace[l].e # 0 THEN Trace[l].e ELSE lep IN
+    [hwm |-> hwm, leader |-> e, lep |-> lep, status |-> status[e], spso |-> lspso[e], speo |-> lspeo[e],
+     window |-> Window(e), durable |-> DurableView, storedLeaderEpoch |-> dLE,
+     writesInFlight |-> [q \in SG!Epochs |-> Len(wq[q])]]
+
+(* TLC 2.15 has no ALIAS and prints a whole behaviour with every error,    *)
+(* thousands of large states here; and ENABLED in an invariant triples the *)
+(* cost of a run.  So nothing is an error: TLC runs without deadlock        *)
+(* checking, each step prints the position it reaches ("AT", l, k), and    *)
+(* Verdict prints "ACCEPTED" once the last event is matched.  Every event   *)
+(* fixes its actions' parameters, so the behaviour is unique and the last   *)
+(* position printed ends the longest matched prefix.  A second run with     *)
+(* TStop = <<l, k>> of that position prints the spec state there.           *)
+Verdict ==
+    /\ l = Len(Trace) + 1 => PrintT(<<"ACCEPTED", Len(Trace)>>)
+    /\ <<l, k>> = TStop => PrintT(<<"STATE", l, k, ToString(View)>>)
+
+=============================================================================

@@ -1,0 +1,418 @@
+"""The projection of a simulated run onto ``ShareGroup.tla``: one share-partition's behaviour as a
+sequence of the spec's own actions, each event carrying the spec variables the simulator can
+observe after it (issue 27).
+
+Where it reads from. The NDJSON trace (``model/sim/trace.py``) does not carry record states,
+delivery counts or the share coordinator's state, and every event a run records enters its trace
+hash (a run that does not keep its trace hashes every event too), so adding them would change the
+hash of every run. The projection is instead a ``Monitor`` on the observer hooks the invariant
+monitors already get (``model/sim/protocol.py``): it is given to ``run_cluster`` as an extra
+monitor, reads the share-partition leader and the share coordinator after each of their steps,
+and changes nothing the run does or hashes (a validated run has the trace hash of the same seed
+run without validation).
+
+Mapping, simulator step -> spec actions (the atomicity differences are the trace spec's to handle,
+``tla/ShareGroupTrace.tla``: an event lists its spec actions, which are taken one by one, and the
+observed values are compared once all of them are taken):
+
+- records committed (the leader's ``bound`` moved): ``Produce`` once per offset, before the event;
+- a later leader epoch's share-partition starts (``on_leader_start``): ``Failover``;
+- its ReadShareGroupState answered (``on_state_read``): ``LeaderLoad``;
+- ``SharePartition.acquire`` (``on_acquire``): ``Acquire(m, o)`` per offset, ascending;
+- ``SharePartition.acknowledge`` (``on_acknowledge``): ``Ack(m, o, e, t)`` per offset, ascending
+  (one spec write each);
+- ``SharePartition.expire_locks`` (no hook: records newly in a release): ``ExpireLock(e, o)`` per
+  offset;
+- a share session evicted or disconnected, ``release_member`` (``on_share_session_evicted``):
+  ``ConsumerCrash(m)``, ``ReleaseMember(e, m)``, ``ConsumerRestart(m)`` (the spec releases only a
+  member that is down; the simulator also the session of a live, paused one);
+- a write answered with success at its leader (``on_write_completed``): ``CoordWrite(e)`` once per
+  spec write the simulator's write stands for;
+- a write answered with an error (no hook: its write id leaves the leader's pending writes without a
+  successful answer): ``WriteError(e)`` per spec write;
+- a write answered before older ones of its leader (sent again after a retriable error or a timeout):
+  ``WriteRetry(e)`` for each older spec write, bringing it to the head of the spec's FIFO queue.
+
+A simulator write carries several offsets (one acknowledgement request, one lock-timeout sweep);
+the spec writes one per acknowledged offset and one per expired lock, so the simulator's write
+stands for a FIFO run of spec writes, all answered at once. The share coordinator applies a write
+before its leader hears the answer; the spec does both in one step (``CoordWrite``), placed at the
+answer, and the durable state it is compared with is the coordinator's right after it applied that
+write (recorded at ``on_share_state_handled``).
+
+Observed after each event: the high-water mark; at the current leader its SPSO, SPEO and, per
+offset of the window, (state, delivery count, pending target state or NONE); the durable start
+offset and batches (after a write's answer, a load); the stored leader epoch after a load.
+Offsets are the log's own (0..LogSize-1, LogSize the final high-water mark of the partition); leader
+epochs are renumbered 1, 2, ... in the order the share-partition's leaders started; members are their
+ids as strings.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from invariants.sink import Monitor, ViolationSink
+from model.core.share_partition import AcknowledgementBatch, AcquiredRecords, SharePartition
+from model.core.share_state import (
+    RecordState,
+    SharePartitionKey,
+    WriteShareGroupStateRequest,
+)
+
+_STATE = {RecordState.AVAILABLE: "AVAILABLE", RecordState.ACQUIRED: "ACQUIRED",
+          RecordState.ACKNOWLEDGED: "ACKNOWLEDGED", RecordState.ARCHIVED: "ARCHIVED"}
+_ACK = {0: "GAP", 1: "ACCEPT", 2: "RELEASE", 3: "REJECT"}
+NONE = "NONE"
+
+
+def act(name: str, *, m: str = "", o: int = -1, e: int = 0, t: str = "") -> dict[str, Any]:
+    """One spec action with its parameters (every field present: TLC compares records of one shape)."""
+    return {"a": name, "m": m, "o": o, "e": e, "t": t}
+
+
+@dataclass
+class Event:
+    """One simulator step of the share-partition: the spec actions it stands for and what was observed."""
+
+    time_ms: int
+    what: str  # the simulator step, for the report
+    acts: list[dict[str, Any]]
+    hwm: int
+    e: int = 0  # the spec leader epoch whose memory is observed (0: none)
+    spso: int = 0
+    speo: int = 0
+    mem: list[tuple[str, int, str]] = field(default_factory=list)  # offsets spso..speo-1
+    durable: bool = False
+    dspso: int = -1
+    dbatch: list[tuple[int, str, int]] = field(default_factory=list)  # (offset, state, count), offset >= dspso
+    dle: int = 0  # stored leader epoch after a load (0: not observed)
+
+    def observed(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"hwm": self.hwm}
+        if self.e:
+            out.update(leader=self.e, spso=self.spso, speo=self.speo,
+                       window=[f"{o}:{s}/{c}" + ("" if p == NONE else f"->{p}")
+                               for o, (s, c, p) in enumerate(self.mem, self.spso)])
+        if self.durable:
+            out.update(durable_spso=self.dspso, durable=[f"{o}:{s}/{c}" for o, s, c in self.dbatch])
+        if self.dle:
+            out["stored_leader_epoch"] = self.dle
+        return out
+
+
+class UnprojectedStep(Exception):
+    """A simulator step the projection cannot map onto spec actions (an abstraction gap)."""
+
+
+class _Leader:
+    """What the projection knows of one leader epoch's share-partition."""
+
+    def __init__(self, spec_epoch: int) -> None:
+        self.e = spec_epoch
+        self.pending: list[dict[str, Any]] = []  # spec actions of the step in progress
+        self.what: list[str] = []
+        self.loaded = False
+        self.prev: dict[int, tuple[str, int, str]] = {}
+        self.owners: dict[int, str | None] = {}  # offset -> owner, as of the last step
+        # The simulator's writes in flight (SharePartition write ids): how many spec writes each stands
+        # for, and its request (to tell a success, on_write_completed, from a failure).
+        self.counts: dict[int, int] = {}
+        self.requests: dict[int, int] = {}  # write id -> id(request)
+        self.succeeded: set[int] = set()  # id(request) of the writes answered with success
+        self.applied: list[int] = []  # id(request) of writes the coordinator applied, not yet answered
+        self.queue: list[int] = []  # the spec's wq of this leader: the simulator write id of each spec write
+        self.acks = 0  # spec writes of this step's acknowledgement
+        self.completed = 0  # successful answers taken in the step in progress
+        self.acked: set[int] = set()  # offsets whose transition this step's acknowledgement started
+        self.released: set[int] = set()
+
+
+    def take(self, rid: int, action: str = "CoordWrite") -> list[dict[str, Any]]:
+        """The spec actions that answer the write whose request is ``rid``, which is forgotten."""
+        wid = next((w for w, r in self.requests.items() if r == rid), None)
+        if wid is None:
+            return []
+        del self.requests[wid]
+        return self.answer(wid, action)
+
+    def answer(self, wid: int, action: str) -> list[dict[str, Any]]:
+        """``action`` (CoordWrite or WriteError) for each spec write simulator write ``wid`` stands for.
+        The spec answers the head of the leader's FIFO queue; a write answered before older ones (sent
+        again after a retriable error or a timeout, behind later ones) is brought to the head by
+        WriteRetry, which moves the head to the back, as the persister's resend does."""
+        count = self.counts.pop(wid, 0)
+        acts = []
+        if count:
+            while self.queue[0] != wid:
+                self.queue.append(self.queue.pop(0))
+                acts.append(act("WriteRetry", e=self.e))
+            del self.queue[:count]
+        return acts + [act(action, e=self.e)] * count
+
+
+class Projection(Monitor):
+    """Records, per share-partition key, the events of its leaders (``events[key]``)."""
+
+    def __init__(self) -> None:
+        super().__init__(ViolationSink(0))
+        self.events: dict[SharePartitionKey, list[Event]] = {}
+        self.leaders: dict[tuple[SharePartitionKey, int], _Leader] = {}
+        self.current: dict[SharePartitionKey, int] = {}  # key -> simulator leader epoch of the current leader
+        self.epochs: dict[SharePartitionKey, list[int]] = {}
+        self.hwm: dict[SharePartitionKey, int] = {}
+        self.durable_after: dict[int, tuple[int, list[tuple[int, str, int]]]] = {}
+        self.members: set[str] = set()
+        self.limits: dict[SharePartitionKey, tuple[int, int]] = {}
+        self.gaps: dict[SharePartitionKey, str] = {}  # key -> why it cannot be projected (first problem)
+        # Every write request seen, kept alive: the projection keys requests by id(), which Python
+        # reuses once an object is freed (a stale durable state was once read that way).
+        self.alive: list[object] = []
+
+    # -- helpers ---------------------------------------------------------------------------------
+
+    def _leader(self, key: SharePartitionKey, leader_epoch: int) -> _Leader | None:
+        return self.leaders.get((key, leader_epoch))
+
+    def _emit(self, key: SharePartitionKey, event: Event) -> None:
+        self.events.setdefault(key, []).append(event)
+
+    def _gap(self, key: SharePartitionKey, why: str) -> None:
+        self.gaps.setdefault(key, why)
+
+    # -- hooks -----------------------------------------------------------------------------------
+
+    def on_leader_start(self, key: SharePartitionKey, broker: int, leader_epoch: int, now_ms: int) -> None:
+        epochs = self.epochs.setdefault(key, [])
+        if leader_epoch in epochs:
+            self._gap(key, f"leader epoch {leader_epoch} started twice at {now_ms} ms (a share-partition rebuilt "
+                           "at the same epoch: below the spec's one-leader-per-epoch abstraction)")
+            return
+        epochs.append(leader_epoch)
+        leader = _Leader(len(epochs))
+        self.leaders[(key, leader_epoch)] = leader
+        previous = self.current.get(key)
+        self.current[key] = leader_epoch
+        if previous is not None:
+            # The old leader's writes the coordinator applied but whose answers it has not taken: the
+            # spec's CoordWrite applies and answers at once, so they are taken before the Failover
+            # (their answers change no memory the spec keeps once the leader is deposed). The
+            # simulator's leader stops serving when the partition's leadership moves; its successor's
+            # share-partition starts (this hook) at the first fetch there.
+            old = self._leader(key, previous)
+            acts = []
+            if old is not None:
+                # ... and those answered after it stopped serving (no step of it reports them).
+                for wid in sorted(old.requests):
+                    rid = old.requests[wid]
+                    if rid in old.applied or rid in old.succeeded:
+                        acts += old.take(rid)
+                old.applied, old.pending, old.what, old.completed = [], [], [], 0
+            self._emit(key, Event(now_ms, f"leader epoch {leader_epoch} starts", [*acts, act("Failover")],
+                                  self.hwm.get(key, 0)))
+
+    def on_state_read(self, key: SharePartitionKey, leader_epoch: int, now_ms: int) -> None:
+        leader = self._leader(key, leader_epoch)
+        if leader is None:
+            return
+        if leader.loaded:
+            self._gap(key, f"leader epoch {leader_epoch} read its state again at {now_ms} ms (LeaderReload)")
+        leader.loaded = True
+        leader.pending.append(act("LeaderLoad"))
+        leader.what.append("state read")
+
+    def on_acquire(self, key: SharePartitionKey, member_id: str, acquired: list[AcquiredRecords],
+                   leader_epoch: int, now_ms: int) -> None:
+        leader = self._leader(key, leader_epoch)
+        if leader is None:
+            return
+        self.members.add(member_id)
+        offsets = sorted(o for a in acquired for o in range(a.first_offset, a.last_offset + 1))
+        leader.pending += [act("Acquire", m=member_id, o=o) for o in offsets]
+        leader.what.append(f"acquire {_ranges(offsets)} by {member_id}")
+
+    def on_acknowledge(self, key: SharePartitionKey, member_id: str, batches: tuple[AcknowledgementBatch, ...],
+                       leader_epoch: int, now_ms: int) -> None:
+        leader = self._leader(key, leader_epoch)
+        if leader is None:
+            return
+        acts = []
+        for batch in batches:
+            types = batch.acknowledge_types
+            for i, o in enumerate(range(batch.first_offset, batch.last_offset + 1)):
+                t = int(types[0] if len(types) == 1 else types[i])
+                acts.append(act("Ack", m=member_id, o=o, e=leader.e, t=_ACK.get(t, str(t))))
+                leader.acked.add(o)
+        acts.sort(key=lambda a: a["o"])
+        leader.pending += acts
+        leader.acks += len(acts)
+        leader.what.append(f"acknowledge {_ranges([a['o'] for a in acts])} by {member_id}")
+
+    def on_share_session_evicted(self, broker: int, group_id: str, member_id: str, now_ms: int) -> None:
+        for key, epoch in self.current.items():
+            leader = self._leader(key, epoch)
+            if key.group_id != group_id or leader is None:
+                continue
+            mine = [o for o, (s, _, p) in leader.prev.items()
+                    if s == "ACQUIRED" and p == NONE and leader.owners.get(o) == member_id]
+            if not mine:
+                continue
+            leader.pending += [act("ConsumerCrash", m=member_id), act("ReleaseMember", m=member_id, e=leader.e),
+                               act("ConsumerRestart", m=member_id)]
+            leader.released.add(-1)  # marks: this step's new releases are the member's
+            leader.what.append(f"session of {member_id} closed")
+
+    def on_share_state_handled(self, shard: Any, request: object, previous: Any, sent_ms: int,
+                               now_ms: int) -> None:
+        if not isinstance(request, WriteShareGroupStateRequest):
+            return
+        self.alive.append(request)
+        key = request.key
+        leader = self._leader(key, request.leader_epoch)
+        state = shard.state(key)
+        if leader is None or state is None:
+            return
+        if self.current.get(key) == request.leader_epoch:
+            # The spec applies a write at its answer. If the coordinator applied another write of the
+            # leader that is still unanswered (answers out of order), the state now holds both, which
+            # the spec reaches only once both are answered: the durable state is then not observed
+            # at this write's answer (a partial observation, not a weaker spec).
+            # (A write resent after a timeout is the same request, applied again: the latest counts.)
+            if not [rid for rid in leader.applied if rid != id(request)]:
+                self.durable_after[id(request)] = _durable(state)
+            else:
+                self.durable_after.pop(id(request), None)
+            if id(request) not in leader.applied:
+                leader.applied.append(id(request))
+            return
+        # A deposed leader's late write applied: CoordWrite here (the spec answers it at once, and
+        # keeps no memory of a deposed leader); only the durable state is observed.
+        event = Event(now_ms, f"late write of leader epoch {request.leader_epoch} applied",
+                      leader.take(id(request)), self.hwm.get(key, 0))
+        event.durable, (event.dspso, event.dbatch) = True, _durable(state)
+        self._emit(key, event)
+
+    def on_write_completed(self, request: WriteShareGroupStateRequest, now_ms: int) -> None:
+        self.alive.append(request)
+        key = request.key
+        leader = self._leader(key, request.leader_epoch)
+        if leader is None:
+            return
+        durable = self.durable_after.pop(id(request), None)
+        leader.succeeded.add(id(request))
+        if id(request) in leader.applied:
+            leader.applied.remove(id(request))
+        if self.current.get(key) == request.leader_epoch:
+            leader.completed += 1
+            leader.what.append("write answered")
+            if durable is not None:
+                leader.pending.append({"durable": durable})
+            return
+
+    def on_share_partition_step(self, partition: SharePartition, bound: int, now_ms: int) -> None:
+        key = partition.key
+        leader = self._leader(key, partition.leader_epoch)
+        if leader is None or self.current.get(key) != partition.leader_epoch:
+            return
+        self.limits[key] = (partition.delivery_count_limit, partition.max_record_locks)
+        hwm_before = self.hwm.get(key, 0)
+        self.hwm[key] = max(hwm_before, bound)
+        mem = _memory(partition)
+        acts: list[dict[str, Any]] = [act("Produce")] * (self.hwm[key] - hwm_before)
+        durable = None
+        for a in leader.pending:
+            if "durable" in a:
+                durable = a["durable"]
+            else:
+                acts.append(a)
+        what = list(leader.what)
+        # The simulator's writes answered in this step (gone from the leader's pending writes): each its
+        # run of spec writes, CoordWrite if it succeeded, WriteError if not. A write the spec does not
+        # make (the start offset resolved from -1 after a load) stands for none.
+        pending = partition._pending  # write id -> _WriteInfo (read only: an observer)
+        failures = 0
+        for wid in sorted(set(leader.counts) - set(pending)):
+            count = leader.counts.get(wid, 0)
+            rid = leader.requests.pop(wid, None)
+            if rid in leader.succeeded:
+                acts += leader.answer(wid, "CoordWrite")
+            else:
+                if rid in leader.applied:
+                    leader.applied.remove(rid)
+                    self._gap(key, f"a write answered with an error at {now_ms} ms had been applied by the "
+                                   "share coordinator (its answer lost); the spec's WriteError applies nothing")
+                acts += leader.answer(wid, "WriteError")
+                failures += count
+                what.append("write failed")
+        # Records newly in a release nobody asked for: lock expiries (or the member's session release).
+        newly = sorted(o for o, (s, c, p) in mem.items()
+                       if s == "ACQUIRED" and p != NONE and o not in leader.acked
+                       and leader.prev.get(o, ("", 0, NONE))[2] == NONE and leader.prev.get(o) is not None)
+        if newly and -1 not in leader.released:
+            acts += [act("ExpireLock", e=leader.e, o=o) for o in newly]
+            what.append(f"locks of {_ranges(newly)} expired")
+        # The writes this step issued, and how many spec writes each stands for.
+        for wid in sorted(set(pending) - set(leader.counts)):
+            if leader.acks:
+                count, leader.acks = leader.acks, 0
+            elif newly and -1 not in leader.released:
+                count, newly = len(newly), []
+            elif -1 in leader.released:
+                count = 1
+                leader.released.discard(-1)
+            else:  # a release sent again after a failure (FollowUp), or a write the spec does not make
+                count, failures = failures, 0
+            leader.counts[wid] = count
+            leader.queue += [wid] * count
+            leader.requests[wid] = id(pending[wid].request)
+            self.alive.append(pending[wid].request)
+        leader.pending, leader.what, leader.completed, leader.acks = [], [], 0, 0
+        leader.acked, leader.released = set(), set()
+        spso, speo = partition.spso, partition.speo
+        event = Event(now_ms, "; ".join(what) or "no change", acts, self.hwm[key], leader.e, spso, speo,
+                      [mem.get(o, ("AVAILABLE", 0, NONE)) for o in range(spso, speo)])
+        if durable is not None:
+            event.durable, (event.dspso, event.dbatch) = True, durable
+        if any(a["a"] == "LeaderLoad" for a in acts):
+            event.dle = leader.e
+        leader.prev = mem
+        leader.owners = {o: b.owner for b in partition.batches() for o in range(b.first_offset, b.last_offset + 1)}
+        if acts or what:
+            self._emit(key, event)
+
+
+def _memory(partition: SharePartition) -> dict[int, tuple[str, int, str]]:
+    out: dict[int, tuple[str, int, str]] = {}
+    for b in partition.batches():
+        pend = _STATE.get(b.target_state, str(b.target_state)) if b.in_transition else NONE
+        for o in range(b.first_offset, b.last_offset + 1):
+            out[o] = (_STATE.get(b.state, str(b.state)), b.delivery_count, pend)
+    return out
+
+
+def _durable(state: Any) -> tuple[int, list[tuple[int, str, int]]]:
+    """The durable state as a recovering leader reads it (SP-10; the spec's ``Recovered``): the start
+    offset (-1 read as 0) advanced past the terminal batches at its head, and the batches at or above
+    it. Two writes that say the same to a reader (a start offset S, or -1 and terminal batches up to
+    S: ``SharePartition._payload``) are observed alike."""
+    start = max(state.start_offset, 0)
+    batches = {o: (_STATE.get(b.delivery_state, str(b.delivery_state)), b.delivery_count)
+               for b in state.state_batches for o in range(b.first_offset, b.last_offset + 1) if o >= start}
+    while start in batches and batches[start][0] in ("ACKNOWLEDGED", "ARCHIVED"):
+        start += 1
+    return start, [(o, s, c) for o, (s, c) in sorted(batches.items()) if o >= start]
+
+
+def _ranges(offsets: list[int]) -> str:
+    if not offsets:
+        return "-"
+    out, first, last = [], offsets[0], offsets[0]
+    for o in offsets[1:]:
+        if o == last + 1:
+            last = o
+            continue
+        out.append(f"{first}" if first == last else f"{first}..{last}")
+        first = last = o
+    out.append(f"{first}" if first == last else f"{first}..{last}")
+    return ",".join(out)
