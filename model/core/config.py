@@ -174,6 +174,11 @@ GROUP_SETTINGS: tuple[Setting, ...] = (
 _NOT_READ: Final = "Kafka's setting, checked against its bounds and kept; the simulation does not read it"
 
 BROKER_DESCRIPTIONS: Final[dict[str, str]] = {
+    "log.retention.ms": "time-based retention of the data topics (a topic's retention_ms overrides it): closed "
+                        "segments whose newest record is older are deleted and the log start offset moves past them",
+    "log.retention.check.interval.ms": "how often the brokers look for segments past their retention",
+    "sharesim.log.segment.records": "the records of one log segment (Kafka's segment.bytes, counted in records); "
+                                    "retention deletes whole closed segments",
     "sharesim.protocol": "which protocol the model follows where the two differ: \"kafka\", Kafka trunk at the "
                          "pinned commit, or \"kip\", the KIPs as written",
     "group.share.delivery.count.limit": "deliveries of a record before it is archived instead of delivered again "
