@@ -6,6 +6,7 @@ tuning what a swarm run draws). A swarm stops early once it has reached every si
     python -m bench situations                     # every library swarm, up to 10 000 runs each (hours)
     python bench/situations.py 200                 # up to 200 runs each
     python bench/situations.py 500 swarm swarm_locks
+    python bench/situations.py 2000 swarm_config dlq-enqueue-failed   # stop once these situations are reached
 """
 
 from __future__ import annotations
@@ -25,11 +26,12 @@ def swarms() -> list[str]:
     return [name for name in library.names() if name.startswith("swarm")]
 
 
-def first_hits(name: str, max_runs: int) -> tuple[dict[str, int], int, float]:
+def first_hits(name: str, max_runs: int, targets: set[str] | None = None) -> tuple[dict[str, int], int, float]:
     """Runs of swarm ``name`` (seeds 0..max_runs-1) to the first that reaches each situation: id -> runs
-    (seed + 1). Also the runs made and their wall time."""
+    (seed + 1), stopping once every situation (or every one of ``targets``) is reached. Also the runs
+    made and their wall time."""
     scenario = library.get(name)
-    wanted = len(situations.SITUATIONS)
+    wanted = set(targets or situations.COUNTS)
     hits: dict[str, int] = {}
     started = time.perf_counter()
     runs = 0
@@ -38,7 +40,7 @@ def first_hits(name: str, max_runs: int) -> tuple[dict[str, int], int, float]:
         runs += 1
         for sid in result.situations:
             hits.setdefault(sid, seed + 1)
-        if len(hits) == wanted:
+        if wanted <= hits.keys():
             break
     return hits, runs, time.perf_counter() - started
 
@@ -46,12 +48,13 @@ def first_hits(name: str, max_runs: int) -> tuple[dict[str, int], int, float]:
 def main(argv: list[str] | None = None) -> None:
     args = argv or []
     max_runs = next((int(a) for a in args if a.isdigit()), MAX_RUNS)
-    names = [a for a in args if not a.isdigit()] or swarms()
+    targets = {a for a in args if situations.get(a) is not None} or None
+    names = [a for a in args if not a.isdigit() and situations.get(a) is None] or swarms()
     run(library.get(names[0]), 0)  # warm up (imports, caches) so the first column is not charged for them
     table: dict[str, dict[str, int]] = {}
     totals: list[str] = []
     for name in names:
-        hits, runs, seconds = first_hits(name, max_runs)
+        hits, runs, seconds = first_hits(name, max_runs, targets)
         table[name] = hits
         totals.append(f"   {name}: {len(hits)} of {len(situations.SITUATIONS)} situations in {runs} runs, "
                       f"{seconds:.0f} s ({len(hits) / max(seconds, 1e-9):.2f} situations per second)")

@@ -80,7 +80,8 @@ SITUATIONS: Final[tuple[Situation, ...]] = (
     Situation("renew-accepted", "a client renewed the acquisition lock of records it holds (RENEW, KIP-1222)",
               f"{_SP}: _apply_acknowledgement", ("SP-3", "SP-4")),
     Situation("ack-after-lock-expired",
-              "a client acknowledged records whose acquisition lock had expired: refused with INVALID_RECORD_STATE",
+              "a client acknowledged records it no longer held under a live lock (the lock expired, or the records "
+              "were released): refused with INVALID_RECORD_STATE",
               f"{_SP}: _not_acknowledgeable", ("SP-3", "SP-4", "E-3")),
     Situation("ack-not-owner",
               "a client acknowledged records another member holds now: refused with INVALID_RECORD_STATE",
@@ -153,7 +154,7 @@ SITUATIONS: Final[tuple[Situation, ...]] = (
               "later", f"{_SP}: recover", ("SP-10", "SC-9")),
     Situation("fetch-while-loading",
               "a fetch reached a share-partition whose state was still being read or initialized",
-              f"{_SL}: _acquire", ("SP-10",)),
+              f"{_SL}: _lock", ("SP-10",)),
     Situation("write-fenced-leader-epoch",
               "a leader's state write was fenced by a newer leader epoch (FENCED_LEADER_EPOCH): a zombie stops",
               f"{_SP}: complete_write", ("SC-5", "SP-10")),
@@ -218,7 +219,8 @@ SITUATIONS: Final[tuple[Situation, ...]] = (
               "a share member heartbeated with a stale member epoch: FENCED_MEMBER_EPOCH",
               f"{_SG}: _check_member_epoch", ("GC-1", "CG-4")),
     Situation("share-member-rejoined-after-fence",
-              "a share consumer told it was fenced (FENCED_MEMBER_EPOCH, UNKNOWN_MEMBER_ID) rejoined the group",
+              "a share consumer told it was fenced or unknown (FENCED_MEMBER_EPOCH, UNKNOWN_MEMBER_ID, "
+              "GROUP_ID_NOT_FOUND, e.g. after its session timed out) rejoined the group",
               "model/sim/share_consumer.py: _on_heartbeat_response", ("GC-1", "CG-4")),
     Situation("share-member-session-expired", "a share member's session timed out: removed from the group",
               f"{_SG}: expire", ("GC-1", "GC-2")),
@@ -244,7 +246,7 @@ SITUATIONS: Final[tuple[Situation, ...]] = (
 
 _BY_ID: Final = {s.id: s for s in SITUATIONS}
 
-COUNTS: Final[dict[str, int]] = dict.fromkeys(_BY_ID, 0)
+COUNTS: dict[str, int] = dict.fromkeys(_BY_ID, 0)
 """How often each situation was reached in the current run (every id, zeroed by ``reset``)."""
 
 

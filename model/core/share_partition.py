@@ -1174,6 +1174,7 @@ class SharePartition:
                 _situations.COUNTS["ack-in-transition"] += 1
                 return f"offsets {max(r.first, first)}-{min(r.last, last)} have a state change in progress"
             if r.state != ACQUIRED:
+                _situations.COUNTS["ack-after-lock-expired"] += 1
                 return f"offsets {max(r.first, first)}-{min(r.last, last)} are {r.state.name}, not ACQUIRED"
             if r.owner != member_id and _mutants.ACTIVE != "ack-from-non-owner":
                 _situations.COUNTS["ack-not-owner"] += 1

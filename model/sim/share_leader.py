@@ -374,6 +374,8 @@ class ShareLeaderHost:
             elif slot.sp.fetch_lock is not None:
                 self.stats["fetch_lock_busy"] += 1
                 _situations.COUNTS["fetch-lock-contended"] += 1
+            elif not slot.sp.ready:
+                _situations.COUNTS["fetch-while-loading"] += 1
         return locked
 
     def _unlock(self, call: _Call, locked: list[SharePartitionSlot], recheck: bool = False) -> None:
@@ -426,8 +428,6 @@ class ShareLeaderHost:
                 break
             done.append(slot)
             if not slot.serving or not slot.sp.ready:
-                if slot.serving:
-                    _situations.COUNTS["fetch-while-loading"] += 1
                 continue
             part = next(p for p in call.parts if p.slot is slot and p.fetch)
             stale = self._stale_read(call, slot) if call.read_from is not None else []
