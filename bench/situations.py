@@ -58,7 +58,8 @@ def main(argv: list[str] | None = None) -> None:
         table[name] = hits
         totals.append(f"   {name}: {len(hits)} of {len(situations.SITUATIONS)} situations in {runs} runs, "
                       f"{seconds:.0f} s ({len(hits) / max(seconds, 1e-9):.2f} situations per second)")
-        print(totals[-1], file=sys.stderr, flush=True)
+        shown = sorted(targets) if targets else []
+        print(totals[-1] + "".join(f"; {t}: {hits.get(t, '-')}" for t in shown), file=sys.stderr, flush=True)
     print(f"| situation | {' | '.join(f'`{n}`' for n in names)} |")
     print(f"| --- |{' ---: |' * len(names)}")
     missed = []

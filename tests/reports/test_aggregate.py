@@ -4,6 +4,7 @@ report's situation coverage section."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -41,7 +42,8 @@ def test_the_campaign_report_shows_situation_coverage_least_reached_first() -> N
                  "ci_low": 0.39, "ci_high": 0.89},
                 {"situation": "ack-gap", "runs_reached": 0, "times": 0, "runs_judged": 10, "rate": 0.0,
                  "ci_low": 0.0, "ci_high": 0.28}]
-    tables = {name: [] for name in TABLES if name != "totals"} | {"situation_coverage": coverage}
+    tables: dict[str, list[dict[str, Any]]] = {name: [] for name in TABLES if name != "totals"}
+    tables["situation_coverage"] = coverage
     data = {"campaign_id": "c", "scenario": "small", "runs": 10, "ok": 10, "violated": 0, "errors": 0,
             "runs_per_second": 1.0, "tables": tables}
     html = render(data)
