@@ -1,9 +1,9 @@
 """``sharesim situations [--json]``: the catalogue of protocol situations (``model/situations.py``).
 
 JSON: a list of objects with ``id``, ``statement``, ``where`` (the module and function whose hook
-counts it), ``rules`` (SPEC.md ids) and ``swarms`` (the library swarms tested to reach it), in
-catalogue order; otherwise a table. A run's JSON (``sharesim run --json``) has ``situations``: the
-ones it reached, id -> count.
+counts it), ``rules`` (SPEC.md ids), ``swarms`` (the library swarms tested to reach it) and ``rare``
+(why none does within the test's seeds, if so), in catalogue order; otherwise a table. A run's JSON
+(``sharesim run --json``) has ``situations``: the ones it reached, id -> count.
 """
 
 from __future__ import annotations
@@ -35,5 +35,6 @@ def situations_command(as_json: bool) -> None:
     table.add_column("swarms", overflow="fold", max_width=24)
     table.add_column("statement", overflow="fold", min_width=30)
     for s in SITUATIONS:
-        table.add_row(s.id, s.where, ", ".join(s.rules), ", ".join(s.swarms) or "-", s.statement)
+        table.add_row(s.id, s.where, ", ".join(s.rules), ", ".join(s.swarms) or "none (rare)",
+                      s.statement + (f" [rare: {s.rare}]" if s.rare else ""))
     print_table(console, table)
