@@ -68,10 +68,10 @@ SITUATIONS: Final[tuple[Situation, ...]] = (
               "an acknowledgement's state write failed for good after the lock of its records expired, and "
               "the records were on their last delivery: they are archived (or go to the DLQ), not redelivered",
               f"{_SP}: _write_failed", ("SP-9", "SP-4", "SP-5"),
-              rare="not reached in 2 500 runs of swarm_config nor 1 200 of swarm_failovers: it needs a state write "
-                   "that fails for good (the persister's retries hide almost every failure) after the lock of "
-                   "records on their last delivery expired; persistent state-write failures (issue 25's fault) "
-                   "should reach it"),
+              rare="not reached in 2 500 runs of swarm_config, 1 200 of swarm_failovers, 400 of swarm_lifecycle: it "
+                   "needs a state write that fails for good (the persister's retries hide almost every failure) "
+                   "after the lock of records on their last delivery expired; persistent state-write failures "
+                   "(issue 25's fault) should reach it"),
     Situation("state-write-reissued",
               "a leader-side state write (lock timeout, release, archive, start offset) failed for good and "
               "was written again under a new id",
@@ -274,7 +274,8 @@ SITUATIONS: Final[tuple[Situation, ...]] = (
     Situation("coordinator-catching-up",
               "a coordinator served a request while the tail it loaded was not yet committed",
               f"{_CH}: _note_request", ("SC-7", "SC-6"),
-              rare="not reached in 2 500 runs of swarm_config nor 1 200 of swarm_failovers: a request must arrive "
+              rare="not reached in 2 500 runs of swarm_config, 1 200 of swarm_failovers, 1 000 of swarm_wide, 400 "
+                   "of swarm_lifecycle: a request must arrive "
                    "after a new coordinator's load ends and before the tail it inherited commits, and the tail "
                    "commits within the load in almost every draw; the scenario coordinator_read_truncated reaches it"),
     Situation("share-state-pruned", "the share coordinator deleted records replay no longer needs",
@@ -290,8 +291,8 @@ SITUATIONS: Final[tuple[Situation, ...]] = (
               "a share member heartbeated with a stale member epoch: FENCED_MEMBER_EPOCH",
               f"{_SG}: _check_member_epoch", ("GC-1", "CG-4"),
               rare="swarm_config first reaches it at run 225, beyond the test's seeds: a share member sends a stale "
-                   "epoch only when a heartbeat response is lost twice over (issue 25's fence-and-rejoin client "
-                   "behaviour should reach it often)"),
+                   "epoch only after it missed responses carrying new epochs (issue 25's fence-and-rejoin "
+                   "client behaviour should reach it often)"),
     Situation("share-member-rejoined-after-fence",
               "a share consumer told it was fenced or unknown (FENCED_MEMBER_EPOCH, UNKNOWN_MEMBER_ID, "
               "GROUP_ID_NOT_FOUND, e.g. after its session timed out) rejoined the group",
@@ -314,7 +315,7 @@ SITUATIONS: Final[tuple[Situation, ...]] = (
     Situation("consumer-member-fenced",
               "a consumer-group member heartbeated with a wrong member epoch: FENCED_MEMBER_EPOCH",
               f"{_CG}: _Fenced", ("CG-4",),
-              rare="not reached in 80 runs of swarm_wide, the one swarm with a consumer group: its members send a "
+              rare="not reached in 1 000 runs of swarm_wide, the one swarm with a consumer group: its members send a "
                    "wrong epoch only after lost responses; issue 25's fence-and-rejoin client behaviour should reach "
                    "it"),
     Situation("consumer-member-rejoined-after-fence",
