@@ -17,6 +17,10 @@ as Parquet under ``DIR/summary/<table>/`` and folded into ``DIR/summary.json``.
 * ``situations``: protocol situations a run counts in its metrics (a
   share-partition leader failover while records were acquired, a share-session
   reset, a fenced member, ...): the runs that reached each and how often.
+* ``situation_coverage``: per situation of the catalogue (``model/situations.py``, every one, so a
+  situation no run reached shows with 0), the runs that reached it among the runs that finished, how
+  often, and the hit rate with its 95% Wilson score interval (from the rows' ``situations`` column; an
+  older campaign's rows have none and count as reaching nothing).
 * ``metric_percentiles``: p50 / p90 / p99 / max / mean of every metric;
   ``metric_histograms``: runs per each of 20 equal-width bins of a few (one row per bin).
 * ``failure_groups``: distinct failures, grouped by invariant and a signature
@@ -65,7 +69,7 @@ FIRST_SEEDS: Final = 5  # run ids kept per failure group
 HISTOGRAM_METRICS: Final = ("latency_p99_ms", "redeliveries", "quiescent_at_ms", "wall_time_s")
 HISTOGRAM_BINS: Final = 20
 TABLES: Final = ("totals", "violations", "fault_mixes", "violations_by_fault_mix", "fault_coverage", "situations",
-                 "metric_percentiles", "metric_histograms", "failure_groups")
+                 "situation_coverage", "metric_percentiles", "metric_histograms", "failure_groups")
 
 
 def run_files(runs_dir: Path) -> list[Path]:
@@ -93,8 +97,18 @@ def read_run_table(runs_dir: Path) -> Any:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    tables = [pq.read_table(path) for path in run_files(runs_dir)]
+    tables = [_with_every_column(pq.read_table(path)) for path in run_files(runs_dir)]
     return pa.concat_tables(tables).select(list(COLUMNS)) if tables else pa.table({})
+
+
+def _with_every_column(table: Any) -> Any:
+    """``table`` with the columns of ``ARROW_SCHEMA`` an older file lacks (``situations``) added, all null."""
+    import pyarrow as pa
+
+    for field in ARROW_SCHEMA:
+        if field.name not in table.column_names:
+            table = table.append_column(field, pa.nulls(table.num_rows, field.type))
+    return table
 
 
 EXAMPLES: Final = 10  # run ids named in summary.json per kind of inconsistency
@@ -238,6 +252,16 @@ QUERIES: Final[dict[str, str]] = {
         FROM (SELECT situation, metrics[situation] AS value
               FROM runs LATERAL VIEW explode(array({situations})) s AS situation WHERE verdict != 'error')
         GROUP BY situation ORDER BY situation""",
+    "situation_coverage": f"""
+        WITH judged AS (SELECT count_if(verdict != 'error') AS n FROM runs),
+             hit AS (SELECT situation, count(DISTINCT run_id) AS k, sum(times) AS times
+                     FROM runs LATERAL VIEW explode(situations) s AS situation, times
+                     WHERE verdict != 'error' AND times > 0 GROUP BY situation),
+             every AS (SELECT situation FROM hit UNION SELECT explode(array({{catalogue}})) AS situation)
+        SELECT every.situation, coalesce(hit.k, 0L) AS runs_reached, coalesce(hit.times, 0L) AS times,
+               judged.n AS runs_judged, {_rate("coalesce(hit.k, 0L)", "judged.n")}
+        FROM every CROSS JOIN judged LEFT JOIN hit ON hit.situation = every.situation
+        ORDER BY every.situation""",
     "metric_percentiles": """
         SELECT metric, count(*) AS runs, avg(value) AS mean,
                percentile_approx(value, 0.5) AS p50, percentile_approx(value, 0.9) AS p90,
@@ -287,6 +311,13 @@ def _sql_strings(values: list[str]) -> str:
     return ", ".join("'" + v.replace("'", "''") + "'" for v in values) or "''"
 
 
+def catalogued_situations() -> list[str]:
+    """Every situation of the catalogue, so one no run reached is reported (rate 0) too."""
+    from model.situations import SITUATIONS as CATALOGUE
+
+    return sorted(s.id for s in CATALOGUE)
+
+
 def checked_invariants() -> list[str]:
     """Every invariant a run checks (the catalogue's ids), so a rate of 0 is reported too."""
     from invariants.monitors import INVARIANTS
@@ -317,6 +348,10 @@ class Summary:
                            for row in self.tables["violations"]},
             "faults_fired": {row["kind"]: {"runs": row["runs_fired"], "firings": row["firings"]}
                              for row in self.tables["fault_coverage"]},
+            # Per situation of the catalogue: the runs that reached it and the hit rate (95% Wilson interval).
+            "situation_coverage": {row["situation"]: {k: row[k] for k in ("runs_reached", "runs_judged", "rate",
+                                                                          "ci_low", "ci_high")}
+                                   for row in self.tables.get("situation_coverage", [])},
             "tables": {name: rows for name, rows in self.tables.items() if name != "totals"},
         }
 
@@ -337,6 +372,7 @@ def summarise(spark: SparkSession, runs: DataFrame, planned: int | None = None) 
     for name in TABLES:
         query = QUERIES[name].replace("{invariants}", _sql_strings(checked_invariants()))
         query = query.replace("{situations}", _sql_strings(list(SITUATIONS)))
+        query = query.replace("{catalogue}", _sql_strings(catalogued_situations()))
         query = query.replace("{histograms}", _sql_strings(list(HISTOGRAM_METRICS)))
         result = spark.sql(query)
         schemas[name] = result.schema

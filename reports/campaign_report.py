@@ -152,6 +152,12 @@ def render(data: dict[str, Any]) -> str:
                                                  "rate", "ci_low", "ci_high"]),
                 paragraph("Protocol situations the runs reached (counted by the simulation's metrics):"),
                 _rows(tables["situations"], ["situation", "runs_reached", "times"])),
+        section("Situation coverage",
+                paragraph("Per protocol situation of the catalogue (sharesim situations), the runs that reached "
+                          "it among the runs that finished, with the 95% Wilson score interval of the hit rate; "
+                          "the least reached first."),
+                _rows(sorted(tables.get("situation_coverage", []), key=lambda r: (r["runs_reached"], r["situation"])),
+                      ["situation", "runs_reached", "times", "runs_judged", "rate", "ci_low", "ci_high"], 100)),
         section("Fault mixes and the violations they preceded",
                 paragraph("A run's mix is the set of fault kinds that fired in it; a run stops at its first "
                           "violation, so they are the faults that preceded it."),

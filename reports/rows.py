@@ -42,6 +42,8 @@ ARROW_SCHEMA: Final = pa.schema([
     ("sim_time_ms", pa.int64()),
     ("wall_time_s", pa.float64()),
     ("error", pa.string()),
+    # The protocol situations the run reached (model/situations.py): id -> times, only nonzero.
+    ("situations", pa.map_(pa.string(), pa.int64())),
 ])
 
 COLUMNS: Final = tuple(ARROW_SCHEMA.names)
@@ -95,6 +97,7 @@ def result_row(result: RunResult, *, campaign_id: str = "", run_id: int = 0,
         "sim_time_ms": result.sim_time_ms,
         "wall_time_s": result.wall_time_s,
         "error": None,
+        "situations": sorted(result.situations.items()),
     }
 
 
@@ -117,6 +120,7 @@ def error_row(scenario: str, seed: int, error: BaseException, *, campaign_id: st
         "sim_time_ms": 0,
         "wall_time_s": wall_time_s,
         "error": "".join(traceback.format_exception(error)),
+        "situations": [],
     }
 
 

@@ -161,6 +161,7 @@ def _print_run(result: Any, scenario_ref: str) -> None:
         ("events (simulator steps)", str(result.events)),
         ("wall time", f"{result.wall_time_s:.2f} s"),
         ("faults fired", ", ".join(f"{k}x{v}" for k, v in sorted(result.faults_fired.items())) or "none"),
+        ("situations reached", ", ".join(f"{k}x{v}" for k, v in result.situations.items()) or "none"),
     ):
         head.add_row(label, value)
     if result.swarm_config:
@@ -206,6 +207,9 @@ def _register() -> None:
     from scenarios.validate import validate_command
 
     main.add_command(validate_command)
+    from scenarios.situations_cli import situations_command
+
+    main.add_command(situations_command)
     for command in main.commands.values():  # after the command's own epilog (the output rule), if it has one
         command.epilog = f"{command.epilog}\n\n{exit_codes_in_short()}" if command.epilog else exit_codes_in_short()
 

@@ -37,9 +37,10 @@ Output (the sweep report reads exactly these two files):
      "params": {"<key>": [v1, v2, ...], ...},          # the grid, in the order given
      "seeds": N, "runs": R, "ok": .., "violated": .., "errors": ..,
      "violations": {"<invariant id>": runs that violated it, ...},
+     "situations": {"<situation id>": runs that reached it, ...},   # model/situations.py
      "metrics": ["records_delivered", ...],            # the metrics summarised per point
      "points": [{"params": {"<key>": value, ...}, "run_ids": [..], "runs": .., "ok": .., "violated": ..,
-                 "errors": .., "violations": {"<id>": runs},
+                 "errors": .., "violations": {"<id>": runs}, "situations": {"<id>": runs},
                  "metrics": {"<metric>": {"n": .., "mean": .., "low": .., "high": ..}, ...}}, ...]}
 
   ``low``/``high`` bound the 95 % Student-t confidence interval of the mean
@@ -293,15 +294,20 @@ def row_metrics(row: Mapping[str, Any]) -> dict[str, float]:
 
 def _counts(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     violations: dict[str, int] = {}
+    reached: dict[str, int] = {}  # situation (model/situations.py) -> runs that reached it
     for row in rows:
         for invariant in sorted({v["invariant"] for v in row["violations"]}):
             violations[invariant] = violations.get(invariant, 0) + 1
+        for situation, times in dict(row.get("situations") or ()).items():
+            if times:
+                reached[situation] = reached.get(situation, 0) + 1
     return {
         "runs": len(rows),
         "ok": sum(r["verdict"] == "ok" for r in rows),
         "violated": sum(r["verdict"] == "violated" for r in rows),
         "errors": sum(r["verdict"] == "error" for r in rows),
         "violations": dict(sorted(violations.items())),
+        "situations": dict(sorted(reached.items())),
     }
 
 

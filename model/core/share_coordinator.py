@@ -117,6 +117,7 @@ from collections.abc import Callable, Iterable
 from typing import Final
 
 from model import mutants as _mutants
+from model import situations as _situations
 from model.core.errors import Errors
 from model.core.message import Message
 from model.core.metadata import MetadataImage
@@ -374,6 +375,7 @@ class ShareCoordinatorShard:
             # A duplicate (trunk's initializeState): answered, nothing written. Only when the start offset
             # is the stored one too: a late duplicate with -1 after a leader wrote 0 still resets it
             # (README "A finding: a late duplicate initialize").
+            _situations.COUNTS["initialize-duplicate"] += 1
             return InitializeShareGroupStateResponse(req.key), []
         record = ShareSnapshot(
             key=req.key,
@@ -443,6 +445,8 @@ class ShareCoordinatorShard:
         # uncover offsets the later one moved past. Not for the mutant, Kafka 4.3 and earlier; the
         # variant "start-offset-every-write-max" (trunk's payload) keeps this rule.
         # The mutant "start-offset-regression" is that coordinator alone, under the model's own leaders.
+        if start_offset != UNKNOWN_OFFSET and start_offset < stored.start_offset:
+            _situations.COUNTS["write-behind-stored-start"] += 1
         if (start_offset != UNKNOWN_OFFSET and _mutants.ACTIVE != "start-offset-every-write"
                 and _mutants.ACTIVE != "start-offset-regression"):
             start_offset = max(start_offset, stored.start_offset)
@@ -464,6 +468,7 @@ class ShareCoordinatorShard:
         if earlier_life and _mutants.ACTIVE != "delete-unfenced":
             return DeleteShareGroupStateResponse(req.key), []  # that life is gone already
         record = ShareTombstone(req.key)
+        _situations.COUNTS["state-deleted"] += 1
         self.apply(record)
         return DeleteShareGroupStateResponse(req.key), [record]
 
@@ -497,7 +502,10 @@ class ShareCoordinatorShard:
         raise TypeError(f"not a share-state request: {request!r}")
 
     def _load_error(self) -> tuple[Errors, str] | None:
-        return (Errors.COORDINATOR_LOAD_IN_PROGRESS, "share coordinator is loading") if self.loading else None
+        if not self.loading:
+            return None
+        _situations.COUNTS["share-coordinator-loading"] += 1
+        return Errors.COORDINATOR_LOAD_IN_PROGRESS, "share coordinator is loading"
 
     def _state_record(
         self,
@@ -513,6 +521,7 @@ class ShareCoordinatorShard:
         if _mutants.ACTIVE == "snapshot-after-limit-plus-one":
             limit += 1
         if stored.updates_since_snapshot >= limit:
+            _situations.COUNTS["snapshot-by-update-count"] += 1
             new_start = stored.start_offset if start_offset == UNKNOWN_OFFSET else start_offset
             return ShareSnapshot(
                 key=key,
@@ -635,6 +644,8 @@ class ShareCoordinatorShard:
             record = _fresh_snapshot(key, stored, source, now)
             self.apply(record)
             records.append(record)
+        if records:
+            _situations.COUNTS["cold-snapshot"] += 1
         return records
 
 

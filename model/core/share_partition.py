@@ -44,6 +44,7 @@ from enum import Enum
 from typing import Final
 
 from model import mutants as _mutants
+from model import situations as _situations
 from model.core.config import BrokerConfig, GroupConfig, effective_lock_duration_ms
 from model.core.errors import ApiError, Errors
 from model.core.inflight import NO_DEADLINE, NO_WRITE, InFlightRange, InFlightWindow
@@ -75,6 +76,10 @@ RECORD_LIMIT = "record_limit"
 ACQUIRE_MODES = (BATCH_OPTIMIZED, RECORD_LIMIT)
 _VALID_ACK_TYPES = frozenset(int(t) for t in AcknowledgeType)
 _REJECT = int(AcknowledgeType.REJECT)
+# The situation (model/situations.py) each acknowledge type is counted as.
+_ACK_SITUATION = {int(AcknowledgeType.GAP): "ack-gap", int(AcknowledgeType.ACCEPT): "ack-accept",
+                  int(AcknowledgeType.RELEASE): "ack-release", int(AcknowledgeType.REJECT): "ack-reject",
+                  int(AcknowledgeType.RENEW): "renew-accepted"}
 _RENEW = int(AcknowledgeType.RENEW)  # not a state change (KIP-1222): no entry in _ACK_TARGET
 # SP-3: the state an acknowledge type moves a record to (Release: see SP-5 in _released_state).
 _ACK_TARGET = {
@@ -167,6 +172,10 @@ class WriteReason(Enum):
     ARCHIVE = "archive"  # SP-13 aborted records, SP-14 gaps, control markers
     LOG_START = "log-start"  # the log start offset moved past the SPSO
     DLQ_ARCHIVE = "dlq-archive"  # KIP-1191 phase 2: ARCHIVING -> ARCHIVED once written to the DLQ
+
+
+# The situation (model/situations.py) of a release (``_release``) that archives records at the delivery limit.
+_AT_LIMIT_SITUATION = {WriteReason.LOCK_TIMEOUT: "lock-timeout-at-limit", WriteReason.RELEASE: "release-at-limit"}
 
 
 class PendingWrite(Message):
@@ -469,6 +478,7 @@ class SharePartition:
         for r in ranges:
             if r.state == ARCHIVING and r.write_id == NO_WRITE:
                 cause = "delivery-count-exceeded" if r.delivery_count >= limit else "client-reject"
+                _situations.COUNTS["dlq-enqueue"] += 1
                 self._dlq_outbox.append(DlqEnqueue(r.first, r.last, r.delivery_count, cause, self._dlq_generation))
 
     # -- recovery (SP-10, SP-12) -----------------------------------------------------------
@@ -492,6 +502,7 @@ class SharePartition:
         if self._status is PartitionStatus.FENCED:
             return
         if resp.error_code != Errors.NONE:
+            _situations.COUNTS["read-failed"] += 1
             self._status = PartitionStatus.FAILED
             self._load_error = resp.error_code
             return
@@ -523,6 +534,7 @@ class SharePartition:
         self._recount_complete()
         self._advance_spso()
         if unknown:
+            _situations.COUNTS["read-uninitialized-start"] += 1
             self._follow_log_start(now_ms, write=False)
             self._status = PartitionStatus.INITIALIZING
             self._issue(WriteReason.INITIALIZE, None, [], start_offset=self._spso)
@@ -544,6 +556,7 @@ class SharePartition:
         # epoch (its group epoch carries on), which fences this leader's writes, but only once the
         # new life exists; dropping now keeps them out of the gap too.
         if newer or summary.error_code == Errors.UNKNOWN_TOPIC_OR_PARTITION:
+            _situations.COUNTS["state-epoch-reset-on-session-open"] += 1
             self._drop_state()
             self._status = PartitionStatus.STALE_STATE
             return True
@@ -664,6 +677,7 @@ class SharePartition:
         max_acquire = min(max_records, self.max_record_locks - (0 if mutant == "inflight-limit-per-fetch"
                                                                  else in_flight))
         if max_acquire <= 0:
+            _situations.COUNTS["in-flight-limit-reached"] += 1
             end = self._speo - 1
             if fetch_offset > end or in_flight == 0:
                 return
@@ -731,6 +745,8 @@ class SharePartition:
             if not full or split or subset or throttle:
                 if not split and (r.state != AVAILABLE or r.write_id != NO_WRITE):
                     continue
+                if split:
+                    _situations.COUNTS["acquire-split-batch"] += 1
                 got, met = self._acquire_offsets(member_id, lo, hi, b_last - b_first + 1, record_limit,
                                                  max_acquire - count, deadline, acquired, limit, throttle_at,
                                                  read_committed)
@@ -798,6 +814,7 @@ class SharePartition:
                 if take:
                     _acquire_range(r, member_id, deadline, acquired)
                 else:
+                    _situations.COUNTS["acquire-aborted-archived"] += 1
                     self._tag_archived(r)
                 k += 1
         window.merge_indices(start - 1, end)  # with the neighbours only: nothing else changed
@@ -832,10 +849,12 @@ class SharePartition:
                 break  # on its last delivery attempt: alone, in the next fetch
             if c >= throttle_at and throttle_max < 0 and throttling:
                 throttle_max = max(1, batch_records >> (c - throttle_at + 1))
+                _situations.COUNTS["acquire-throttled"] += 1
             n = piece_last - pos + 1
             alone = limit > 2 and c + 1 == limit and throttling
             if alone:
                 n = 1
+                _situations.COUNTS["acquire-last-delivery-alone"] += 1
             if record_limit and n > remaining - got:
                 n = remaining - got
             if throttle_max >= 0 and n > throttle_max - got:
@@ -881,6 +900,7 @@ class SharePartition:
             if _mutants.ACTIVE != "inflight-limit-per-fetch":
                 hole_end = min(first, self._spso + self.max_record_locks)
             hole = InFlightRange(self._speo, hole_end - 1, AVAILABLE, 0)
+            _situations.COUNTS["acquire-compacted-hole"] += 1
             self._tag_archived(hole)
             window.append(hole)
             self._batch_starts.append(self._speo)
@@ -918,10 +938,12 @@ class SharePartition:
                 window.append(InFlightRange(span_first, span_last, ACQUIRED, 1, member_id, deadline))
                 _add_acquired(acquired, span_first, span_last, 1)
             else:
+                _situations.COUNTS["acquire-aborted-archived"] += 1
                 r = InFlightRange(span_first, span_last, AVAILABLE, 0)
                 self._tag_archived(r)
                 window.append(r)
         if acquire_last < new_last:
+            _situations.COUNTS["acquire-record-limit-partial"] += 1
             if _mutants.ACTIVE == "record-limit-rest-locked":
                 # mutant: the rest of the batch is taken as acquired, by no one, under no lock
                 window.append(InFlightRange(acquire_last + 1, new_last, ACQUIRED, 0, None, 2**62))
@@ -1092,6 +1114,7 @@ class SharePartition:
         for b in batches:
             first, last = b.first_offset, b.last_offset
             if last < gone:
+                _situations.COUNTS["ack-below-log-start"] += 1
                 continue  # the log start moved past it: the records are gone
             if speo == spso:
                 return Errors.INVALID_RECORD_STATE, f"offsets {first}-{last}: nothing is in flight"
@@ -1136,6 +1159,7 @@ class SharePartition:
             for _, run_last, ack_type in _runs(b):
                 renew = ack_type == _RENEW
                 target = AVAILABLE if renew else _ACK_TARGET[ack_type]
+                _situations.COUNTS[_ACK_SITUATION[ack_type]] += 1
                 if ack_type == _REJECT and dlq:
                     target = ARCHIVING  # trunk's recordStateWithDlq
                 while True:
@@ -1146,6 +1170,7 @@ class SharePartition:
                     else:
                         r.write_id = write_id
                         if target == AVAILABLE and r.delivery_count >= limit:  # at the limit: _limit_state
+                            _situations.COUNTS["ack-release-at-limit"] += 1
                             r.target = ARCHIVING if dlq else ARCHIVED
                         else:
                             r.target = target
@@ -1182,12 +1207,16 @@ class SharePartition:
         while i < len(ranges) and ranges[i].first <= last:
             r = ranges[i]
             if r.write_id != NO_WRITE:
+                _situations.COUNTS["ack-in-transition"] += 1
                 return f"offsets {max(r.first, first)}-{min(r.last, last)} have a state change in progress"
             if r.state != ACQUIRED:
+                _situations.COUNTS["ack-after-lock-expired"] += 1
                 return f"offsets {max(r.first, first)}-{min(r.last, last)} are {r.state.name}, not ACQUIRED"
             if r.owner != member_id and _mutants.ACTIVE != "ack-from-non-owner":
+                _situations.COUNTS["ack-not-owner"] += 1
                 return f"offsets {max(r.first, first)}-{min(r.last, last)} are acquired by another member"
             if r.lock_deadline_ms <= now_ms and _mutants.ACTIVE != "ack-after-lock-expired":
+                _situations.COUNTS["ack-after-lock-expired"] += 1
                 return f"the acquisition lock of offsets {max(r.first, first)}-{min(r.last, last)} expired"
             i += 1
         return None
@@ -1221,7 +1250,13 @@ class SharePartition:
             self._archive_below(lambda r: r.owner == member_id)
         mine = [r for r in self._window.ranges
                 if r.state == ACQUIRED and r.write_id == NO_WRITE and r.owner == member_id]
-        return self._release(mine, WriteReason.RELEASE) if mine else None
+        if not mine:
+            return None
+        _situations.COUNTS["release-on-session-end"] += 1
+        first = mine[0].first
+        if any(r.state == ACQUIRED and r.owner != member_id for r in self._window.ranges if r.first < first):
+            _situations.COUNTS["release-while-other-holds-earlier"] += 1
+        return self._release(mine, WriteReason.RELEASE)
 
     def _release(self, ranges: list[InFlightRange], reason: WriteReason) -> int:
         write_id = self._new_write_id()
@@ -1236,6 +1271,8 @@ class SharePartition:
             r.target = at_limit if r.delivery_count >= limit else AVAILABLE
             if mutant == "archive-below-limit" and r.delivery_count >= limit - 1:
                 r.target = at_limit  # mutant: one delivery short of the limit
+            if r.target is not AVAILABLE:
+                _situations.COUNTS[_AT_LIMIT_SITUATION[reason]] += 1
             if mutant == "no-limit-on-lock-timeout" and reason is WriteReason.LOCK_TIMEOUT:
                 r.target = AVAILABLE
             if r.target == ARCHIVED:  # from ACQUIRED
@@ -1243,6 +1280,8 @@ class SharePartition:
             # mutant persist-acquired: the write carries the state the records have now
             changes.append((r.first, r.last, r.state if mutant == "persist-acquired" else r.target, r.delivery_count))
         self._issue(reason, None, changes, write_id=write_id)
+        if reason is WriteReason.LOCK_TIMEOUT:
+            _situations.COUNTS["lock-timeout"] += 1
         if mutant == "lock-timeout-before-write" and reason is WriteReason.LOCK_TIMEOUT:
             for r in ranges:  # mutant (Kafka trunk): AVAILABLE / ARCHIVED now, whatever becomes of the write
                 _settle(r)
@@ -1270,6 +1309,7 @@ class SharePartition:
         # rollback to ACQUIRED below the start is not modelled: their lock would only archive them).
         # protocol = "kip": the KIP moves the SPSO to the log start and says nothing of the records below
         # it; they leave the window whatever their state (what the model did before trunk's was followed).
+        _situations.COUNTS["log-start-past-spso"] += 1
         if self.broker.kafka:
             self._keep_below(log_start)
         self._window.drop_below(log_start)
@@ -1302,6 +1342,7 @@ class SharePartition:
                 continue
             last = min(r.last, log_start - 1)
             if r.state == ACQUIRED:
+                _situations.COUNTS["acquired-below-log-start"] += 1
                 kept.append(InFlightRange(r.first, last, ACQUIRED, r.delivery_count, r.owner, r.lock_deadline_ms,
                                           durable_count=r.durable_count))
             else:  # AVAILABLE: archived, not written (trunk writes nothing for it either)
@@ -1346,10 +1387,12 @@ class SharePartition:
         elif error in (Errors.FENCED_STATE_EPOCH, Errors.UNKNOWN_TOPIC_OR_PARTITION):
             # SP-12: the state was re-initialized with a higher state epoch, or (SC-9) deleted with
             # its group or topic: what this leader holds is over; read again (once re-initialized).
+            _situations.COUNTS["write-fenced-state-epoch"] += 1
             self._drop_state()
             self._status = PartitionStatus.STALE_STATE
         elif error == Errors.FENCED_LEADER_EPOCH:
             # A newer leader has read the state: this one is a zombie and stops.
+            _situations.COUNTS["write-fenced-leader-epoch"] += 1
             self._drop_state()
             self._status = PartitionStatus.FENCED
         else:
@@ -1392,7 +1435,9 @@ class SharePartition:
             elif info.reason is WriteReason.INITIALIZE or self._spso >= self._start_sent:
                 # The SPSO now (never below the one that failed): everything under it is durable.
                 self._issue(info.reason, None, [], start_offset=self._spso)
+            _situations.COUNTS["state-write-reissued"] += 1
             return
+        _situations.COUNTS["ack-write-failed"] += 1
         if _mutants.ACTIVE == "failed-ack-write-kept":
             self._write_succeeded(write_id, info)  # mutant: no rollback; the client still hears the error
             return
@@ -1407,6 +1452,9 @@ class SharePartition:
             if r.lock_deadline_ms <= now_ms:
                 expired.append(r)
         if expired:
+            _situations.COUNTS["ack-write-failed-lock-expired"] += 1
+            if any(r.delivery_count >= self.delivery_count_limit for r in expired):
+                _situations.COUNTS["ack-write-failed-lock-expired-at-limit"] += 1
             self._release(expired, WriteReason.LOCK_TIMEOUT)
         self._window.merge(info.first, info.last)
 

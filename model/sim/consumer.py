@@ -50,6 +50,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from model import situations as _situations
 from model.core.errors import Errors
 from model.core.group.consumer_member import FENCING_ERRORS, ConsumerMember, MemberStatus, ReconcileStep
 from model.core.group.consumer_messages import ConsumerGroupHeartbeatResponse, OffsetCommitResponse
@@ -225,6 +226,7 @@ class Consumer(GroupConsumer):
         self.observer.on_consumer_reconciled(self.name, self.group_id, step.revoked, step.assigned, self.owned,
                                              error in FENCING_ERRORS, self.scheduler.now_ms)
         if error in FENCING_ERRORS:
+            _situations.COUNTS["consumer-member-rejoined-after-fence"] += 1
             self.metrics.fenced += 1
             self.record("consumer.fenced", error=int(error))
         if not self.member.active:

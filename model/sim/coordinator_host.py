@@ -57,6 +57,7 @@ from typing import TYPE_CHECKING, Any
 from mypy_extensions import mypyc_attr
 
 from model import mutants as _mutants
+from model import situations as _situations
 from model.core.errors import Errors
 from model.core.group.coordinator import GroupCoordinatorShard, ShardResult, error_response, group_id_of
 from model.core.group.share_records import ShareGroupMetadata, Tombstone
@@ -132,6 +133,7 @@ class _Host(ABC):
             self.broker.observer.on_event("coordinator.uncommitted_window", now, topic=self.topic)
             return
         self.requests_catching_up += 1
+        _situations.COUNTS["coordinator-catching-up"] += 1
         self.broker.observer.on_event("coordinator.catching_up", now, topic=self.topic, partition=self.partition)
         self._trace("coordinator.catching_up", request=type(body).__name__, topic=self.topic,
                     committed=log.committed_count, written=self.loaded_end)
@@ -194,6 +196,7 @@ class _Host(ABC):
 
     def _lost_tail(self) -> None:
         """The uncommitted tail was dropped (a new leader): serve nothing more."""
+        _situations.COUNTS["coordinator-tail-lost"] += 1
         self.retire()
 
 
@@ -316,6 +319,7 @@ class ShareCoordinatorHost(_Host):
         self.broker.observer.on_share_state_pruning(self.partition, log.log_start_offset,
                                                     log.committed[: offset - log.log_start_offset],
                                                     self.broker.scheduler.now_ms)
+        _situations.COUNTS["share-state-pruned"] += 1
         self.shard.prune(min(offset, self.shard.prune_offset()))  # = offset, unless the mutant deletes more
         log.delete_records(offset)
         self._trace("coordinator.prune", log_start_offset=offset)
@@ -397,6 +401,7 @@ class ShareCoordinatorHost(_Host):
         # it would seem to move past offsets no write made durable.
         request = getattr(records, "request", None)
         if isinstance(request, WriteShareGroupStateRequest):
+            _situations.COUNTS["state-write-inherited"] += 1
             self._write_durable(request)
 
 

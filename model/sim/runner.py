@@ -6,6 +6,9 @@ cluster draws every random choice from streams derived from
 in order. ``wall_time_s`` is the one field that is not reproducible; it is
 kept out of ``trace_hash`` and of equality checks.
 
+``situations`` counts the protocol situations of ``model.situations`` the run reached (the counters
+are zeroed before the run and read after it; counting changes nothing in the run or its trace hash).
+
 ``mutant`` names a bug injection of ``model.mutants`` for the run (None: the
 correct model); it is set around the run and always reset, even if the run raises.
 
@@ -22,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from invariants.violation import Violation
-from model import mutants
+from model import mutants, situations
 from model.sim.trace import Trace
 
 if TYPE_CHECKING:
@@ -53,6 +56,8 @@ class RunResult:
     # What a reader should know though no invariant was broken, one sentence each: records produced of which
     # none reached a group (e.g. a share group reading from "latest": Cluster.notes).
     notes: list[str] = field(default_factory=list)
+    # The situations of model.situations the run reached: id -> count, only nonzero, sorted by id.
+    situations: dict[str, int] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -75,6 +80,7 @@ class RunResult:
             "swarm_config": self.swarm_config,
             "violations": [v.to_json() for v in self.violations],
             "notes": list(self.notes),
+            "situations": dict(self.situations),
         }
 
 
@@ -116,6 +122,7 @@ def run_cluster(
     run_seed = scenario.seed if seed is None else seed
     keep = trace or trace_path is not None
     started = time.perf_counter()
+    situations.reset()
     with mutants.injected(mutant):
         cluster = Cluster(scenario, run_seed, keep_trace=keep, stop_on_first_violation=stop_on_first_violation,
                           extra_monitors=extra_monitors)
@@ -123,6 +130,7 @@ def run_cluster(
             before_run(cluster)
         cluster.run()
     wall = time.perf_counter() - started
+    reached = situations.reached()
     violations = list(cluster.violations)
     result = RunResult(
         scenario=scenario.name,
@@ -140,6 +148,7 @@ def run_cluster(
         trace=cluster.trace if keep else None,
         mutant=mutant,
         notes=cluster.notes(),
+        situations=reached,
     )
     if trace_path is not None:
         cluster.trace.write_ndjson(trace_path)

@@ -61,6 +61,7 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from model import mutants as _mutants
+from model import situations as _situations
 from model.core.errors import Errors
 from model.core.group.share_member import REJOIN_ERRORS, MemberState, ShareMember
 from model.core.group.share_messages import ShareGroupHeartbeatResponse
@@ -278,6 +279,7 @@ class ShareConsumer(GroupConsumer):
         self.member.on_response(response)
         error = response.error_code
         if error in REJOIN_ERRORS:
+            _situations.COUNTS["share-member-rejoined-after-fence"] += 1
             self.metrics.fenced += 1
             self.record("consumer.fenced", error=int(error))
         if self.member.assignment != before:

@@ -74,6 +74,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Final
 
 from model import mutants as _mutants
+from model import situations as _situations
 from model.core.errors import ApiError, Errors
 from model.core.produce_fetch import ProduceRequest, ProduceResponse
 from model.core.share_fetch import (
@@ -375,6 +376,9 @@ class ShareLeaderHost:
                 locked.append(slot)
             elif slot.sp.fetch_lock is not None:
                 self.stats["fetch_lock_busy"] += 1
+                _situations.COUNTS["fetch-lock-contended"] += 1
+            elif not slot.sp.ready:
+                _situations.COUNTS["fetch-while-loading"] += 1
         return locked
 
     def _unlock(self, call: _Call, locked: list[SharePartitionSlot], recheck: bool = False) -> None:
@@ -498,6 +502,7 @@ class ShareLeaderHost:
         call.timer = None
         if not call.done:
             self.stats["fetch_expired"] += 1
+            _situations.COUNTS["fetch-expired-in-purgatory"] += 1
             self._try_complete(call, self._lock(call), forced=True)
 
     def _wake(self, slot: SharePartitionSlot) -> None:
@@ -514,6 +519,7 @@ class ShareLeaderHost:
             if self._try_complete(call, self._lock(call), forced=False):
                 if call.done:
                     self.stats["fetch_woken"] += 1
+                    _situations.COUNTS["fetch-parked-woken"] += 1
             elif not call.done:
                 slot.parked.append(call)
 
@@ -615,6 +621,7 @@ class ShareLeaderHost:
         idle_ms = self.sessions.idle_eviction_ms
         self._next_eviction_ms = now + max(1, idle_ms // 4)
         for session in self.sessions.evict_idle(now):
+            _situations.COUNTS["share-session-evicted-idle"] += 1
             self._evicted(session, now)
 
     def _evicted(self, session: ShareSession, now: int) -> None:
@@ -634,6 +641,7 @@ class ShareLeaderHost:
         for session in gone:
             self._evicted(session, now)
         if gone:
+            _situations.COUNTS["share-sessions-disconnected"] += 1
             self.broker.observer.on_event("share.sessions_disconnected", now, broker=self.broker.broker_id,
                                           client=client, sessions=len(gone))
             if self.broker.trace is not None:
@@ -690,6 +698,8 @@ class ShareLeaderHost:
         if resp.error_code == Errors.NONE:
             broker.observer.on_state_read(slot.key, slot.leader_epoch, now)
             archiving = [b for b in resp.state_batches if b.delivery_state == RecordState.ARCHIVING]
+            if archiving:
+                _situations.COUNTS["dlq-resumed-after-read"] += 1
             if archiving and broker.trace is not None:  # KIP-1191: phase 2 resumed by this leader
                 broker.trace.record(now, broker.node, "share.dlq_resume", key=slot.key_text,
                                     offsets=sum(b.last_offset - b.first_offset + 1 for b in archiving))
@@ -734,6 +744,8 @@ class ShareLeaderHost:
             broker.scheduler.post(backoff, self._retry_write, slot, write, attempt + 1)
             return
         now = broker.scheduler.now_ms
+        if not slot.serving:
+            _situations.COUNTS["zombie-write-answered"] += 1
         done = slot.sp.complete_write(write.write_id, resp, now)
         if done.error_code == Errors.NONE:
             broker.observer.on_write_completed(write.request, now)
@@ -817,6 +829,7 @@ class ShareLeaderHost:
     def _dlq_failed(self, slot: SharePartitionSlot, enqueue: DlqEnqueue, why: str) -> None:
         broker = self.broker
         now = broker.scheduler.now_ms
+        _situations.COUNTS["dlq-enqueue-failed"] += 1
         broker.observer.on_dlq_given_up(slot.key, enqueue.first_offset, enqueue.last_offset, now)
         if broker.trace is not None:
             broker.trace.record(now, broker.node, "share.dlq_failed", key=slot.key_text,
@@ -873,6 +886,8 @@ class ShareLeaderHost:
         for session in forgotten:
             broker.observer.on_share_session_evicted(broker.broker_id, *session.key, now)
         dropped = [(key, slot) for key, slot in sorted(self.slots.items()) if key[0] == group_id]
+        if dropped:
+            _situations.COUNTS["group-deleted-on-leader"] += 1
         for key, slot in dropped:
             self._retire(key, slot, None)
         # A retired leader's zombie, still retrying a write, goes too: its writes have no life left.

@@ -90,6 +90,11 @@ def print_summary(data: dict[str, Any], out: Path) -> None:
                          ("faults fired (runs)", ", ".join(f"{k}x{v['runs']}" for k, v in data["faults_fired"].items())
                           or "none")):
         head.add_row(label, str(value))
+    coverage = data.get("situation_coverage", {})
+    if coverage:
+        missed = sorted(k for k, v in coverage.items() if not v["runs_reached"])
+        head.add_row("situations reached", f"{len(coverage) - len(missed)} of {len(coverage)}"
+                     + (f" (not: {', '.join(missed)})" if missed else ""))
     print_table(console, head)
     hits = {k: v for k, v in data["violations"].items() if v["runs_violated"]}
     if hits:

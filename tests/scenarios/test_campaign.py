@@ -20,7 +20,7 @@ import pytest
 from click.testing import CliRunner
 
 from invariants.monitors import INVARIANTS
-from model import mutants
+from model import mutants, situations
 from reports.aggregate import one_row_per_run_id, read_run_table, read_runs, run_files, summarise, wilson_sql
 from reports.rows import ARROW_SCHEMA
 from scenarios import library
@@ -115,6 +115,17 @@ def test_summary_json_has_runs_errors_violations_faults_and_rate(baseline: Path)
         f"{name}.parquet" for name in [*data["tables"], "totals"])
     html = (baseline / "report.html").read_text()
     assert "small_short/seed=7" in html and "data:image/png;base64," in html and "Fault coverage" in html
+    # Situation coverage: every situation of the catalogue, with its hit rate and 95% Wilson interval.
+    coverage = data["situation_coverage"]
+    assert set(coverage) == {s.id for s in situations.SITUATIONS} and "Situation coverage" in html
+    accept = coverage["ack-accept"]
+    assert accept["runs_reached"] == accept["runs_judged"] == RUNS and accept["rate"] == accept["ci_high"] == 1
+    assert 0.99 < accept["ci_low"] < 1
+    never = coverage["dlq-enqueue-failed"]
+    assert never["runs_reached"] == 0 and never["ci_low"] == 0 and 0.009 < never["ci_high"] < 0.0096
+    table = read_run_table(baseline / "runs").to_pylist()
+    assert sum(1 for r in table if dict(r["situations"]).get("lock-timeout")) == next(
+        row["runs_reached"] for row in data["tables"]["situation_coverage"] if row["situation"] == "lock-timeout")
     assert "<td>interpreted</td>" in html
 
 

@@ -171,6 +171,11 @@ def test_a_sweep_of_2_params_by_3_seeds_writes_the_documented_parquet_and_summar
     # 30 ms a record, 50 records a fetch: 1.5 s of work under a 1 s lock is redelivered; under 3 s it is not.
     assert slow_short_lock["metrics"]["redelivery_rate"]["mean"] > 0
     assert summary["points"][3]["metrics"]["redelivery_rate"]["mean"] == 0
+    # The situations the runs reached (model/situations.py), per sweep and per point: runs that reached each.
+    assert summary["situations"]["ack-accept"] == 12 and all(0 < n <= 12 for n in summary["situations"].values())
+    assert summary["points"][1]["situations"]["lock-timeout"] == 3  # the 1 s lock under 1.5 s of work expires
+    assert summary["points"][3]["situations"].get("lock-timeout", 0) == 0
+    assert all(dict(r["situations"]) for r in rows)
 
 
 def test_a_run_that_raises_is_an_error_row_and_the_sweep_goes_on(tmp_path: Path) -> None:

@@ -51,6 +51,7 @@ from dataclasses import dataclass, field, replace
 from mypy_extensions import mypyc_attr
 
 from model import mutants as _mutants
+from model import situations as _situations
 from model.core.config import BrokerConfig, GroupConfig
 from model.core.errors import ApiError, Errors
 from model.core.group.assignors import ASSIGNORS, AssignmentMemberSpec, Assignor
@@ -282,6 +283,7 @@ def _next_assignment(
 
     if to_revoke and _owns_any(owned, to_revoke):
         # Revoke first; no new partition in the same step, and the epoch stays (CG-2).
+        _situations.COUNTS["consumer-revocation"] += 1
         return _with_epoch(
             member, member_epoch, MemberState.UNREVOKED_PARTITIONS, kept, to_revoke
         )
@@ -366,6 +368,7 @@ class _Timers:
 class _Fenced(ApiError):
     def __init__(self, group_id: str, member_id: str, message: str) -> None:
         super().__init__(Errors.FENCED_MEMBER_EPOCH, message)
+        _situations.COUNTS["consumer-member-fenced"] += 1
         self.group_id = group_id
         self.member_id = member_id
 
@@ -766,6 +769,7 @@ class ConsumerGroupManager:
                 continue
             if kind == REBALANCE_TIMER and member.member_epoch != epoch:
                 continue  # it left that epoch in time
+            _situations.COUNTS["consumer-member-expired"] += 1
             self._remove_member(group, member_id, records)
         return CoordinatorResult(None, tuple(records))
 

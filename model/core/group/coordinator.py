@@ -49,6 +49,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
+from model import situations as _situations
 from model.core.config import BrokerConfig, GroupConfig
 from model.core.errors import Errors
 from model.core.group.consumer_group import ConsumerGroupManager
@@ -202,6 +203,7 @@ class GroupCoordinatorShard:
     def handle(self, request: object, now_ms: int, token: int = 0) -> ShardResult:
         """Serve one request. ``token`` names it in ``completed`` if it is answered later."""
         if self.loading:
+            _situations.COUNTS["group-coordinator-loading"] += 1
             return ShardResult(error_response(request, Errors.COORDINATOR_LOAD_IN_PROGRESS))
         if isinstance(request, ShareGroupHeartbeatRequest):
             if self.consumer.group(request.group_id) is not None:

@@ -38,6 +38,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from model import mutants as _mutants
+from model import situations as _situations
 from model.core.config import BrokerConfig, GroupConfig
 from model.core.errors import ApiError, Errors
 from model.core.group.result import CoordinatorResult
@@ -337,6 +338,7 @@ class ShareGroupManager:
         elif group.assignment_epoch >= group.group_epoch and self._initialized_assignment_pending(group):
             # GC-2: partitions initialized since the target was computed make it stale; the heartbeat
             # that sees it bumps the group epoch (trunk's shareGroupHeartbeat, initializedAssignmentPending).
+            _situations.COUNTS["share-assignment-pending-initialized"] += 1
             self._bump_group_epoch(group, batch)
 
         # GC-3: the target follows the group epoch, computed on the heartbeat that needs it.
@@ -605,6 +607,7 @@ class ShareGroupManager:
 
     def _reconcile_metadata(self, group: ShareGroup, batch: _Batch, now_ms: int) -> None:
         if self._refresh_subscription_metadata(group, batch):
+            _situations.COUNTS["share-partitions-added"] += 1
             self._bump_group_epoch(group, batch)
         gone = {
             tp for tp in group.initialized | group.initializing.keys()
@@ -632,6 +635,7 @@ class ShareGroupManager:
             expired = sorted(mid for mid, d in group.session_deadline_ms.items() if d <= now_ms)
             for member_id in expired:
                 if member_id in group.members:
+                    _situations.COUNTS["share-member-session-expired"] += 1
                     self._remove_member(group, member_id, batch)
                 else:
                     del group.session_deadline_ms[member_id]
@@ -980,11 +984,13 @@ def _check_member_epoch(member: ShareGroupMember, received: int) -> None:
     """FENCED_MEMBER_EPOCH unless the epoch is the member's, or its previous one
     (the response that carried the new epoch may have been lost, KIP-848)."""
     if received > member.member_epoch:
+        _situations.COUNTS["share-member-fenced"] += 1
         raise ApiError(
             Errors.FENCED_MEMBER_EPOCH,
             f"member epoch {received} is greater than the coordinator's {member.member_epoch}; rejoin",
         )
     if received < member.member_epoch and received != member.previous_member_epoch:
+        _situations.COUNTS["share-member-fenced"] += 1
         raise ApiError(
             Errors.FENCED_MEMBER_EPOCH,
             f"member epoch {received} is smaller than the coordinator's {member.member_epoch}; rejoin",
