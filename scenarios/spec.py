@@ -670,6 +670,10 @@ SCENARIO_TABLES: Final[tuple[tuple[str, type, dict[str, KeyDoc]], ...]] = (
         "compacted": ("", "a compacted topic: the log cleaner removes superseded keyed records every "
                       "`log.cleaner.backoff.ms`, past `log.cleaner.min.compaction.lag.ms`; their offsets become "
                       "gaps (SP-14)"),
+        "retention_ms": ("[1, …] or absent", "Kafka's retention.ms for this topic (absent: the broker's "
+                         "`log.retention.ms`): every `log.retention.check.interval.ms` the closed segments "
+                         "(`sharesim.log.segment.records` records each) whose newest record is older are deleted, "
+                         "and the log start offset moves past them"),
     }),
     ("[[groups]]", GroupSpec, {
         "name": ("non-empty, unique", "the group's id"),
@@ -693,6 +697,10 @@ SCENARIO_TABLES: Final[tuple[tuple[str, type, dict[str, KeyDoc]], ...]] = (
         "fetch_min_bytes": ("[0, 1048576]", "a share consumer's ShareFetch MinBytes, counted in records (the "
                             "broker's delayed share fetch waits for that many)"),
         "fetch_max_wait_ms": ("[0, 60000]", "a share consumer's ShareFetch MaxWaitMs"),
+        "request_timeout_ms": ("[1, …]", "request.timeout.ms: how long the client waits for an answer before it "
+                               "sends the request again; below the session timeout, a member whose heartbeat "
+                               "answers were lost comes back with its old epoch (accepted as the previous one, or "
+                               "fenced with FENCED_MEMBER_EPOCH, then a rejoin with epoch 0)"),
         "acquire_mode": ("`batch_optimized` or `record_limit`", "share.acquire.mode: whole batches "
                          "(max_poll_records a soft limit) or at most max_poll_records records. Share groups only"),
     }),
@@ -711,6 +719,8 @@ SCENARIO_TABLES: Final[tuple[tuple[str, type, dict[str, KeyDoc]], ...]] = (
         "transactions": ("", "absent: no transactions; else `producers.transactions` below"),
         "start_ms": (">= 0", "when it starts producing"),
         "linger_ms": ("[1, 60000]", "linger.ms: how often the records that arrived are sent as a batch"),
+        "metadata_max_age_ms": ("[1, …]", "metadata.max.age.ms: how often the producer reads fresh metadata, and "
+                                "so how soon it writes to partitions added since"),
         "batch_size": ("[0, 1000000]", "batch.size in records (Kafka's is in bytes): records a batch holds at "
                        "most; 0: no cap"),
     }),

@@ -400,6 +400,17 @@ def invariants_page() -> str:
         "each step, *transition* invariants on each change, *liveness* properties once faults stop, at the",
         "end of the healing phase. `sharesim invariants` prints the same list.",
         "",
+        "An invariant is only as good as where its expectation comes from: one that asks the share",
+        "coordinator how many updates it wrote, or replays its log with the coordinator's own `apply`,",
+        "agrees with the very defect it should catch. So every invariant takes its expectation from facts",
+        "the ghost ledger saw at a boundary (what producers had acknowledged, what clients were handed and",
+        "acknowledged, the records a state log committed, what a data log holds), from configuration, or",
+        "from a reference written apart from the model (`invariants/state_log_reference.py`, the state",
+        "log's semantics as Kafka's `ShareCoordinatorShard` replays them). Each entry says which, as its",
+        "*source of truth*; a test fails if one has none, or one that reads the model's bookkeeping.",
+        "`sharesim invariants --rules` lists every rule with the invariants that check it, or why none does",
+        "([rule coverage](rule-coverage.md)).",
+        "",
     ]
     for inv in CATALOGUE:
         lines += [
@@ -409,6 +420,7 @@ def invariants_page() -> str:
             "",
             f"- kind: {inv.kind}",
             f"- rules: {', '.join(rule_link(r) for r in inv.spec)}",
+            f"- source of truth: {inv.source}",
             f"- checked by: `{inv.checker}`",
             "",
         ]
@@ -642,7 +654,52 @@ def campaign_rows_page() -> str:
     return "\n".join(lines) + "\n"
 
 
+def situations_page() -> str:
+    from model.situations import SITUATIONS
+
+    lines = [
+        GENERATED_NOTE.format(source="`model/situations.py`") + "# Situation catalogue",
+        "",
+        "The protocol situations worth reaching (FoundationDB's code probes, Antithesis's \"sometimes\"",
+        "assertions), counted in every run by a one-line hook where each happens. A run's JSON has",
+        "`situations` (id → count), a campaign reports each one's hit rate with a 95 % Wilson interval, and",
+        "`sharesim situations [--json]` prints this list. *reached by* names the library swarms that reach",
+        "it within 100 seeds (`tests/model/test_situations.py` fails when one stops); `python -m bench",
+        "situations N [SWARM ...]` measures runs to first hit.",
+        "",
+        "| situation | statement | where | rules | reached by |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for sit in SITUATIONS:
+        reached = ", ".join(f"`{name}`" for name in sit.swarms) or f"(rare) {_cell(sit.rare)}"
+        lines.append(f"| `{sit.id}` | {_cell(sit.statement)} | `{sit.where}` | "
+                     f"{', '.join(rule_link(r) for r in sit.rules)} | {reached} |")
+    return "\n".join(lines) + "\n"
+
+
+def rule_coverage_page() -> str:
+    from invariants.rule_coverage import COVERAGE, rule_ids, title_of
+
+    lines = [
+        GENERATED_NOTE.format(source="`invariants/rule_coverage.py`") + "# Rule coverage",
+        "",
+        "Every rule that states a property, and Kafka's documented share-group guarantees (`K-…`), with the",
+        "invariants that check it, or the reason none does. `sharesim invariants --rules` prints the same.",
+        "",
+        "| rule | title | invariants | reason / not covered |",
+        "| --- | --- | --- | --- |",
+    ]
+    for rule in rule_ids():
+        cov = COVERAGE[rule]
+        name = rule_link(rule) if not rule.startswith("K-") else f"`{rule}`"
+        invs = ", ".join(f"[`{i}`](invariants.md#{i})" for i in cov.invariants) or "-"
+        lines.append(f"| {name} | {_cell(title_of(rule))} | {invs} | {_cell(cov.reason)} |")
+    return "\n".join(lines) + "\n"
+
+
 REFERENCE_PAGES = {
+    "reference/situations.md": situations_page,
+    "reference/rule-coverage.md": rule_coverage_page,
     "reference/cli.md": cli_page,
     "reference/settings.md": settings_page,
     "reference/fault-kinds.md": fault_kinds_page,
