@@ -30,6 +30,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Protocol
 
+from model import situations as _situations
 from model.sim.network import Network
 from model.sim.protocol import (
     CONSUMER_OFFSETS_TOPIC,
@@ -359,6 +360,7 @@ class Controller:
         if state is None or state.leader < 0 or key in self._lagging:
             return False
         self._lagging.append(key)
+        _situations.COUNTS["state-partition-below-min-isr"] += 1
         state.isr = (state.leader,)
         state.log.set_leader(state.leader, state.leader_epoch, state.isr)
         if self.trace is not None:

@@ -184,6 +184,7 @@ class _Host(ABC):
         under way is abandoned (Kafka: CoordinatorRuntime's unload cancels the loading shard); the next
         leader loads from the log again (counted: ``coordinator.load_abandoned``)."""
         if self.active and self.loading and self._load_timer is not None:
+            _situations.COUNTS["coordinator-load-abandoned"] += 1
             broker = self.broker
             broker.observer.on_event("coordinator.load_abandoned", broker.scheduler.now_ms, topic=self.topic,
                                      partition=self.partition)

@@ -31,6 +31,7 @@ import functools
 from collections.abc import Callable
 from typing import Any, Final
 
+from model import situations as _situations
 from model.core.errors import Errors
 from model.core.message import Message as Value
 from model.core.share_fetch import (
@@ -372,6 +373,7 @@ class _HostileRun:
             self.epoch = body.share_session_epoch + 1  # the session moved on
         client.record("hostile.answer", request=name, error=int(error), partition_errors=[int(e) for e in parts])
         if name not in _SETUP:
+            _situations.COUNTS["hostile-share-request-answered"] += 1
             now = client.scheduler.now_ms
             result = HostileShareResult(name, body.group_id, body.member_id, body.share_session_epoch, self.broker,
                                         error, parts, expected, per_partition, now)

@@ -32,6 +32,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
+from model import situations as _situations
 from model.core.produce_fetch import UNKNOWN_PRODUCE_TIME
 from model.sim.controller import Controller
 from model.sim.replication import NO_KEY, DataLog
@@ -209,6 +210,7 @@ class LogRetention:
                 if end <= start:
                     continue
                 moved = data.log.delete_records(end)
+                _situations.COUNTS["log-start-moved-by-retention"] += 1
                 self.segments_deleted += moved // self.segment_records - start // self.segment_records
                 self.records_deleted += moved - start
                 if self.trace is not None:

@@ -719,6 +719,7 @@ class ShareConsumer(GroupConsumer):
         if not self.alive or self.closing:
             return
         self.closing = True
+        _situations.COUNTS["consumer-closed"] += 1
         self.record("consumer.close")
         # Records fetched but not yet handed to the application are released by the session close.
         while self._queue:

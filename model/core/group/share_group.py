@@ -330,6 +330,8 @@ class ShareGroupManager:
         # GC-2: a new member or a new subscription needs a new assignment.
         if member is None or (subscription != old_subscription
                               and _mutants.ACTIVE != "subscription-change-keeps-assignment"):
+            if member is not None:
+                _situations.COUNTS["share-subscription-changed"] += 1
             self._refresh_subscription_metadata(group, batch)
             self._bump_group_epoch(group, batch)
             if not group.delete_pending:
