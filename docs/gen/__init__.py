@@ -667,14 +667,20 @@ def situations_page() -> str:
         "it within 100 seeds (`tests/model/test_situations.py` fails when one stops); `python -m bench",
         "situations N [SWARM ...]` measures runs to first hit.",
         "",
-        "| situation | statement | where | rules | reached by |",
-        "| --- | --- | --- | --- | --- |",
     ]
     for sit in SITUATIONS:
-        reached = ", ".join(f"`{name}`" for name in sit.swarms) or f"(rare) {_cell(sit.rare)}"
-        lines.append(f"| `{sit.id}` | {_cell(sit.statement)} | `{sit.where}` | "
-                     f"{', '.join(rule_link(r) for r in sit.rules)} | {reached} |")
-    return "\n".join(lines) + "\n"
+        reached = ", ".join(f"`{name}`" for name in sit.swarms) or f"no swarm within 100 seeds: {sit.rare}"
+        lines += [
+            f"## `{sit.id}` {{#{sit.id}}}",
+            "",
+            sit.statement[0].upper() + sit.statement[1:] + ".",
+            "",
+            f"- rules: {', '.join(rule_link(r) for r in sit.rules)}",
+            f"- counted in: `{sit.where}`",
+            f"- reached by: {reached}",
+            "",
+        ]
+    return "\n".join(lines).rstrip() + "\n"
 
 
 def rule_coverage_page() -> str:
