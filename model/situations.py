@@ -185,8 +185,8 @@ SITUATIONS: Final[tuple[Situation, ...]] = (
     Situation("dlq-resumed-after-read",
               "a new leader read records back ARCHIVING (phase 1 durable, phase 2 not): it resumes the DLQ",
               f"{_SL}: _read_answered", ("SP-10",),
-              rare="swarm_config (the one swarm with a DLQ) reached it at run 62 before issue 25's merges and in none "
-                   "of its first 100 runs after them: it needs a leader failover between a DLQ's two phases"),
+              rare="swarm_config (the one swarm with a DLQ) reaches it at run 128 (62 before issue 25's merges): it "
+                   "needs a leader failover between a DLQ's two phases"),
     Situation("read-uninitialized-start",
               "a leader read state whose start offset was not yet known (-1): it resolved it by "
               "share.auto.offset.reset and wrote it before serving", f"{_SP}: recover", ("SP-10", "GC-7"),

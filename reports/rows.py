@@ -65,12 +65,12 @@ COLUMN_DOCS: Final[dict[str, str]] = {
     "metrics": "the run's metrics by name (records delivered, redeliveries, latency percentiles, "
                "`quiescent_at_ms`, …); SQL reads `metrics['latency_p99_ms']`",
     "faults_fired": "how many faults of each kind fired",
-    "situations": "the protocol situations the run reached (model/situations.py), each with how often; null in rows "
-                  "written before situations were counted",
     "trace_hash": "the hash of every event the run recorded: equal hashes, equal runs",
     "sim_time_ms": "simulated time when the run ended",
     "wall_time_s": "the run's wall-clock time: the one value that is not reproducible",
     "error": "a run that raised: its traceback (everything else but the seed empty); else null",
+    "situations": "the protocol situations the run reached (model/situations.py), each with how often; null in rows "
+                  "written before situations were counted",
 }
 
 

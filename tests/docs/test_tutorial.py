@@ -62,6 +62,6 @@ def test_the_tutorial_runs(tmp_path: Path) -> None:
     mutant = "sharesim run swarm_locks --seed 34 --mutant lock-timeout-before-write"
     assert "offsets 0-0 delivered 5 times" in outputs[mutant]
     shrink = next(command for command in outputs if command.startswith("sharesim shrink"))
-    assert "faults 17 -> 3, records 10 -> 3, fault window 10000 -> 6641 ms" in outputs[shrink]
+    assert "faults 18 -> 3, records 10 -> 3, fault window 10000 -> 6641 ms" in outputs[shrink]
     assert (tmp_path / "swarm_locks-seed34-shrunk.toml").is_file()
     assert (tmp_path / "shrunk-run" / "report.html").is_file()

@@ -30,13 +30,20 @@ CAUGHT = {
     "offset-reset-ignored": ("subscribed-records-delivered", "small", 0),
 }
 
+# Since the oracles were rewritten (issue 25), spso-monotonic asks every offset an SPSO passes for a protocol
+# reason, and E-1 counts from the producers' acks: both also see an archive without a reason, once the SPSO
+# passes it (2 ms later here). The new invariant sees it first, when the write is accepted.
+ALSO = {"archive-below-limit": {"spso-monotonic", "eventual-resolution"}}
+
 
 @pytest.mark.parametrize("mutant", sorted(CAUGHT))
 def test_the_mutant_is_caught_by_its_new_invariant_alone_and_the_correct_model_holds(mutant: str) -> None:
     invariant, scenario, seed = CAUGHT[mutant]
     assert mutants.get(mutant).expected_invariant == invariant and mutants.get(mutant).scenario == scenario
     result = run(library.get(scenario), seed, mutant=mutant, stop_on_first_violation=False)
-    assert {v.invariant for v in result.violations} == {invariant}, [v.describe() for v in result.violations]
+    seen = {v.invariant for v in result.violations}
+    assert invariant in seen and seen <= {invariant} | ALSO.get(mutant, set()), [v.describe() for v in result.violations]
+    assert result.violations[0].invariant == invariant, "the new invariant is the first to see it"
     clean = run(library.get(scenario), seed)
     assert clean.violations == [], [v.describe() for v in clean.violations]
 
