@@ -42,7 +42,8 @@ def test_the_mutant_is_caught_by_its_new_invariant_alone_and_the_correct_model_h
     assert mutants.get(mutant).expected_invariant == invariant and mutants.get(mutant).scenario == scenario
     result = run(library.get(scenario), seed, mutant=mutant, stop_on_first_violation=False)
     seen = {v.invariant for v in result.violations}
-    assert invariant in seen and seen <= {invariant} | ALSO.get(mutant, set()), [v.describe() for v in result.violations]
+    described = [v.describe() for v in result.violations]
+    assert invariant in seen and seen <= {invariant} | ALSO.get(mutant, set()), described
     assert result.violations[0].invariant == invariant, "the new invariant is the first to see it"
     clean = run(library.get(scenario), seed)
     assert clean.violations == [], [v.describe() for v in clean.violations]
