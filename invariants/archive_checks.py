@@ -112,13 +112,7 @@ class ArchiveReasonMonitor(Monitor):
         for batch in archived:
             first = max(batch.first_offset, start)
             last = batch.last_offset
-            at = first
-            while at <= last:
-                missing = justified.first_missing(at, last)
-                if missing is None:
-                    break
-                covered = justified.first_overlap(missing, last)
-                end = covered[0] - 1 if covered is not None else last
+            for missing, end in justified.missing_runs(first, last):
                 offset = self._unjustified(key, missing, end)
                 if offset is not None:
                     self.sink.report("archive-only-for-reason", now_ms, event=f"write {key}",
@@ -129,7 +123,6 @@ class ArchiveReasonMonitor(Monitor):
                                      f"holds a record there above its start", key=str(key), offset=offset,
                                      delivery_count=batch.delivery_count, leader_epoch=request.leader_epoch)
                     return
-                at = end + 1
             justified.add(first, last)
 
     def _unjustified(self, key: SharePartitionKey, first: int, last: int) -> int | None:

@@ -134,15 +134,8 @@ class SubscribedDeliveryMonitor(Monitor):
         read_committed = partition.group.read_committed
         for first, last in committed:
             first, last = max(first, low), min(last, high)
-            at = first
-            while at <= last:
-                missing = delivered.first_missing(at, last)
-                if missing is None:
-                    break
-                covered = delivered.first_overlap(missing, last)
-                end = covered[0] - 1 if covered is not None else last
+            for missing, end in delivered.missing_runs(first, last):
                 for span in partition.log.read(missing, end + 1, read_committed=read_committed):
                     if span.deliverable:
                         return span.first
-                at = end + 1
         return None

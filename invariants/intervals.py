@@ -53,6 +53,18 @@ class IntervalSet:
         end = self._ends[i]
         return None if end >= last else end + 1
 
+    def missing_runs(self, first: int, last: int) -> Iterator[tuple[int, int]]:
+        """The maximal sub-ranges of ``first..last`` not in the set, ascending."""
+        at = first
+        while at <= last:
+            missing = self.first_missing(at, last)
+            if missing is None:
+                return
+            covered = self.first_overlap(missing, last)
+            end = covered[0] - 1 if covered is not None else last
+            yield missing, end
+            at = end + 1
+
     def first_overlap(self, first: int, last: int) -> tuple[int, int] | None:
         """The lowest sub-range of ``first..last`` that is in the set, or None."""
         i = bisect_left(self._ends, first)

@@ -30,7 +30,7 @@ the facts from before the step it is judging.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
@@ -56,17 +56,17 @@ def topic_id_of(topic: str) -> str:
     return f"{topic}-id"
 
 
-def terminal_runs(batch: AcknowledgementBatch) -> Iterator[tuple[int, int]]:
-    """The sub-ranges of an acknowledgement batch whose type ends the record (accept, reject, gap)."""
+def _runs_of(batch: AcknowledgementBatch, wanted: Callable[[int], bool]) -> Iterator[tuple[int, int]]:
+    """The sub-ranges of an acknowledgement batch whose acknowledge type is ``wanted``."""
     types = batch.acknowledge_types
     if len(types) <= 1:
-        if types and types[0] in TERMINAL_ACKS:
+        if types and wanted(types[0]):
             yield batch.first_offset, batch.last_offset
         return
     start = -1
     for i, ack_type in enumerate(types):
         offset = batch.first_offset + i
-        if ack_type in TERMINAL_ACKS:
+        if wanted(ack_type):
             if start < 0:
                 start = offset
         elif start >= 0:
@@ -74,6 +74,11 @@ def terminal_runs(batch: AcknowledgementBatch) -> Iterator[tuple[int, int]]:
             start = -1
     if start >= 0:
         yield start, batch.first_offset + len(types) - 1
+
+
+def terminal_runs(batch: AcknowledgementBatch) -> Iterator[tuple[int, int]]:
+    """The sub-ranges of an acknowledgement batch whose type ends the record (accept, reject, gap)."""
+    return _runs_of(batch, TERMINAL_ACKS.__contains__)
 
 
 class Delivery(Message):
@@ -170,17 +175,11 @@ class Ledger(Monitor):
         justified = state.justified if state is not None else IntervalSet()
         cursor = max(first, log.log_start_offset)
         count, lowest = 0, -1
-        while cursor <= last:
-            missing = justified.first_missing(cursor, last)
-            if missing is None:
-                break
-            covered = justified.first_overlap(missing, last)
-            end = last if covered is None else covered[0] - 1
+        for missing, end in justified.missing_runs(cursor, last):
             for span in log.read(missing, end + 1, read_committed=read_committed):
                 if span.deliverable:
                     count += span.last - span.first + 1
                     lowest = span.first if lowest < 0 else lowest
-            cursor = end + 1 if covered is None else covered[1] + 1
         return count, lowest
 
     def unresolved(self, key: SharePartitionKey, topic: str, partition: SharePartition, bound: int,
@@ -217,16 +216,9 @@ class Ledger(Monitor):
             if span.deliverable:
                 invisible.append((span.first, span.last))
         for lo, hi in invisible:
-            cursor = max(lo, first)
-            while cursor <= hi:
-                missing = skipped.first_missing(cursor, hi)
-                if missing is None:
-                    break
-                covered = skipped.first_overlap(missing, hi)
-                run_end = hi if covered is None else covered[0] - 1
+            for missing, run_end in skipped.missing_runs(max(lo, first), hi):
                 count += run_end - missing + 1
                 lowest = missing if lowest < 0 else min(lowest, missing)
-                cursor = hi + 1 if covered is None else covered[1] + 1
         return count, lowest
 
     # -- share-partition facts ------------------------------------------------------------------------
@@ -506,20 +498,8 @@ _RENEW_TYPE: Final = int(AcknowledgeType.RENEW)
 
 
 def settling_runs(batch: AcknowledgementBatch) -> Iterator[tuple[int, int]]:
-    """The sub-ranges of an acknowledgement batch of any type but RENEW (KIP-1222), which keeps the lock."""
-    types = batch.acknowledge_types
-    if len(types) <= 1:
-        if not types or types[0] != _RENEW_TYPE:
-            yield batch.first_offset, batch.last_offset
-        return
-    start = -1
-    for i, ack_type in enumerate(types):
-        offset = batch.first_offset + i
-        if ack_type != _RENEW_TYPE:
-            if start < 0:
-                start = offset
-        elif start >= 0:
-            yield start, offset - 1
-            start = -1
-    if start >= 0:
-        yield start, batch.first_offset + len(types) - 1
+    """The sub-ranges of an acknowledgement batch of any type but RENEW (KIP-1222), which keeps the lock.
+    An empty types tuple settles the whole batch (as before)."""
+    if not batch.acknowledge_types:
+        return iter(((batch.first_offset, batch.last_offset),))
+    return _runs_of(batch, lambda t: t != _RENEW_TYPE)
