@@ -56,8 +56,8 @@ def topic_id_of(topic: str) -> str:
     return f"{topic}-id"
 
 
-def _runs_of(batch: AcknowledgementBatch, wanted: Callable[[int], bool]) -> Iterator[tuple[int, int]]:
-    """The sub-ranges of an acknowledgement batch whose acknowledge type is ``wanted``."""
+def ack_runs(batch: AcknowledgementBatch, wanted: Callable[[int], bool]) -> Iterator[tuple[int, int]]:
+    """The maximal (first, last) runs of an acknowledgement batch whose acknowledge type is ``wanted``."""
     types = batch.acknowledge_types
     if len(types) <= 1:
         if types and wanted(types[0]):
@@ -78,7 +78,7 @@ def _runs_of(batch: AcknowledgementBatch, wanted: Callable[[int], bool]) -> Iter
 
 def terminal_runs(batch: AcknowledgementBatch) -> Iterator[tuple[int, int]]:
     """The sub-ranges of an acknowledgement batch whose type ends the record (accept, reject, gap)."""
-    return _runs_of(batch, TERMINAL_ACKS.__contains__)
+    return ack_runs(batch, TERMINAL_ACKS.__contains__)
 
 
 class Delivery(Message):
@@ -502,4 +502,4 @@ def settling_runs(batch: AcknowledgementBatch) -> Iterator[tuple[int, int]]:
     An empty types tuple settles the whole batch (as before)."""
     if not batch.acknowledge_types:
         return iter(((batch.first_offset, batch.last_offset),))
-    return _runs_of(batch, lambda t: t != _RENEW_TYPE)
+    return ack_runs(batch, lambda t: t != _RENEW_TYPE)

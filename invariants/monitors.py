@@ -61,7 +61,7 @@ from invariants.group_checks import (
 from invariants.hostile_checks import RefusedShareRequestMonitor
 from invariants.ids import TABLE
 from invariants.intervals import IntervalSet, RangeMap
-from invariants.ledger import TERMINAL_STATES, Ledger, SessionFacts, terminal_runs
+from invariants.ledger import TERMINAL_STATES, Ledger, SessionFacts, ack_runs, terminal_runs
 from invariants.session_checks import AckDisciplineMonitor, SessionReleaseMonitor
 from invariants.share_checks import (
     AbortedDeliveryMonitor,
@@ -530,7 +530,7 @@ class ExclusiveAcquisitionMonitor(Monitor):
         live = self._map(key)
         self._check_taken(key, member_id, batches, leader_epoch, now_ms, live)
         for batch in batches:
-            for first, last in _renew_runs(batch):
+            for first, last in ack_runs(batch, lambda t: t == _RENEW):
                 until = now_ms + self.lock_durations.get(key.group_id, self.lock_duration_ms)
                 for lo, hi, held in live.overlapping(first, last):
                     if held.member_id == member_id:
@@ -649,23 +649,6 @@ class ExclusiveAcquisitionMonitor(Monitor):
 
 
 _RENEW: Final = int(AcknowledgeType.RENEW)
-
-
-def _renew_runs(batch: AcknowledgementBatch) -> list[tuple[int, int]]:
-    """The offsets ``batch`` acknowledges RENEW, as (first, last) runs."""
-    types = batch.acknowledge_types
-    if len(types) == 1:
-        return [(batch.first_offset, batch.last_offset)] if types[0] == _RENEW else []
-    runs: list[tuple[int, int]] = []
-    for index, ack_type in enumerate(types):
-        offset = batch.first_offset + index
-        if ack_type != _RENEW:
-            continue
-        if runs and runs[-1][1] == offset - 1:
-            runs[-1] = (runs[-1][0], offset)
-        else:
-            runs.append((offset, offset))
-    return runs
 
 
 def standard_monitors(seed: int, *, delivery_count_limit: int = 5, lock_duration_ms: int = 30_000,

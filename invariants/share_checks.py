@@ -27,7 +27,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from invariants.intervals import IntervalSet
-from invariants.ledger import Ledger
+from invariants.ledger import Ledger, ack_runs
 from invariants.sink import Monitor, ViolationSink
 from model.core.share_session import FINAL_EPOCH, INITIAL_EPOCH, next_epoch
 from model.core.share_state import PERSISTED_STATES, RecordState, SharePartitionKey
@@ -251,7 +251,7 @@ class GapAckMonitor(Monitor):
                 log = self._logs.get(key)
                 if log is None:
                     return
-            for first, last in _gap_runs(batch):
+            for first, last in ack_runs(batch, lambda t: t == _GAP):
                 for span in log.read(first, last + 1, read_committed=False):
                     if span.deliverable:
                         self.sink.report("gap-only-without-record", now_ms, event=f"acknowledge {member_id}",
@@ -260,22 +260,6 @@ class GapAckMonitor(Monitor):
                                          first=span.first, last=span.last, member=member_id,
                                          leader_epoch=leader_epoch)
                         return
-
-
-def _gap_runs(batch: AcknowledgementBatch) -> list[tuple[int, int]]:
-    types = batch.acknowledge_types
-    if len(types) == 1:
-        return [(batch.first_offset, batch.last_offset)] if types[0] == _GAP else []
-    runs: list[tuple[int, int]] = []
-    for i, ack_type in enumerate(types):
-        offset = batch.first_offset + i
-        if ack_type != _GAP:
-            continue
-        if runs and runs[-1][1] + 1 == offset:
-            runs[-1] = (runs[-1][0], offset)
-        else:
-            runs.append((offset, offset))
-    return runs
 
 
 class ShareSessionMonitor(Monitor):
