@@ -385,8 +385,7 @@ def fault_kinds_page() -> str:
         "",
         "`hostile_state_request` sends, when `params.request` is absent, in this order: "
         + ", ".join(f"`{r}`" for r in HOSTILE_STATE_REQUESTS)
-        + ". Only when `params.request` names it: " + ", ".join(f"`{r}`" for r in HOSTILE_NAMED_ONLY)
-        + " (a swarm's generated event names it one time in four).",
+        + ". Only when `params.request` names it: " + ", ".join(f"`{r}`" for r in HOSTILE_NAMED_ONLY) + ".",
     ]
     return "\n".join(lines) + "\n"
 

@@ -753,15 +753,10 @@ def _swarm_event(kind: str, at_ms: int, rng: random.Random, targets: SwarmTarget
         pool = list(targets.pool("topic")) or ["topic"]
         chosen = sorted(t for t in pool if rng.random() < 0.5) or [rng.choice(pool)]
         return FaultEvent(at_ms, kind, target, params=(("topics", ",".join(chosen)),))
-    if kind == "hostile_state_request":
-        # Every hostile request of the kind at one of the partitions; one time in four instead a duplicate
-        # InitializeShareGroupState (a retried admin reset), which only a named request sends.
+    if kind == "hostile_state_request":  # every request of the kind, at one of the partitions
         partitions = targets.pool("partition") or ("topic-0",)
         topic, _, number = rng.choice(partitions).rpartition("-")
-        params = (("partition", int(number)), ("topic", topic))
-        if rng.random() < 0.25:
-            params = (("partition", int(number)), ("request", HOSTILE_NAMED_ONLY[0]), ("topic", topic))
-        return FaultEvent(at_ms, kind, target, params=params)
+        return FaultEvent(at_ms, kind, target, params=(("partition", int(number)), ("topic", topic)))
     if kind == "coordinator_failover_mid_load":
         return FaultEvent(at_ms, kind, target, params=(("coordinator", rng.choice(_COORDINATOR_WORDS)),))
     if kind == "hostile_share_request":  # every request of the kind, at one of the partitions

@@ -54,8 +54,7 @@ def test_swarm_wide_runs_a_consumer_group_and_transactions_beside_the_share_grou
     ("swarm", "replay-skips-updates", 20),
     ("swarm_wide", "deliver-aborted", 5),
     ("swarm_wide", "read-past-lso", 5),
-    # Issue 25: swarm_failovers' hostile client repeats an initialize; swarm_clients' g1 has its own limit.
-    ("swarm_failovers", "initialize-overwrites", 20),
+    # Issue 25: swarm_clients' g1 has its own delivery-count limit, below the broker's.
     ("swarm_clients", "group-limit-ignored", 20),
 ])
 def test_a_swarm_catches_mutants_within_a_few_seeds(scenario: str, mutant: str, within: int) -> None:
