@@ -68,6 +68,7 @@ _CHECKERS: Final = {
     "archive-only-for-reason": "invariants.archive_checks.ArchiveReasonMonitor",
     "ack-own-session-only": "invariants.session_checks.AckDisciplineMonitor",
     "subscribed-records-delivered": "invariants.delivery_checks.SubscribedDeliveryMonitor",
+    "fetch-woken-when-acquirable": "invariants.fetch_checks.PurgatoryWakeupMonitor",
 }
 
 
@@ -160,6 +161,10 @@ _SOURCES: Final = {
     "subscribed-records-delivered":
         "The records the producers had acknowledged, the acquisitions handed to clients, the accepted "
         "InitializeShareGroupState requests and the data log.",
+    "fetch-woken-when-acquirable":
+        "Each waiting ShareFetch's share-partitions and MinBytes and its answer, at the broker's boundary; the "
+        "data log's high-water mark (or last stable offset), the configured in-flight bound and the leaders' "
+        "AVAILABLE offsets, counted apart from the purgatory it judges.",
 }
 
 

@@ -152,6 +152,11 @@ TABLE: Final[dict[str, Entry]] = {
         "share-partition from (earliest: the log's beginning; latest: the end committed when its leader first "
         "served; an admin reset: its offset) that its SPSO passed was handed to a member, unless no longer a "
         "record or below the log start"),
+    "fetch-woken-when-acquirable": Entry(
+        ("SP-2", "SP-4"), "transition",
+        "a ShareFetch waiting in a leader's purgatory is answered within 20 ms once a change of one of its "
+        "share-partitions (an acknowledgement, release or lock timeout made durable, a state read) leaves it "
+        "at least its MinBytes of acquirable records, no fetch lock held (Kafka: checkAndComplete, KAFKA-17400)"),
 }
 
 

@@ -51,6 +51,7 @@ from invariants.coordinator_checks import (
 )
 from invariants.delivery_checks import SubscribedDeliveryMonitor
 from invariants.fan_out import Monitors
+from invariants.fetch_checks import PurgatoryWakeupMonitor
 from invariants.group_checks import (
     AssignInitializedMonitor,
     ExclusiveOwnershipMonitor,
@@ -691,6 +692,7 @@ def standard_monitors(seed: int, *, delivery_count_limit: int = 5, lock_duration
             AckDisciplineMonitor(sink, facts),
             ArchiveReasonMonitor(sink, ledger),
             SubscribedDeliveryMonitor(sink),
+            PurgatoryWakeupMonitor(sink),
             ledger,
             facts,
         ),

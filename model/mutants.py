@@ -294,7 +294,7 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
            "a release or a lock timeout made AVAILABLE wait for new data, another fetch or its MaxWaitMs "
            "(Kafka checks the purgatory after each: SharePartitionManager's acknowledge and release, and the "
            "acquisition-lock timeout since KAFKA-17400, apache/kafka#16969)",
-           "eventual-resolution", "purgatory_wakeup", "model/sim/share_leader.py: _write_answered"),
+           "fetch-woken-when-acquirable", "purgatory_wakeup", "model/sim/share_leader.py: _write_answered"),
     # -- the coordinator runtime (SC-6, SC-7) --------------------------------------------------------
     Mutant("read-uncommitted-coordinator-state",
            "the share coordinator answers a ReadShareGroupState at once from its last written state, not once "

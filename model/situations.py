@@ -179,9 +179,7 @@ SITUATIONS: Final[tuple[Situation, ...]] = (
     Situation("dlq-enqueue-failed",
               "a dead-letter produce failed (no DLQ topic, no leader, retries spent): the records are archived "
               "regardless", f"{_SL}: _dlq_failed", ("SP-5",),
-              rare="not reached in 2 500 runs of swarm_config, the one swarm with a DLQ: its DLQ topic always exists "
-                   "and has a leader; a draw of a missing DLQ topic (tests/model/sim/test_dead_letter_queue.py) or "
-                   "of its leader's crash would reach it"),
+              swarms=("swarm_config",)),  # its DLQ topic has one replica: a crash of that broker leaves no leader
     Situation("dlq-resumed-after-read",
               "a new leader read records back ARCHIVING (phase 1 durable, phase 2 not): it resumes the DLQ",
               f"{_SL}: _read_answered", ("SP-10",),

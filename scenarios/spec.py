@@ -85,6 +85,9 @@ class TopicSpec:
     # Kafka's topic retention.ms (absent: the broker's log.retention.ms): whole segments whose newest record
     # is older are deleted and the log start offset moves past them (model/sim/log_cleaner.py LogRetention).
     retention_ms: int | None = None
+    # CreateTopics' replication factor (absent: the cluster's replication_factor); min.insync.replicas is
+    # capped at it.
+    replication_factor: int | None = None
 
 
 @dataclass(frozen=True)
@@ -253,6 +256,9 @@ class Scenario:
             _positive(out, f"topics[{i}].partitions", spec.partitions, high=1_000)
             if spec.retention_ms is not None:
                 _positive(out, f"topics[{i}].retention_ms", spec.retention_ms)
+            if spec.replication_factor is not None:
+                _positive(out, f"topics[{i}].replication_factor", spec.replication_factor,
+                          high=max(1, self.cluster.brokers))
         if len(topics) != len(self.topics):
             out.append("topics: topic names must be unique")
         groups = {g.name: g for g in self.groups}
@@ -674,6 +680,10 @@ SCENARIO_TABLES: Final[tuple[tuple[str, type, dict[str, KeyDoc]], ...]] = (
                          "`log.retention.ms`): every `log.retention.check.interval.ms` the closed segments "
                          "(`sharesim.log.segment.records` records each) whose newest record is older are deleted, "
                          "and the log start offset moves past them"),
+        "replication_factor": ("[1, brokers] or absent", "CreateTopics' replication factor for this topic (absent: "
+                               "the cluster's `replication_factor`); its min.insync.replicas is the cluster's, "
+                               "capped at it, so a topic of one replica has a leader only while that broker "
+                               "lives"),
     }),
     ("[[groups]]", GroupSpec, {
         "name": ("non-empty, unique", "the group's id"),

@@ -326,7 +326,8 @@ class Cluster:
         self.controller.create_topic(SHARE_STATE_TOPIC, spec.share_state_partitions, publish=False)
         self.controller.create_topic(CONSUMER_OFFSETS_TOPIC, spec.consumer_offsets_partitions, publish=False)
         for topic in scenario.topics:
-            self.controller.create_topic(topic.name, topic.partitions, publish=False)
+            self.controller.create_topic(topic.name, topic.partitions, publish=False,
+                                         replication_factor=topic.replication_factor)
         self.controller.publish()
         self.log_cleaner = LogCleaner(
             self.scheduler, self.controller, [t.name for t in scenario.topics if t.compacted],

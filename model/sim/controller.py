@@ -122,6 +122,7 @@ class Controller:
         self.partitions: dict[tuple[str, int], PartitionState] = {}
         self.topic_ids: dict[str, str] = {}
         self._topic_counts: dict[str, int] = {}
+        self._topic_rf: dict[str, int] = {}  # topics created with their own replication factor
         self._metadata = ClusterMetadata()
         self._catchup: dict[int, Timer] = {}
         # Partitions whose followers a fault holds out of the ISR (``shrink_isr``), in shrink order.
@@ -134,12 +135,16 @@ class Controller:
     def register_broker(self, broker: MetadataListener) -> None:
         self.brokers[broker.broker_id] = broker
 
-    def create_topic(self, topic: str, partitions: int, *, publish: bool = True) -> None:
-        """A data topic (or an internal one, by its name) with ``partitions`` partitions."""
+    def create_topic(self, topic: str, partitions: int, *, publish: bool = True,
+                     replication_factor: int | None = None) -> None:
+        """A data topic (or an internal one, by its name) with ``partitions`` partitions, each with
+        ``replication_factor`` replicas (CreateTopics' replication factor; None: the cluster's)."""
         if topic in self._topic_counts:
             raise ValueError(f"topic {topic} exists")
         self.topic_ids[topic] = topic_id_for(topic)
         self._topic_counts[topic] = 0
+        if replication_factor is not None:
+            self._topic_rf[topic] = min(replication_factor, len(self.broker_ids))
         self._add(topic, partitions)
         if publish:
             self.publish()
@@ -155,12 +160,16 @@ class Controller:
     def _add(self, topic: str, count: int) -> None:
         internal = topic in INTERNAL_TOPICS
         first = self._topic_counts[topic]
+        rf = self._topic_rf.get(topic, self.replication_factor)
+        # min.insync.replicas above a topic's replication factor would refuse every acks=all write; a topic
+        # created with fewer replicas than the cluster's default is taken to set its own at most its RF.
+        min_isr = min(self.min_insync_replicas, rf)
         for p in range(first, first + count):
-            replicas = self._assign()
+            replicas = self._assign(rf)
             data = None if internal else DataLog()
             log = ReplicatedLog(
                 topic, p, self.scheduler, self.streams, self.latency,
-                min_insync_replicas=self.min_insync_replicas,
+                min_insync_replicas=min_isr,
                 keep_committed=internal,
                 apply=data.apply if data is not None else None,
                 reachable=self._reachable,
@@ -171,15 +180,16 @@ class Controller:
             self._elect(state)
         self._topic_counts[topic] = first + count
 
-    def _assign(self) -> tuple[int, ...]:
-        """Round robin; with racks, skip ahead to replicas on racks not used yet."""
+    def _assign(self, replication_factor: int) -> tuple[int, ...]:
+        """``replication_factor`` replicas, round robin; with racks, skip ahead to replicas on racks not
+        used yet."""
         ids = self.broker_ids
         n = len(ids)
         start = self._assign_cursor % n
         self._assign_cursor += 1
         order = [ids[(start + k) % n] for k in range(n)]
         if not self.racks:
-            return tuple(order[: self.replication_factor])
+            return tuple(order[: replication_factor])
         chosen: list[int] = []
         used: set[str] = set()
         for b in order:
@@ -187,12 +197,12 @@ class Controller:
             if rack not in used:
                 chosen.append(b)
                 used.add(rack)
-            if len(chosen) == self.replication_factor:
+            if len(chosen) == replication_factor:
                 return tuple(chosen)
         for b in order:
             if b not in chosen:
                 chosen.append(b)
-            if len(chosen) == self.replication_factor:
+            if len(chosen) == replication_factor:
                 break
         return tuple(chosen)
 

@@ -236,3 +236,9 @@ class Observer:
                                now_ms: int) -> None:
         """A broker's share-session cache accepted a ShareFetch with ``epoch`` naming ``partitions`` and
         forgetting ``forgotten`` (topic id, partition), as the request carried them (CL-1)."""
+
+    def on_share_fetch_waiting(self, broker: int, fetch_id: int, partitions: tuple[SharePartition, ...],
+                               min_bytes: int, now_ms: int) -> None:
+        """Broker ``broker``'s delayed ShareFetch ``fetch_id`` (MinBytes ``min_bytes``, in records) waits in the
+        purgatory, watched on the share-partitions ``partitions``; called again with none when it leaves it:
+        answered (woken, MaxWaitMs passed, its leader moved) or gone with a crash of its broker."""

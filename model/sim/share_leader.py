@@ -175,7 +175,7 @@ class _Call:
 
     __slots__ = ("acked", "acquire_mode", "budget", "checks", "closing", "done", "fetch", "fetch_id", "fetching",
                  "got", "group_id", "max_wait_ms", "member_id", "message", "min_bytes", "parts", "read_from", "timer",
-                 "waiting")
+                 "waiting", "watched")
 
     def __init__(self, message: Message, group_id: str, member_id: str, *, fetch: bool, closing: bool,
                  budget: int = 0, max_wait_ms: int = 0, min_bytes: int = 1, fetch_id: int = 0) -> None:
@@ -198,6 +198,7 @@ class _Call:
         self.got = 0
         self.timer: Timer | None = None
         self.done = False
+        self.watched = False  # it has waited in the purgatory (the observer heard so)
 
 
 class ShareLeaderHost:
@@ -479,6 +480,8 @@ class ShareLeaderHost:
             return
         self.stats["fetch_parked"] += 1
         call.timer = self.broker.scheduler.timer(call.max_wait_ms, self._wait_over, call)
+        call.watched = True
+        self._purgatory(call, tuple(slot.sp for slot in waitable))
         for slot in waitable:
             parked = slot.parked
             if len(parked) > _PARKED_SWEEP:
@@ -523,8 +526,16 @@ class ShareLeaderHost:
             elif not call.done:
                 slot.parked.append(call)
 
+    def _purgatory(self, call: _Call, partitions: tuple[SharePartition, ...]) -> None:
+        """Tell the observer ``call`` waits in the purgatory on ``partitions`` (none: it left it)."""
+        broker = self.broker
+        broker.observer.on_share_fetch_waiting(broker.broker_id, call.fetch_id, partitions, call.min_bytes,
+                                               broker.scheduler.now_ms)
+
     def _respond(self, call: _Call) -> None:
         call.done = True
+        if call.watched:
+            self._purgatory(call, ())
         if call.timer is not None:
             call.timer.cancel()
             call.timer = None
@@ -959,6 +970,8 @@ class ShareLeaderHost:
             if slot.lock_timer is not None:
                 slot.lock_timer.cancel()
             for call in slot.parked:
+                if call.watched and not call.done:
+                    self._purgatory(call, ())
                 call.done = True
                 if call.timer is not None:
                     call.timer.cancel()

@@ -57,6 +57,7 @@ IDS = {
     "archive-only-for-reason": ("SP-1", "SP-3", "SP-5", "SP-13", "SP-14"),
     "ack-own-session-only": ("CL-2", "SP-3", "E-3"),
     "subscribed-records-delivered": ("E-1", "SP-10"),
+    "fetch-woken-when-acquirable": ("SP-2", "SP-4"),  # issue 25: the share-fetch purgatory's wake-ups
 }
 LIVENESS = {"eventual-resolution", "member-convergence"}
 

@@ -349,3 +349,13 @@ def test_the_default_swarm_of_every_kind_uses_those_with_something_to_hit() -> N
     assert bare.problems() == []
     assert all(event.kind not in ("consumer_crash", "consumer_pause", "slow_processing")
                for seed in range(20) for event in Cluster(bare, seed).plan.events)
+
+
+def test_a_topics_replication_factor_lies_in_one_to_the_brokers() -> None:
+    small = library.get("small")
+    assert small.cluster.brokers == 3
+    for value, ok in ((1, True), (3, True), (0, False), (4, False), ("2", False)):
+        topics = (replace(small.topics[0], replication_factor=value), *small.topics[1:])
+        problems = replace(small, topics=topics).problems()
+        expected = [] if ok else [f"topics[0].replication_factor = {value!r}: must be an integer in [1, 3]"]
+        assert problems == expected

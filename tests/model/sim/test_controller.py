@@ -180,3 +180,22 @@ class ControllerMachine(RuleBasedStateMachine):
 
 ControllerMachine.TestCase.settings = settings(max_examples=60, stateful_step_count=40, deadline=None)
 TestControllerProperties = ControllerMachine.TestCase
+
+
+def test_a_topic_created_with_its_own_replication_factor() -> None:
+    """CreateTopics' replication factor: one replica each, round robin as before (the cursor moves as for any
+    partition, so the topics created after are placed as they would be); its min ISR is capped at 1; a
+    crash of its one broker leaves it without a leader until the broker is back."""
+    _, ctl, _ = make()
+    ctl.create_topic("DLQ", 2, replication_factor=1)
+    ctl.create_topic("T", 1)
+    assert [ctl.partitions[("DLQ", p)].replicas for p in range(2)] == [(1,), (2,)]
+    assert ctl.partitions[("T", 0)].replicas == (3, 1, 2)
+    assert ctl.log("DLQ", 0).min_insync_replicas == 1 and ctl.log("T", 0).min_insync_replicas == 2
+    ctl.add_partitions("DLQ", 1)
+    assert ctl.partitions[("DLQ", 2)].replicas == (1,)  # added partitions keep the topic's factor
+    ctl.crash_broker(1)
+    assert ctl.metadata.leader_of("DLQ", 0).leader == -1  # type: ignore[union-attr]
+    assert ctl.partitions[("DLQ", 0)].isr == (1,)  # the last replica stays in the ISR
+    ctl.restart_broker(1)
+    assert ctl.metadata.leader_of("DLQ", 0).leader == 1  # type: ignore[union-attr]

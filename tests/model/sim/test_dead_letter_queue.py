@@ -135,3 +135,15 @@ def test_a_dlq_topic_that_does_not_exist_fails_every_enqueue_and_records_are_arc
     assert result.metrics["records_unresolved"] == 0
     kinds = _kinds(result)
     assert kinds.get("share.dlq_failed", 0) >= 10 and kinds["share.dlq_failed"] == kinds["share.dlq_archive"]
+
+
+def test_swarm_configs_dlq_topic_has_one_replica_and_its_brokers_crash_fails_enqueues() -> None:
+    """swarm_config creates its DLQ topic with replication_factor = 1: a crash of that broker leaves it
+    without a leader, and the enqueues meanwhile are given up and archived regardless (situation
+    dlq-enqueue-failed; seed 26, the 27th run, when this was written), with every invariant holding."""
+    result, cluster = run_cluster(library.get("swarm_config"), 26, trace=True)
+    assert result.ok, [v.describe() for v in result.violations]
+    assert cluster.controller.partitions[("events-dlq", 0)].replicas == (3,)
+    assert result.faults_fired.get("broker_crash", 0) >= 1
+    failed = [e.fields["why"] for e in result.trace.events if e.kind == "share.dlq_failed"]  # type: ignore[union-attr]
+    assert failed and set(failed) == {"no leader for events-dlq-0"}, failed
