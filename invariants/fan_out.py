@@ -32,13 +32,13 @@ class Monitors(Observer):
     def __init__(self, monitors: Sequence[Monitor], sink: ViolationSink) -> None:
         self.monitors = tuple(monitors)
         self.sink = sink
-        overrides = [(m, _overridden(type(m))) for m in self.monitors]
-        for hook in _HOOKS:
-            targets = tuple(getattr(m, hook) for m, hooks in overrides if hook in hooks)
-            if not targets:
+        for hook, indexes in _plan(tuple(type(m) for m in self.monitors)):
+            if not indexes:
                 setattr(self, hook, getattr(Observer, hook).__get__(self))
+            elif len(indexes) == 1:
+                setattr(self, hook, getattr(self.monitors[indexes[0]], hook))
             else:
-                setattr(self, hook, targets[0] if len(targets) == 1 else FanOut(targets))
+                setattr(self, hook, FanOut(tuple(getattr(self.monitors[i], hook) for i in indexes)))
 
     @property
     def violations(self) -> list[Violation]:
@@ -49,13 +49,21 @@ class Monitors(Observer):
             monitor.finish(now_ms)
 
 
-_OVERRIDDEN: Final[dict[type, frozenset[str]]] = {}
+# Monitor classes -> for each hook, the positions of the monitors that override it. Every run builds its
+# monitors (twice: standard_monitors, then the cluster with its tracker), always of the same classes;
+# working out who overrides what was a third of building a cluster on the compiled build.
+_PLANS: Final[dict[tuple[type, ...], tuple[tuple[str, tuple[int, ...]], ...]]] = {}
+
+
+def _plan(monitor_types: tuple[type, ...]) -> tuple[tuple[str, tuple[int, ...]], ...]:
+    plan = _PLANS.get(monitor_types)
+    if plan is None:
+        overrides = [_overridden(t) for t in monitor_types]
+        plan = _PLANS[monitor_types] = tuple(
+            (hook, tuple(i for i, hooks in enumerate(overrides) if hook in hooks)) for hook in _HOOKS)
+    return plan
 
 
 def _overridden(monitor_type: type) -> frozenset[str]:
-    """The hooks ``monitor_type`` overrides; worked out once per class (every run builds its monitors)."""
-    hooks = _OVERRIDDEN.get(monitor_type)
-    if hooks is None:
-        hooks = _OVERRIDDEN[monitor_type] = frozenset(
-            hook for hook in _HOOKS if getattr(monitor_type, hook) is not getattr(Observer, hook))
-    return hooks
+    """The hooks ``monitor_type`` overrides."""
+    return frozenset(hook for hook in _HOOKS if getattr(monitor_type, hook) is not getattr(Observer, hook))

@@ -78,6 +78,7 @@ class Detection:
     runs: int  # runs made (the seeds tried)
     wall_time_s: float
     first_seen: tuple[str, ...]  # the invariants violated in the detecting run (or the last run), in order
+    cpu_time_s: float = 0.0  # the process's CPU time the search took (time.process_time): what a core paid
 
     @property
     def detected(self) -> bool:
@@ -105,22 +106,24 @@ def run_until(scenario: Scenario, seed: int, invariant: str, mutant: str | None)
 
 
 def first_detection(name: str, max_seeds: int = 2_000, scenario: str | None = None) -> Detection:
-    """Search seeds 0..max_seeds-1 of mutant ``name``'s scenario for a violation of its expected invariant."""
+    """Search seeds 0..max_seeds-1 of mutant ``name``'s scenario for a violation of its expected invariant.
+    ``scenario``: a library name or a ``.toml`` file (the mutant's own scenario if None)."""
     from scenarios import library
 
     mutant = mutants.get(name)
     scenario_name = scenario or mutant.scenario
-    spec = library.get(scenario_name)
+    spec = library.load(scenario_name)
     started = time.perf_counter()
+    cpu_started = time.process_time()
     seen: tuple[str, ...] = ()
     for seed in range(max_seeds):
         result = run_until(spec, seed, mutant.expected_invariant, name)
         seen = _distinct(v.invariant for v in result.violations)
         if mutant.expected_invariant in seen:
             return Detection(name, mutant.expected_invariant, scenario_name, seed, seed + 1,
-                             time.perf_counter() - started, seen)
+                             time.perf_counter() - started, seen, time.process_time() - cpu_started)
     return Detection(name, mutant.expected_invariant, scenario_name, None, max_seeds,
-                     time.perf_counter() - started, seen)
+                     time.perf_counter() - started, seen, time.process_time() - cpu_started)
 
 
 def _distinct(ids: Iterable[str]) -> tuple[str, ...]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import cache
+from pathlib import Path
 
 import pytest
 
@@ -83,3 +84,16 @@ def test_the_search_reports_a_miss_when_the_mutant_does_not_show() -> None:
 
 def test_a_detection_is_a_pure_function_of_the_seeds() -> None:
     assert first_detection("inflight-limit-per-fetch", 3).seed == _detection("inflight-limit-per-fetch").seed
+
+
+def test_a_search_over_a_scenario_file_is_the_search_over_its_scenario(tmp_path: Path) -> None:
+    # bench swarm_power measures variants of a swarm's knobs as files: the file must be what is searched.
+    path = tmp_path / "swarm_copy.toml"
+    original = Path(library.__file__).parent / "library" / "swarm.toml"
+    path.write_text(original.read_text(encoding="utf-8"), encoding="utf-8")
+    by_name = first_detection("spso-before-durable", 3, scenario="swarm")
+    by_file = first_detection("spso-before-durable", 3, scenario=str(path))
+    assert by_file.detected and (by_file.seed, by_file.first_seen) == (by_name.seed, by_name.first_seen)
+    assert by_file.scenario == str(path)
+    # The yardstick is what a core paid: every search is charged its CPU time.
+    assert by_file.cpu_time_s > 0 and by_name.cpu_time_s > 0
