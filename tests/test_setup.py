@@ -121,6 +121,14 @@ def test_the_compiled_build_runs_the_same_runs(compiled_wheel: Built, tmp_path: 
     assert _version(site) == "sharesim 0.1.0 (compiled build)"
 
 
+def test_the_compiled_wheel_on_sys_path_as_a_zip_runs_interpreted_and_says_why(compiled_wheel: Built) -> None:
+    """What ``spark-submit --py-files`` does with it (docs/how-to/run-a-campaign.md): zipimport loads the
+    ``.py`` files the wheel holds beside its extension modules, which it cannot load."""
+    assert compiled_wheel.wheel is not None
+    assert _version(compiled_wheel.wheel) == ("sharesim 0.1.0 (interpreted build, about 2x slower: imported from a "
+                                              "zip (--py-files), from which extension modules cannot load)")
+
+
 def _interpreted(built: Built, tmp_path: Path, reason: str) -> None:
     """``built`` is a pure wheel without an extension module, whose package says ``reason``."""
     assert built.returncode == 0 and built.wheel is not None, built.output[-3000:]
