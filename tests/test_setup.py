@@ -202,3 +202,21 @@ def test_an_editable_install_never_compiles_into_the_source_tree(tmp_path: Path)
     assert inplace.returncode == 0, inplace.stderr[-3000:]
     assert "stays interpreted" in inplace.stderr
     assert _extensions_under(source) == []
+
+
+@pytest.mark.spark
+def test_a_local_campaign_started_in_the_checkout_runs_the_installed_compiled_build(compiled_wheel: Built,
+                                                                                   tmp_path: Path) -> None:
+    """A campaign's Python workers start in the driver's working directory (local mode), and as
+    ``python -m pyspark.daemon``, which puts it first on their path: in a checkout its ``model/`` would
+    shadow the installed compiled one. The session keeps it off (``PYTHONSAFEPATH``). The driver here
+    imports only the wheel (a script's own directory, not the working one, starts its path)."""
+    site = compiled_wheel.unpacked(tmp_path / "site")
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONSAFEPATH"}
+    done = subprocess.run(
+        [sys.executable, str(site / "scenarios" / "campaign_main.py"), "small", "--runs", "4", "--master", "local[1]",
+         "--out", str(tmp_path / "campaign")],
+        cwd=ROOT, env={**env, "PYTHONPATH": str(site)}, capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    data = json.loads((tmp_path / "campaign" / "summary.json").read_text())
+    assert data["runs"] == 4 and data["build"] == "compiled", data["attempts"]
