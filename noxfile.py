@@ -12,23 +12,26 @@ nox.options.default_venv_backend = "venv"
 
 
 def _install(session: nox.Session, *extras: str) -> None:
+    """Editable: always interpreted (setup.py never compiles into the source tree), so an edit always runs."""
     spec = f".[{','.join(extras)}]" if extras else "."
     session.install("-e", spec)
 
 
-_COMPILED_ENV = {"PYTHONSAFEPATH": "1"}  # no checkout first on sys.path, so `model` is the compiled one
+_COMPILED_ENV = {"PYTHONSAFEPATH": "1"}  # no checkout first on sys.path, so `model` is the installed one
 
 
-def _install_compiled(session: nox.Session) -> None:
-    """The mypyc build of setup.py, installed (never in place: a stale extension would shadow an edited
-    source file). Its dependencies come first: mypyc type-checks against them. The checkout is put
-    on sys.path after site-packages, for bench/ and tests/, and PYTHONSAFEPATH keeps the working
-    directory off it (Spark's Python workers inherit it)."""
-    session.install(".", "mypy>=1.10,<3", "setuptools>=68", "wheel")
-    session.install("--no-build-isolation", "--no-deps", "--force-reinstall", ".", env={"SHARESIM_COMPILE": "1"})
+def _install_compiled(session: nox.Session, *, required: bool = True) -> None:
+    """The package as ``pip install .`` builds it, compiled by mypyc where a C compiler is (setup.py);
+    ``required``: or fail (``SHARESIM_COMPILE=1``), else as ``SHARESIM_COMPILE`` says. Installed, never
+    in place (a stale extension would shadow an edited source file); pip keeps the build directory
+    (``build/``), so an unchanged checkout reinstalls without compiling again. The checkout is put on
+    sys.path after site-packages, for bench/ and tests/, and PYTHONSAFEPATH keeps the working directory
+    off it."""
+    session.install(".", env={"SHARESIM_COMPILE": "1"} if required else {})
     site = session.run("python", "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])", silent=True)
     if isinstance(site, str):
         Path(site.strip(), "sharesim-checkout.pth").write_text(f"{Path.cwd()}\n")
+    session.run("sharesim", "--version", env=_COMPILED_ENV)
 
 
 @nox.session
@@ -53,9 +56,10 @@ def typecheck(session: nox.Session) -> None:
 @nox.session
 def demo(session: nox.Session) -> None:
     """The main job: the KIP-932 worked example, then a fault campaign of 1000 swarm runs on local
-    Spark (needs Java 17); ends with the path of the campaign report (out/demo-campaign/report.html)."""
-    _install(session)
-    session.run("sharesim", "demo", *session.posargs)
+    Spark (needs Java 17); ends with the path of the campaign report (out/demo-campaign/report.html).
+    On the compiled build where a C compiler is (the first install takes a few minutes), else interpreted."""
+    _install_compiled(session, required=False)
+    session.run("sharesim", "demo", *session.posargs, env=_COMPILED_ENV)
 
 
 @nox.session

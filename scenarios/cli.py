@@ -27,6 +27,22 @@ from scenarios.terminal import make_console, print_table
 console = make_console()
 
 
+def _version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    """``sharesim 0.1.0 (compiled build)``, or the interpreted build and why (``model.build_description``)."""
+    if not value or ctx.resilient_parsing:
+        return
+    from importlib.metadata import PackageNotFoundError, version
+
+    import model
+
+    try:
+        installed = version("sharesim")
+    except PackageNotFoundError:  # a checkout on PYTHONPATH
+        installed = "(not installed)"
+    click.echo(f"sharesim {installed} ({model.build_description()})")
+    ctx.exit()
+
+
 class _Sharesim(click.Group):
     """The group whose ``main`` (what the console script and CliRunner call) goes through ``guarded``."""
 
@@ -39,7 +55,8 @@ class _Sharesim(click.Group):
 
 @click.group(name="sharesim", cls=_Sharesim, context_settings={"help_option_names": ["-h", "--help"]},
              epilog=exit_code_table())
-@click.version_option(package_name="sharesim")
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_version,
+              help="Show the version and which build runs (compiled or interpreted, and why), then exit.")
 @click.option("--debug", is_flag=True, envvar=DEBUG_ENV,
               help=f"Print the traceback of a failure before its error line (or set {DEBUG_ENV}=1).")
 def main(debug: bool) -> None:

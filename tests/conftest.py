@@ -12,6 +12,7 @@ from collections.abc import Iterator
 import pytest
 
 from model import mutants
+from tests.wheels import Built, build_wheel
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -27,3 +28,13 @@ def _injected_mutant(request: pytest.FixtureRequest) -> Iterator[None]:
         return
     with mutants.injected(name):
         yield
+
+
+@pytest.fixture(scope="session")
+def compiled_wheel(tmp_path_factory: pytest.TempPathFactory) -> Built:
+    """The compiled wheel (``SHARESIM_COMPILE=1``), built once a session: it takes minutes. Its users
+    (``tests/test_setup.py``, the standalone-cluster test) share the xdist group ``compiled``, so one
+    worker builds it."""
+    built = build_wheel(tmp_path_factory.mktemp("compiled-wheel"), SHARESIM_COMPILE="1")
+    assert built.returncode == 0 and built.wheel is not None, built.output[-3000:]
+    return built

@@ -4,6 +4,10 @@ Python workers get a fixed ``PYTHONHASHSEED`` (``spark.executorEnv.*`` is
 applied to the workers of every master, local mode included). A run never
 depends on it (DESIGN.md principle 2), but any library code that iterates a
 ``set`` of strings would, and a campaign must not differ between executors.
+They also get ``PYTHONSAFEPATH=1``: a worker starts as ``python -m pyspark.daemon``
+in the driver's working directory (local mode), which would otherwise come first
+on its ``sys.path``, so a campaign started in a checkout would run the checkout's
+interpreted modules instead of the installed compiled ones.
 
 Output is committed by Hadoop's FileOutputCommitter, algorithm version 1, pinned
 here: a task's file moves into the output directory only when the job commits
@@ -119,6 +123,7 @@ def spark_session(master: str | None = None, app_name: str = "sharesim campaign"
     chosen = master or configured or DEFAULT_MASTER
     builder = (SparkSession.builder.appName(app_name)
                .config("spark.executorEnv.PYTHONHASHSEED", PYTHONHASHSEED)
+               .config("spark.executorEnv.PYTHONSAFEPATH", "1")
                .config("spark.ui.showConsoleProgress", "false")
                .config("spark.hadoop.mapreduce.fileoutputcommitter.algorithm.version", "1")
                .config("spark.speculation", "false"))

@@ -1,11 +1,13 @@
 """The cluster path: a Spark standalone master and worker on 127.0.0.1, started from the pyspark
 installation (``bin/spark-class``; the pip package has no ``sbin/start-master.sh``), run a tiny campaign
-given ``--master spark://127.0.0.1:PORT``. Both JVMs are always stopped."""
+given ``--master spark://127.0.0.1:PORT``, and spark-submitted with the code shipped as ``--py-files`` (the
+interpreted sources) or the compiled wheel shipped as ``--archives``. Both JVMs are always stopped."""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -18,6 +20,7 @@ import pytest
 from click.testing import CliRunner
 
 from scenarios.cli import main
+from tests.wheels import Built
 
 pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
 
@@ -190,5 +193,36 @@ def test_spark_submit_runs_a_campaign_with_the_code_shipped_as_py_files(standalo
     # No --master on the campaign's command line: the session took the one spark-submit configured.
     assert data["runs"] == 8 and data["ok"] == 8 and data["attempts"][0]["master"] == url
     assert (out / "report.html").is_file()
+    assert data["build"] == "interpreted"  # from a zip: the .py files
     # The worker's executors ran them, with the zip the job shipped.
     assert list(work.glob("app-*/*/sharesim.zip")), sorted(str(path) for path in work.rglob("*"))[:40]
+
+
+# --- the compiled wheel, built once and shipped with --archives (docs/how-to/run-a-campaign.md) ---------
+
+@pytest.mark.xdist_group("compiled")  # with tests/test_setup.py, which uses the same wheel: built once, by one worker
+def test_spark_submit_runs_a_campaign_on_the_compiled_wheel_shipped_as_an_archive(standalone: tuple[str, Path],
+                                                                                 compiled_wheel: Built,
+                                                                                 tmp_path: Path) -> None:
+    """A wheel is a zip: ``--archives`` unpacks it into each executor's working directory, where its
+    extension modules load (``--py-files`` imports from the zip, where they cannot), and the executors'
+    ``PYTHONPATH`` puts it first. The driver runs the checkout's code, the executors the wheel's: the
+    campaign accepts them as the same code (the fingerprint reads the ``.py`` files a wheel keeps)."""
+    import scenarios.campaign_main
+
+    assert compiled_wheel.wheel is not None and compiled_wheel.extensions()
+    url, work = standalone
+    out = tmp_path / "campaign"
+    archive = tmp_path / "sharesim.zip"  # Spark unpacks .zip, .tar.gz, .tgz, .tar and .jar archives
+    shutil.copy(compiled_wheel.wheel, archive)
+    submitted = subprocess.run(
+        [str(spark_home() / "bin" / "spark-submit"), "--master", url, "--archives", f"{archive}#sharesim",
+         "--conf", "spark.executorEnv.PYTHONPATH=sharesim", scenarios.campaign_main.__file__, "small", "--runs", "8",
+         "--out", str(out), "--partitions", "2", "--campaign-seed", "5"],
+        cwd=tmp_path, env=spark_env(PYSPARK_PYTHON=sys.executable), capture_output=True, text=True, timeout=600)
+    assert submitted.returncode == 0, submitted.stdout[-3000:] + submitted.stderr[-6000:]
+    data = json.loads((out / "summary.json").read_text())
+    assert data["runs"] == 8 and data["ok"] == 8 and data["attempts"][0]["master"] == url
+    assert data["build"] == "compiled" and data["attempts"][0]["build"] == "compiled", data["attempts"]
+    # The worker's executors ran them, from the archive the job shipped.
+    assert list(work.glob("app-*/*/sharesim/model/sim/network.*.so")), sorted(str(p) for p in work.rglob("*"))[:40]
