@@ -502,8 +502,11 @@ def cli_page() -> str:
 
     from scenarios.cli import main as sharesim
 
-    # 100 columns: the same text whatever the terminal.
-    root = click.Context(sharesim, info_name="sharesim", terminal_width=100, max_content_width=100)
+    # 100 columns: the same text whatever the terminal. The group's own context settings (-h beside --help),
+    # as the command line has them: click caches a command's help option the first time it builds it, so a
+    # context without them would make the page depend on what ran before in the process.
+    root = click.Context(sharesim, info_name="sharesim", terminal_width=100, max_content_width=100,
+                         **sharesim.context_settings)
     lines = [
         GENERATED_NOTE.format(source="the `--help` of every `sharesim` command (`scenarios/cli.py`)")
         + "# Command line",

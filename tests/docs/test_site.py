@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import os
 import shutil
 import subprocess
@@ -16,8 +17,15 @@ pytestmark = [pytest.mark.xdist_group("docs")]
 
 
 def test_generated_pages_are_current() -> None:
-    old = [str(path.relative_to(ROOT)) for path in stale()]
-    assert not old, f"stale generated docs {old}: run `PYTHONPATH=. python -m docs.gen`"
+    expected = expected_outputs()
+    old = [path for path in stale()]
+    # The first differing lines of each stale page say why (e.g. a page that depends on the process).
+    diffs = ["".join(list(difflib.unified_diff(
+        path.read_text(encoding="utf-8").splitlines(keepends=True) if path.is_file() else [],
+        expected[path].splitlines(keepends=True), str(path.relative_to(ROOT)), "generated now", n=1))[:30])
+        for path in old]
+    assert not old, (f"stale generated docs {[str(p.relative_to(ROOT)) for p in old]}: run "
+                     f"`PYTHONPATH=. python -m docs.gen`\n" + "\n".join(diffs))
 
 
 def test_every_generated_page_is_in_the_nav() -> None:
