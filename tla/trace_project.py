@@ -167,6 +167,9 @@ class Projection(Monitor):
         self.members: set[str] = set()
         self.limits: dict[SharePartitionKey, tuple[int, int]] = {}
         self.logs: dict[SharePartitionKey, Any] = {}  # key -> the current leader's log (its batches)
+        # Keys of read_committed share groups: their leaders archive aborted records and transaction markers
+        # as they fetch them (SP-13), which ShareGroup.tla does not model (an abstraction gap).
+        self.read_committed: set[SharePartitionKey] = set()
         self.gaps: dict[SharePartitionKey, str] = {}  # key -> why it cannot be projected (first problem)
         # Every write request seen, kept alive: the projection keys requests by id(), which Python
         # reuses once an object is freed (a stale durable state was once read that way).
@@ -319,6 +322,8 @@ class Projection(Monitor):
             return
         self.limits[key] = (partition.delivery_count_limit, partition.max_record_locks)
         self.logs[key] = partition.log
+        if partition.group.read_committed:
+            self.read_committed.add(key)
         hwm_before = self.hwm.get(key, 0)
         self.hwm[key] = max(hwm_before, bound)
         mem = _memory(partition)
