@@ -123,3 +123,16 @@ def test_library_runs_are_accepted(scenario: str, seed: int, events: int | None)
     assert v.accepted, (v.message, v.first_unmatched, v.spec_state)
     if scenario == "swarm" and seed in (1, 4):
         assert any(a["a"] == "CacheBatchRest" for ev in v.events for a in ev.acts)
+
+
+@pytest.mark.tlc
+@pytest.mark.xdist_group("tlc")
+@pytest.mark.skipif(tlc_run.find_java() is None, reason="java is not installed: TLC cannot run")
+def test_a_batch_rest_cached_acquired_is_rejected_long_before_its_invariant() -> None:
+    # The mutant record-limit-rest-locked caches the rest of a record_limit batch ACQUIRED by no one; the
+    # spec's CacheBatchRest caches it AVAILABLE: rejected at 640 ms, eventual-resolution fires at 51 000 ms.
+    v = validate(library.load("record_limit_acquire"), 1, mutant="record-limit-rest-locked")
+    assert not v.accepted and v.first_unmatched is not None
+    event = v.events[v.first_unmatched]
+    assert event.what.startswith("acquire") and event.time_ms < 1_000
+    assert v.run.violations and v.run.violations[0].time_ms > 10 * event.time_ms
