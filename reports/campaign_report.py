@@ -3,8 +3,9 @@
 It reads only ``summary.json``'s content, so it can be rebuilt without Spark:
 the totals, violation rates with their 95% Wilson intervals, the distinct
 failures with links to their reproducers, fault coverage and the protocol
-situations reached, the fault mixes that preceded violations, and metric
-distributions.
+situations reached, the fault mixes that preceded violations, metric
+distributions, and with ``--validate`` the trace validation against
+``tla/ShareGroup.tla`` (acceptance, rejections, spec coverage).
 """
 
 from __future__ import annotations
@@ -120,6 +121,34 @@ def _shrunk(shrunk: dict[str, Any] | None) -> str:
             f'({esc(", ".join(shrunk["changes"]))}): <code>{esc(shrunk["command"])}</code>')
 
 
+def _validation(data: dict[str, Any]) -> str:
+    """The ``--validate`` section (``scenarios/campaign/validation.py``), empty without one."""
+    v = data.get("validation")
+    if not v:
+        return ""
+    verdict = (paragraph(f"{v['accepted']} of {v['validated']} validated run(s) accepted "
+                         f"({100 * v['acceptance_rate']:.1f}% of those with a verdict)",
+                         "ok" if v["accepted"] == v["validated"] else "bad"))
+    if v["rejected"]:
+        verdict += paragraph(f"{v['rejected']} trace(s) rejected: the simulator did what ShareGroup.tla does not "
+                             "allow (a simulator bug, a spec bug or an abstraction gap: tla/README.md, Triage)", "bad")
+    if v["errors"]:
+        verdict += paragraph(f"{v['errors']} validation(s) reached no verdict (Java, TLC or the run failed)", "bad")
+    never = v["never"]
+    return section(
+        "Trace validation against tla/ShareGroup.tla",
+        paragraph(f"The first {v['planned']} run ids re-run with the projection and checked by TLC "
+                  f"({v['tlc_seconds']:.0f} s of TLC, {v['wall_time_s']:.0f} s in all)."),
+        verdict,
+        paragraph("Distinct rejections and errors, grouped by the first unmatched step with its numbers blanked, "
+                  "each with the command that reproduces its first run:"),
+        _rows(v["groups"], ["outcome", "runs", "example", "rejected_event", "seed", "command"]),
+        paragraph("Spec coverage: per action of the spec (and the cases that matter), the validated runs that took "
+                  "it and how often, over the matched part of each trace."),
+        _rows(v["coverage"], ["action", "runs", "times"], 100),
+        paragraph("Never taken: " + ", ".join(never), "bad") if never else paragraph("Every action was taken.", "ok"))
+
+
 def render(data: dict[str, Any]) -> str:
     """The report's HTML from summary.json's content."""
     tables = data["tables"]
@@ -166,6 +195,7 @@ def render(data: dict[str, Any]) -> str:
         section("Metric distributions",
                 _histogram_figure(tables["metric_histograms"]),
                 _rows(tables["metric_percentiles"], ["metric", "runs", "mean", "p50", "p90", "p99", "max"], 100)),
+        _validation(data),
     )
 
 

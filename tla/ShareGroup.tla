@@ -45,6 +45,12 @@
 (*    optimisation of the same transitions); a write carries the offsets   *)
 (*    whose state changed.  Once the SPSO has passed a terminal record,    *)
 (*    its delivery count is forgotten (it can never matter again).          *)
+(*  - Log batches (BatchLast) matter only to the window's end: Kafka brings *)
+(*    a fetched log batch into the window whole, so SP-8's bound is soft to *)
+(*    a batch end (WindowEnd), and with share.acquire.mode = record_limit   *)
+(*    the rest of a batch past the records acquired enters the window       *)
+(*    AVAILABLE with count 0 (CacheBatchRest).  The small and nightly        *)
+(*    models use one-record batches, which make both the per-offset rules.  *)
 (*  - A record whose acknowledgement is being written keeps state ACQUIRED *)
 (*    with pend = the target state; it cannot be acquired or acknowledged  *)
 (*    again until the write answers (as Kafka's ongoing state transition). *)
@@ -78,6 +84,7 @@ CONSTANTS
     NoMember,        \* model value: "no owner"
     LogSize,         \* offsets 0..LogSize-1 are ever produced
     Gaps,            \* offsets with no record (compacted, SP-14)
+    BatchLast,       \* BatchLast[o]: the last offset of the log batch holding o
     DeliveryLimit,   \* group.share.delivery.count.limit (SP-5)
     MaxInFlight,     \* group.share.partition.max.record.locks (SP-8)
     MaxFailovers,    \* leader failovers allowed in a behaviour
@@ -103,6 +110,8 @@ MutantNames == {"none",
 
 ASSUME /\ LogSize \in Nat \ {0}
        /\ Gaps \subseteq 0..(LogSize - 1)
+       /\ BatchLast \in [0..(LogSize - 1) -> 0..(LogSize - 1)]
+       /\ \A o \in 0..(LogSize - 1) : BatchLast[o] >= o /\ (o < BatchLast[o] => BatchLast[o + 1] = BatchLast[o])
        /\ DeliveryLimit \in Nat \ {0}
        /\ MaxInFlight \in Nat \ {0}
        /\ {MaxFailovers, MaxCrashes, MaxResets, MaxWriteErrors, MaxWriteRetries} \subseteq Nat
@@ -112,6 +121,18 @@ ASSUME /\ LogSize \in Nat \ {0}
 
 Offsets == 0..(LogSize - 1)
 Epochs  == 1..(MaxFailovers + 1)          \* leader epochs; leader e has epoch e
+
+(* Log batches, for BatchLast: one record each (the per-offset models), or *)
+(* two records each, {0, 1}, {2, 3}, ... (ShareGroup_batch_small).          *)
+OneRecordBatches == [o \in Offsets |-> o]
+TwoRecordBatches == [o \in Offsets |-> IF o % 2 = 0 /\ o + 1 < LogSize THEN o + 1 ELSE o]
+
+(* SP-8: the end of a window starting at s (one past its last offset): up  *)
+(* to MaxInFlight offsets, and on to the end of the log batch holding the   *)
+(* last of them.  Kafka's bound is soft to a batch end (SharePartition.     *)
+(* lastOffsetAndMaxRecordsToAcquire: whole log batches come into the        *)
+(* window); with one-record batches it is s + MaxInFlight.                  *)
+WindowEnd(s) == IF s + MaxInFlight > LogSize THEN s + MaxInFlight ELSE BatchLast[s + MaxInFlight - 1] + 1
 
 (* SP-1 record states; Code is the persisted DeliveryState. *)
 AVAILABLE    == "AVAILABLE"
@@ -403,7 +424,8 @@ LeaderReload(e) ==
 
 (* SP-2, SP-8: member m's ShareFetch acquires offset o at the current       *)
 (* leader: an AVAILABLE record in the window, or the next new offset below  *)
-(* the high-water mark while the window is below the in-flight bound.       *)
+(* the high-water mark while the window is within the in-flight bound      *)
+(* (WindowEnd: soft to a log batch end).                                    *)
 (* Acquiring increments the delivery count and starts the lock; nothing     *)
 (* durable is written.                                                       *)
 Acquire(m, o) ==
@@ -414,7 +436,7 @@ Acquire(m, o) ==
           /\ rec[e][o].st = AVAILABLE
           /\ UNCHANGED lspeo
        \/ /\ o = lspeo[e] /\ o < hwm
-          /\ \/ lspeo[e] - lspso[e] < MaxInFlight
+          /\ \/ o < WindowEnd(lspso[e])
              \/ Mutant = "no_inflight_bound"
           /\ lspeo' = [lspeo EXCEPT ![e] = o + 1]
     /\ rec' = [rec EXCEPT ![e][o] = [NoRec EXCEPT !.st = ACQUIRED, !.cnt = rec[e][o].cnt + 1,
@@ -423,6 +445,23 @@ Acquire(m, o) ==
     /\ dlv' = [dlv EXCEPT ![o] = @ + 1]
     /\ ten' = [ten EXCEPT ![o] = @ \cup {e}]
     /\ UNCHANGED <<hwm, durableVars, lep, status, lse, lspso, wq, up, budgetVars, confirmed, zombieApplied>>
+
+(* SP-2, SP-8: the window's end passes offset o without acquiring it: o    *)
+(* stays AVAILABLE with delivery count 0, to be acquired by a later fetch.  *)
+(* Kafka brings a fetched log batch into the window whole; with             *)
+(* share.acquire.mode = record_limit (KIP-1206) a fetch acquires only its   *)
+(* first records and caches the rest of the batch AVAILABLE                 *)
+(* (SharePartition.acquireNewBatchRecords).  So o is not the first offset  *)
+(* of its batch, the offset before it is in the window, and the bound is   *)
+(* kept.  With one-record batches this is never enabled.                    *)
+CacheBatchRest(o) ==
+    LET e == lep IN
+    /\ status[e] = "active" /\ lse[e] = dSE
+    /\ o = lspeo[e] /\ o < hwm
+    /\ o > lspso[e] /\ BatchLast[o - 1] = BatchLast[o]
+    /\ o < WindowEnd(lspso[e])
+    /\ lspeo' = [lspeo EXCEPT ![e] = o + 1]
+    /\ UNCHANGED <<hwm, durableVars, lep, status, lse, lspso, rec, wq, consumerVars, budgetVars, ghostVars>>
 
 (* SP-3, SP-9 first phase, SP-14: member m acknowledges offset o, delivered *)
 (* by leader e, with type t.  Valid only if o is ACQUIRED by m with a live  *)
@@ -578,6 +617,7 @@ Next ==
     \/ LeaderLoad
     \/ \E e \in Epochs : LeaderReload(e) \/ CoordWrite(e) \/ WriteError(e) \/ WriteRetry(e)
     \/ \E m \in Members, o \in Offsets : Acquire(m, o)
+    \/ \E o \in Offsets : CacheBatchRest(o)
     \/ \E m \in Members, o \in Offsets, e \in Epochs, t \in {"ACCEPT", "RELEASE", "REJECT", "GAP"} :
            Ack(m, o, e, t)
     \/ \E e \in Epochs, o \in Offsets : ExpireLock(e, o)
@@ -638,7 +678,7 @@ SP7_SpsoLeSpeoLeBound ==
 (* write then left a new leader loading a window over the bound, TLC,       *)
 (* ShareGroup_small depth 15.)                                               *)
 SP8_WindowWithinBound ==
-    \A e \in Epochs : Serving(e) => lspeo[e] - lspso[e] <= MaxInFlight
+    \A e \in Epochs : Serving(e) => lspeo[e] <= WindowEnd(lspso[e])
 
 (* SP-11: the current leader's counts never fall below the durable ones. *)
 SP11_CountNotBelowDurable ==
@@ -695,14 +735,14 @@ SP1_LegalTransitions ==
                   rec'[e][o].st # rec[e][o].st => <<rec[e][o].st, rec'[e][o].st>> \in Legal]_vars
 
 (* SP-8: within a loaded state a leader's window never grows past          *)
-(* max.record.locks, and never grows at all while it is past it: offsets    *)
-(* come in only below the bound.  With SP8_WindowWithinBound (above) this   *)
-(* says the bound is kept by the leader's decision, not only by the state  *)
-(* it loads.                                                                 *)
+(* max.record.locks (soft to a log batch end, WindowEnd), and never grows  *)
+(* at all while it is past it: offsets come in only within the bound.  With *)
+(* SP8_WindowWithinBound (above) this says the bound is kept by the        *)
+(* leader's decision, not only by the state it loads.                       *)
 SP8_InFlightBound ==
     [][\A e \in Epochs :
           (Serving(e) /\ Serving(e)' /\ lse'[e] = lse[e] /\ lspeo'[e] - lspso'[e] > lspeo[e] - lspso[e]) =>
-              lspeo'[e] - lspso'[e] <= MaxInFlight]_vars
+              lspeo'[e] <= WindowEnd(lspso'[e])]_vars
 
 (* SP-6: the SPSO only moves forward, in a leader's memory and durably,    *)
 (* except by an admin reset (a new state epoch).                            *)

@@ -32,7 +32,7 @@ VARIABLES
     k       \* how many of its actions were taken
 
 SG == INSTANCE ShareGroup WITH
-        Members <- TMembers, NoMember <- "none", LogSize <- TLogSize, Gaps <- {},
+        Members <- TMembers, NoMember <- "none", LogSize <- TLogSize, Gaps <- {}, BatchLast <- TBatchLast,
         DeliveryLimit <- TLimit, MaxInFlight <- TMaxInFlight, MaxFailovers <- TFailovers,
         MaxCrashes <- TCrashes, MaxResets <- 0, MaxWriteErrors <- TWriteErrors, MaxWriteRetries <- TWriteRetries,
         ZombieActs <- FALSE, Mutant <- "none"
@@ -46,6 +46,7 @@ Do(a) ==
       [] a.a = "LeaderLoad"      -> SG!LeaderLoad
       [] a.a = "Failover"        -> SG!Failover
       [] a.a = "Acquire"         -> SG!Acquire(a.m, a.o)
+      [] a.a = "CacheBatchRest"  -> SG!CacheBatchRest(a.o)
       [] a.a = "Ack"             -> SG!Ack(a.m, a.o, a.e, a.t)
       [] a.a = "ExpireLock"      -> SG!ExpireLock(a.e, a.o)
       [] a.a = "ConsumerCrash"   -> SG!ConsumerCrash(a.m)

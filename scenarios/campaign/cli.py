@@ -120,6 +120,7 @@ def print_summary(data: dict[str, Any], out: Path) -> None:
         if shrunk:
             console.print(f"  shrunk ({', '.join(shrunk['changes'])}): {shrunk['command']}" if "command" in shrunk
                           else f"  not shrunk: {shrunk['error']}", markup=False, highlight=False)
+    print_validation(data)
     console.print(f"summary: {out / 'summary.json'}")
     console.print(f"report:  [bold]{out / 'report.html'}[/bold]")
 
@@ -127,7 +128,7 @@ def print_summary(data: dict[str, Any], out: Path) -> None:
 def campaign_once(scenario_ref: str, runs: int, out: Path, *, master: str | None, partitions: int | None,
                   batch_runs: int | None, campaign_seed: int, mutant: str | None, resume: bool,
                   shrink: bool = False, force: bool = False, kind: str = "campaign",
-                  before_spark: Callable[[], None] | None = None) -> dict[str, Any]:
+                  before_spark: Callable[[], None] | None = None, validate: int | None = None) -> dict[str, Any]:
     """Validate, hold --out (``scenarios/outdir.py``), start Spark, run the campaign with a progress bar;
     bad input raises ``BadInput`` before Spark starts."""
     from scenarios.campaign.session import spark_session
@@ -143,12 +144,18 @@ def campaign_once(scenario_ref: str, runs: int, out: Path, *, master: str | None
     if resume and force:
         raise BadInput("--resume and --force: give one (--resume continues the campaign in --out, "
                        "--force replaces it)")
+    if validate is not None and not any(g.kind == "share" for g in scenario.groups):
+        raise BadInput(f"--validate {validate}: {scenario_ref} has no share group; validation checks a "
+                       "share-partition against tla/ShareGroup.tla")
+    if validate is not None and validate > runs:
+        raise BadInput(f"--validate {validate}: more than --runs {runs} (the first K run ids are validated): "
+                       f"pass at most --validate {runs}")
     check_master(master)
     again = resume_command(scenario_ref, runs, out, master=master, partitions=partitions, batch_runs=batch_runs,
-                           campaign_seed=campaign_seed, mutant=mutant, shrink=shrink)
+                           campaign_seed=campaign_seed, mutant=mutant, shrink=shrink, validate=validate)
     with outdir.claim(out, kind, force=force, resume=resume), resume_on_interrupt(again) as rearm:
         try:
-            open_campaign(out, workload, scenario_ref, resume)  # refused here, before Spark starts
+            meta = open_campaign(out, workload, scenario_ref, resume, validate)  # refused here, before Spark starts
         except CampaignMismatch as exc:
             raise BadInput("\nerror: ".join(exc.lines)) from exc
         except CampaignExists as exc:
@@ -159,7 +166,7 @@ def campaign_once(scenario_ref: str, runs: int, out: Path, *, master: str | None
         spark = spark_session(master)
         rearm()
         options = Options(partitions=partitions, batch_runs=batch_runs, resume=resume,
-                          shrink_runs=DEFAULT_MAX_RUNS if shrink else 0)
+                          shrink_runs=DEFAULT_MAX_RUNS if shrink else 0, validate=meta.get("validate", 0))
         try:
             with progress_bar(runs) as on_progress:
                 data = run_campaign(spark, workload, out, scenario_ref=scenario_ref, options=options,
@@ -172,14 +179,15 @@ def campaign_once(scenario_ref: str, runs: int, out: Path, *, master: str | None
 
 
 def resume_command(scenario_ref: str, runs: int, out: Path, *, master: str | None, partitions: int | None,
-                   batch_runs: int | None, campaign_seed: int, mutant: str | None, shrink: bool) -> str:
+                   batch_runs: int | None, campaign_seed: int, mutant: str | None, shrink: bool,
+                   validate: int | None = None) -> str:
     """The command line that continues this campaign, shell-quoted (what Ctrl-C prints)."""
     context = click.get_current_context(silent=True)
     standalone = context is not None and context.find_root().command is campaign_command
     words = ["python", "-m", "scenarios.campaign_main"] if standalone else ["sharesim", "campaign"]
     words += [scenario_ref, "--runs", str(runs), "--out", str(out)]
     for option, value in (("--master", master), ("--partitions", partitions), ("--batch-runs", batch_runs),
-                          ("--mutant", mutant)):
+                          ("--mutant", mutant), ("--validate", validate)):
         words += [option, str(value)] if value is not None else []
     words += ["--campaign-seed", str(campaign_seed), *(["--shrink"] if shrink else []), "--resume"]
     return shlex.join(words)
@@ -205,9 +213,12 @@ def resume_command(scenario_ref: str, runs: int, out: Path, *, master: str | Non
               help="Shrink each distinct failure's first reproducer to a small scenario file (`sharesim shrink`).")
 @click.option("--json", "as_json", is_flag=True,
               help="Print the summary (summary.json's content) as JSON on stdout; everything else goes to stderr.")
+@click.option("--validate", type=click.IntRange(1, MAX_RUNS), default=None, metavar="K",
+              help="Also validate the first K runs against tla/ShareGroup.tla with TLC (trace validation; Java "
+                   "on the executors): acceptance rate, rejections with reproducers, spec coverage.")
 def campaign_command(scenario: str, runs: int, out: Path, master: str | None, partitions: int | None,
                      batch_runs: int | None, campaign_seed: int, mutant: str | None, resume: bool,
-                     force: bool, shrink: bool, as_json: bool) -> None:
+                     force: bool, shrink: bool, as_json: bool, validate: int | None) -> None:
     """Run SCENARIO (a library name or a .toml file) --runs N times on Spark and aggregate the results.
 
     Exit 0 when every run held every invariant, 1 when a run violated one, 3 when a run raised (each
@@ -217,19 +228,41 @@ def campaign_command(scenario: str, runs: int, out: Path, master: str | None, pa
     with human_output_on_stderr(console, when=as_json):
         data = campaign_once(scenario, runs, out, master=master, partitions=partitions, batch_runs=batch_runs,
                              campaign_seed=campaign_seed, mutant=mutant, resume=resume, shrink=shrink,
-                             force=force)
+                             force=force, validate=validate)
         print_summary(data, out)
     if as_json:
         click.echo(json.dumps(data, indent=2))
     sys.exit(campaign_exit(data, out))
 
 
+def print_validation(data: dict[str, Any]) -> None:
+    """The ``--validate`` part of the summary: acceptance, distinct rejections with reproducers, coverage."""
+    v = data.get("validation")
+    if not v:
+        return
+    console.print(f"trace validation: {v['accepted']} of {v['validated']} accepted "
+                  f"({100 * v['acceptance_rate']:.1f}% of those with a verdict), {v['rejected']} rejected, "
+                  f"{v['errors']} without a verdict (error)", markup=False, highlight=False)
+    for g in v["groups"]:
+        console.print(f"  {g['outcome']} in {g['runs']} run(s): {g['example']}\n    reproducer: {g['command']}",
+                      soft_wrap=True, markup=False, highlight=False)
+    taken = [c for c in v["coverage"] if c["runs"]]
+    console.print("  spec coverage (runs / times): " + ", ".join(f"{c['action']} {c['runs']}/{c['times']}"
+                                                             for c in taken), soft_wrap=True, markup=False,
+                  highlight=False)
+    if v["never"]:
+        console.print("  never taken: " + ", ".join(v["never"]), soft_wrap=True, markup=False, highlight=False)
+
+
 def campaign_exit(data: dict[str, Any], out: Path) -> int:
     """The exit code of a campaign from its summary (scenarios/exits.py), after the loud line of an
-    inconsistent output (a run id twice or missing: never expected)."""
+    inconsistent output (a run id twice or missing: never expected). A validation that rejected its
+    trace counts as a violation (exit 1), one that reached no verdict as a run that raised (exit 3)."""
     if data.get("inconsistent"):
         click.secho(f"error: {out}: {data['inconsistent_message']}", fg="red", bold=True, err=True)
-    return summary_exit(data)
+    v = data.get("validation") or {}
+    return summary_exit({**data, "violated": data.get("violated", 0) + v.get("rejected", 0),
+                         "errors": data.get("errors", 0) + v.get("errors", 0)})
 
 
 def demo_campaign(runs: int, out: Path, seed: int, *, force: bool = False,

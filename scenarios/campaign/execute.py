@@ -134,27 +134,40 @@ def default_batch_runs(spark: SparkSession, workload: Workload, simulate_fn: Sim
     return max(cores, int(BATCH_TARGET_S * cores / max(per_run_s, 1e-4)))
 
 
-def _done_per_batch(spark: SparkSession, runs_dir: Path, batch_runs: int) -> dict[int, int]:
+@dataclass(frozen=True)
+class Dataset:
+    """What a batch job computes and publishes: a campaign's runs (the default) or a sibling dataset
+    keyed by the same ids (``validation.py``'s validations). ``rows(workload, ids, on_rows)`` runs in the
+    executors' Python workers; ``read(spark, dir)`` reads the published rows back (None if none)."""
+
+    schema: Any  # pyarrow.Schema
+    rows: Callable[[Workload, Iterator[int], Callable[[int], None] | None], Iterator[Any]]
+    read: Callable[[SparkSession, Path], DataFrame | None]
+
+
+def _done_per_batch(spark: SparkSession, runs_dir: Path, batch_runs: int,
+                    dataset: Dataset | None = None) -> dict[int, int]:
     from pyspark.sql import functions as F
 
-    done = read_runs(spark, runs_dir)
+    done = (dataset.read if dataset else read_runs)(spark, runs_dir)
     if done is None:
         return {}
     counts = done.groupBy(F.floor(F.col("run_id") / batch_runs).alias("batch")).count().collect()
     return {int(row["batch"]): int(row["count"]) for row in counts}
 
 
-def _done_ids(spark: SparkSession, runs_dir: Path, lo: int, hi: int) -> list[int]:
+def _done_ids(spark: SparkSession, runs_dir: Path, lo: int, hi: int, dataset: Dataset | None = None) -> list[int]:
     from pyspark.sql import functions as F
 
-    done = read_runs(spark, runs_dir)
+    done = (dataset.read if dataset else read_runs)(spark, runs_dir)
     assert done is not None
     rows = done.where(F.col("run_id").between(lo, hi - 1)).select("run_id").collect()
     return sorted(int(row["run_id"]) for row in rows)
 
 
 def batch_frame(spark: SparkSession, workload: Workload, lo: int, hi: int, partitions: int,
-                skip: list[int], simulate_fn: Simulate, progress_dir: Path | None = None) -> DataFrame:
+                skip: list[int], simulate_fn: Simulate, progress_dir: Path | None = None,
+                dataset: Dataset | None = None) -> DataFrame:
     """The rows of run ids [lo, hi) minus ``skip``, computed in ``partitions`` tasks, each writing its
     finished runs under ``progress_dir`` (``worker.TaskProgress``)."""
     from pyspark.sql import functions as F
@@ -174,11 +187,15 @@ def batch_frame(spark: SparkSession, workload: Workload, lo: int, hi: int, parti
 
         ignore_sigint_in_worker()  # in an executor's Python worker: Ctrl-C is the driver's to handle
         progress = TaskProgress(where) if where is not None else None
-        yield from rows_of(workload, run_ids(batches), simulate_fn, progress.add if progress else None)
+        on_rows = progress.add if progress else None
+        if dataset is None:
+            yield from rows_of(workload, run_ids(batches), simulate_fn, on_rows)
+        else:
+            yield from dataset.rows(workload, run_ids(batches), on_rows)
         if progress is not None:
             progress.write()
 
-    return ids.mapInArrow(run_partition, from_arrow_schema(ARROW_SCHEMA))
+    return ids.mapInArrow(run_partition, from_arrow_schema(dataset.schema if dataset else ARROW_SCHEMA))
 
 
 def _task_runs(progress_dir: Path) -> int:
@@ -262,20 +279,24 @@ def run_batches(
     stop_after_batches: int | None = None,
     on_progress: OnProgress | None = None,
     job_group: str = "sharesim-campaign",
+    dataset: Dataset | None = None,
 ) -> Attempt:
     """Run every run id of ``workload`` not yet in ``runs_dir``; ``stop_after_batches`` interrupts
-    the campaign after that many batches (what a Ctrl-C between two batches does)."""
+    the campaign after that many batches (what a Ctrl-C between two batches does). ``dataset``: what the
+    ids compute (default: the workload's runs); ``batch_runs`` must then be given."""
     partitions = partitions or default_partitions(spark)
     if run_files(runs_dir) and not resume:
         raise CampaignExists(f"{runs_dir} already holds runs: pass --resume to continue that campaign, "
                              "or choose a new --out")
     build = check_workers(spark)
+    if dataset is not None and batch_runs is None:
+        raise ValueError("a dataset other than the runs needs its batch_runs")
     batch_runs = batch_runs or default_batch_runs(spark, workload, simulate_fn)
     if partitions < 1 or batch_runs < 1:
         raise ValueError(f"partitions = {partitions}, batch runs = {batch_runs}: must be integers >= 1")
     clear_unpublished(runs_dir)
     token = uuid.uuid4().hex[:12]
-    done = _done_per_batch(spark, runs_dir, batch_runs) if resume else {}
+    done = _done_per_batch(spark, runs_dir, batch_runs, dataset) if resume else {}
     before = sum(done.values())
     total = workload.runs
     batches = (total + batch_runs - 1) // batch_runs
@@ -290,12 +311,13 @@ def run_batches(
             already = done.get(index, 0)
             if already >= hi - lo:
                 continue
-            skip = _done_ids(spark, runs_dir, lo, hi) if already else []
+            skip = _done_ids(spark, runs_dir, lo, hi, dataset) if already else []
             staging = runs_dir / STAGING / f"{token}-{index}"
             progress_dir = runs_dir / PROGRESS / f"{token}-{index}"
             with progress.lock:
                 progress.current = progress_dir
-            frame = batch_frame(spark, workload, lo, hi, min(partitions, hi - lo), skip, simulate_fn, progress_dir)
+            frame = batch_frame(spark, workload, lo, hi, min(partitions, hi - lo), skip, simulate_fn, progress_dir,
+                                dataset)
             frame.write.mode("errorifexists").parquet(str(staging))
             with progress.lock:
                 publish(staging, runs_dir, lo, hi, token)

@@ -7,6 +7,11 @@ the same trace with one delivery count changed, or with one acquisition left out
 that event; and the run of the mutant spso-before-durable (the SPSO passes acknowledged records
 before their write is durable, which ShareGroup.tla forbids) is rejected at the acknowledgement.
 The TLC tests are marked like tests/tla/test_tlc.py (one worker, one xdist group).
+
+Library scenarios validated in CI (issue 27), one JVM each: swarm seeds whose leaders cache the rest of a
+fetched batch (KIP-1206 record_limit, the spec's CacheBatchRest), kip932_example, and a prefix of a
+standard run (its 3 333-record partitions make a whole-trace TLC run minutes long). swarm_wide's only
+share group is read_committed over a transactional producer, outside the spec (SP-13): validate says so.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from scenarios import library
 from scenarios.cli import main
 from tla import run as tlc_run
 from tla.trace_project import Event, Projection
-from tla.trace_validate import Validation, validate
+from tla.trace_validate import NoSharePartition, Validation, validate
 
 SCENARIO = "kip932_example"
 SEED = 1
@@ -40,6 +45,12 @@ def test_projection_leaves_the_trace_hash() -> None:
     events = max(projection.events.values(), key=len)
     kinds = {a["a"] for ev in events for a in ev.acts}
     assert {"LeaderLoad", "Produce", "Acquire", "Ack", "CoordWrite"} <= kinds
+
+
+def test_swarm_wide_is_outside_the_spec_and_validate_says_why() -> None:
+    # Its leaders archive aborted records as they fetch them (transactions, SP-13: an abstraction gap).
+    with pytest.raises(NoSharePartition, match="read_committed"):
+        validate(library.load("swarm_wide"), 1)
 
 
 def test_validate_needs_a_share_group() -> None:
@@ -96,3 +107,32 @@ class TestWithTLC:
         event = v.events[v.first_unmatched]
         assert event.what.startswith("acknowledge")
         assert event.spso > 0  # the simulator's SPSO moved before the write; the spec's did not
+
+
+# (scenario, seed, events validated: None for all). swarm 1 and 4 were rejected before CacheBatchRest.
+LIBRARY_RUNS = [("swarm", 1, None), ("swarm", 4, None), ("swarm", 5, None), ("kip932_example", 3, None),
+                ("standard", 1, 150)]
+
+
+@pytest.mark.tlc
+@pytest.mark.xdist_group("tlc")
+@pytest.mark.skipif(tlc_run.find_java() is None, reason="java is not installed: TLC cannot run")
+@pytest.mark.parametrize(("scenario", "seed", "events"), LIBRARY_RUNS)
+def test_library_runs_are_accepted(scenario: str, seed: int, events: int | None) -> None:
+    v = validate(library.load(scenario), seed, corrupt=(lambda evs: evs[:events]) if events else None)
+    assert v.accepted, (v.message, v.first_unmatched, v.spec_state)
+    if scenario == "swarm" and seed in (1, 4):
+        assert any(a["a"] == "CacheBatchRest" for ev in v.events for a in ev.acts)
+
+
+@pytest.mark.tlc
+@pytest.mark.xdist_group("tlc")
+@pytest.mark.skipif(tlc_run.find_java() is None, reason="java is not installed: TLC cannot run")
+def test_a_batch_rest_cached_acquired_is_rejected_long_before_its_invariant() -> None:
+    # The mutant record-limit-rest-locked caches the rest of a record_limit batch ACQUIRED by no one; the
+    # spec's CacheBatchRest caches it AVAILABLE: rejected at 640 ms, eventual-resolution fires at 51 000 ms.
+    v = validate(library.load("record_limit_acquire"), 1, mutant="record-limit-rest-locked")
+    assert not v.accepted and v.first_unmatched is not None
+    event = v.events[v.first_unmatched]
+    assert event.what.startswith("acquire") and event.time_ms < 1_000
+    assert v.run.violations and v.run.violations[0].time_ms > 10 * event.time_ms
