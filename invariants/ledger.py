@@ -375,7 +375,10 @@ class SessionFacts(Monitor):
       ShareFetch that opens one and by every end: a close with epoch -1, an eviction, a disconnect, the
       broker's crash), and the partitions its session holds, from the ShareFetch requests themselves
       (an epoch-0 request names them all, a later one adds its partitions and removes its forgotten
-      ones: CL-1);
+      ones: CL-1). An epoch-0 ShareFetch that comes on an older connection than the one the client
+      opened its latest session there on is a request the client gave up on (it timed out and the
+      client closed that connection) arriving late: it replaces the broker's session all the same, but
+      not the client's, so it raises no ``gen`` (see ``on_share_fetch_session``);
     * per share-partition: the latest acquisition of each offset (``Holding``), forgotten when its state is
       created or deleted (a new life), and the latest leader epoch the controller elected for its data.
 
@@ -395,6 +398,9 @@ class SessionFacts(Monitor):
         self.closing: dict[SessionId, tuple[int, int]] = {}
         self.lives: dict[SharePartitionKey, int] = {}  # how many times its state was created or deleted
         self.elected: dict[DataPartition, int] = {}  # the latest leader epoch the controller elected
+        # the newest connection (client, number) each session was opened on: a later opening on an older one
+        # is a late request of a session the client has given up
+        self.opened_on: dict[SessionId, tuple[str, int]] = {}
 
     def session_of(self, key: SharePartitionKey, leader_epoch: int, member_id: str) -> SessionId | None:
         broker = self.leader_broker.get((key, leader_epoch))
@@ -405,10 +411,17 @@ class SessionFacts(Monitor):
 
     def on_share_fetch_session(self, broker: int, group_id: str, member_id: str, epoch: int,
                                partitions: tuple[tuple[str, int], ...], forgotten: tuple[tuple[str, int], ...],
-                               now_ms: int) -> None:
+                               connection: tuple[str, int], now_ms: int) -> None:
         session = (broker, group_id, member_id)
         if epoch == 0:
-            self.gen[session] = self.gen.get(session, 0) + 1  # a new session: acknowledgements start afresh
+            newest = self.opened_on.get(session)
+            if newest is None or newest[0] != connection[0] or connection[1] >= newest[1]:
+                self.gen[session] = self.gen.get(session, 0) + 1  # a new session: acknowledgements start afresh
+                self.opened_on[session] = connection
+            # else a late opening the client gave up on: Kafka's SharePartitionManager.newContext replaces the
+            # member's session with it (keeping its acquired records), but the client never hears of it and goes
+            # on in the session it opened last; when its next epoch is the replacement's, trunk takes its
+            # acknowledgements of that session's records (SharePartition.acknowledge checks the member id only).
             self.session_parts[session] = set(partitions)
         elif epoch > 0:
             parts = self.session_parts.setdefault(session, set())

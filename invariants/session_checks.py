@@ -143,7 +143,13 @@ class AckDisciplineMonitor(Monitor):
     of the offset is that one. A request that closes its session (epoch -1) acknowledges in the session it
     closes. Kafka's leader checks only the member id, and an epoch-0 ShareFetch that replaces an open
     session keeps the member's records (newContext): the client keeps this discipline (the Java consumer
-    fails acknowledgements of an earlier session), so this judges client and broker together."""
+    fails acknowledgements of an earlier session), so this judges client and broker together.
+
+    The session is the client's, not the broker's cache entry: an epoch-0 ShareFetch the client gave up on
+    (timed out, its connection closed) that arrives after the client opened a newer session on a newer
+    connection replaces the broker's entry, but the client never hears of it and rightly goes on
+    acknowledging what it acquired in its newer session; when its epochs meet the replacement's, trunk
+    takes those acknowledgements. Such a late opening starts no session here (``SessionFacts``)."""
 
     def __init__(self, sink: ViolationSink, facts: SessionFacts) -> None:
         super().__init__(sink)

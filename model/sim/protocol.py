@@ -233,9 +233,10 @@ class Observer:
 
     def on_share_fetch_session(self, broker: int, group_id: str, member_id: str, epoch: int,
                                partitions: tuple[tuple[str, int], ...], forgotten: tuple[tuple[str, int], ...],
-                               now_ms: int) -> None:
+                               connection: tuple[str, int], now_ms: int) -> None:
         """A broker's share-session cache accepted a ShareFetch with ``epoch`` naming ``partitions`` and
-        forgetting ``forgotten`` (topic id, partition), as the request carried them (CL-1)."""
+        forgetting ``forgotten`` (topic id, partition), as the request carried them (CL-1); it came on
+        ``connection`` (the client, and the number of its connection to this broker)."""
 
     def on_share_fetch_waiting(self, broker: int, fetch_id: int, partitions: tuple[SharePartition, ...],
                                min_bytes: int, now_ms: int) -> None:

@@ -250,7 +250,7 @@ class ShareLeaderHost:
         broker.observer.on_share_session(broker.broker_id, req.group_id, req.member_id, req.share_session_epoch, now)
         broker.observer.on_share_fetch_session(broker.broker_id, req.group_id, req.member_id, req.share_session_epoch,
                                                tuple((p.topic_id, p.partition) for p in req.partitions),
-                                               req.forgotten, now)
+                                               req.forgotten, (message.src, message.connection), now)
         self._next_fetch_id += 1
         call = _Call(message, req.group_id, req.member_id, fetch=True, closing=ctx.closing,
                      budget=req.max_records, max_wait_ms=req.max_wait_ms, min_bytes=req.min_bytes,

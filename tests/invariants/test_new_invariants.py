@@ -7,6 +7,7 @@ reading with Hypothesis."""
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -15,12 +16,13 @@ from hypothesis import strategies as st
 from invariants.fan_out import Monitors
 from invariants.ledger import SessionFacts, settling_runs
 from invariants.session_checks import RELEASE_BOUND_MS, AckDisciplineMonitor
-from invariants.sink import ViolationSink
+from invariants.sink import Monitor, ViolationSink
 from model import mutants
 from model.core.share_partition import AcknowledgementBatch, AcquiredRecords
 from model.core.share_state import AcknowledgeType, SharePartitionKey
-from model.sim.runner import run
+from model.sim.runner import run, run_cluster
 from scenarios import library
+from scenarios.toml_format import load_file
 
 # mutant -> (the invariant that catches it, the scenario, a seed where it does); in each, nothing else is violated
 CAUGHT = {
@@ -58,6 +60,46 @@ def test_ack_after_session_reset_resets_a_session_the_broker_never_heard_end() -
     assert result.metrics["share_session_resets"] >= 1
 
 
+class _LateOpenings(Monitor):
+    """The acknowledgements leaders took after an epoch-0 ShareFetch came on an older connection of its
+    client than an earlier opening of the same member's session at that broker (a request the client had
+    given up on), per member."""
+
+    def __init__(self) -> None:
+        super().__init__(ViolationSink(0))
+        self._opened_on: dict[tuple[int, str, str], tuple[str, int]] = {}
+        self.late: set[str] = set()  # members whose session a late opening replaced
+        self.acks_after: dict[str, int] = {}
+
+    def on_share_fetch_session(self, broker: int, group_id: str, member_id: str, epoch: int,
+                               partitions: tuple[tuple[str, int], ...], forgotten: tuple[tuple[str, int], ...],
+                               connection: tuple[str, int], now_ms: int) -> None:
+        if epoch != 0:
+            return
+        newest = self._opened_on.get((broker, group_id, member_id))
+        if newest is not None and newest[0] == connection[0] and connection[1] < newest[1]:
+            self.late.add(member_id)
+        else:
+            self._opened_on[(broker, group_id, member_id)] = connection
+
+    def on_acknowledge(self, key: SharePartitionKey, member_id: str, batches: tuple[AcknowledgementBatch, ...],
+                       leader_epoch: int, now_ms: int) -> None:
+        if member_id in self.late:
+            self.acks_after[member_id] = self.acks_after.get(member_id, 0) + len(batches)
+
+
+def test_a_late_session_opening_replaces_the_brokers_session_and_the_clients_acks_are_taken() -> None:
+    """The shrunk run of the finding (tests/invariants/late_share_session_opening.toml): a ShareFetch that
+    opened a session, timed out and was given up arrives after the client's next session was opened on a
+    new connection, and the client's acknowledgements of what that next session acquired are taken. The
+    correct model holds every invariant there."""
+    late = _LateOpenings()
+    result, _ = run_cluster(load_file(Path(__file__).with_name("late_share_session_opening.toml")), 2560,
+                            extra_monitors=[late])
+    assert result.violations == [], [v.describe() for v in result.violations]
+    assert "m0.1.2" in late.late and late.acks_after.get("m0.1.2", 0) > 0
+
+
 # -- the session facts and ack-own-session-only, step by step --------------------------------------------
 
 KEY = SharePartitionKey("g", "t-id", 0)
@@ -71,9 +113,9 @@ def _monitors() -> tuple[Monitors, ViolationSink]:
     return Monitors((AckDisciplineMonitor(sink, facts), facts), sink), sink
 
 
-def _open(m: Monitors, now: int, broker: int = 1, member: str = "m1") -> None:
+def _open(m: Monitors, now: int, broker: int = 1, member: str = "m1", connection: int = 0) -> None:
     m.on_share_session(broker, "g", member, 0, now)
-    m.on_share_fetch_session(broker, "g", member, 0, (PART,), (), now)
+    m.on_share_fetch_session(broker, "g", member, 0, (PART,), (), ("c1", connection), now)
 
 
 def _ack(m: Monitors, first: int, last: int, now: int, member: str = "m1", leader_epoch: int = 3) -> None:
@@ -122,6 +164,23 @@ def test_an_acknowledgement_outside_the_acquiring_session_is_a_violation(case: s
     _ack(m, first, first + 2, 6, member=member, leader_epoch=epoch)
     assert [v.invariant for v in sink.violations] == ["ack-own-session-only"]
     assert sink.violations[0].state["offset"] == first
+
+
+@pytest.mark.parametrize("late", [True, False])
+def test_a_late_opening_on_an_older_connection_starts_no_session_of_the_client(late: bool) -> None:
+    """The client opened a session on connection 0, gave up on it (timed out, closed it) and opened another
+    on connection 1, where it acquired 0..9; its first opening arrives only now and replaces the broker's
+    session (trunk's newContext), then its acknowledgement of 0..9 meets the replacement's epoch 1: the
+    client acknowledges in the session it acquired in. The same opening on connection 1 is a new session
+    of the client's, and the acknowledgement is of an earlier one."""
+    m, sink = _monitors()
+    m.on_leader_start(KEY, 1, 3, 0)
+    _open(m, 1, connection=1)
+    m.on_acquire(KEY, "m1", [AcquiredRecords(0, 9, 1)], 3, 2)
+    _open(m, 5, connection=0 if late else 1)
+    m.on_share_session(1, "g", "m1", 1, 6)
+    _ack(m, 0, 9, 6)
+    assert [v.invariant for v in sink.violations] == ([] if late else ["ack-own-session-only"])
 
 
 def test_a_broker_crash_ends_its_sessions() -> None:
