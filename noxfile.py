@@ -38,7 +38,8 @@ def _install_compiled(session: nox.Session, *, required: bool = True) -> None:
 def tests(session: nox.Session) -> None:
     """The whole test suite (unit, golden, property, simulation, CLI, Spark, TLC)."""
     _install(session, "test")
-    session.run("pytest", "-n", "2", "--dist", "loadgroup", *session.posargs)
+    # --durations: the slowest tests, to keep CI under its 30 minutes.
+    session.run("pytest", "-n", "2", "--dist", "loadgroup", "--durations=30", *session.posargs)
 
 
 @nox.session

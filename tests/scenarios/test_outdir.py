@@ -99,7 +99,7 @@ def fake_campaign(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
 
     monkeypatch.setattr(session, "spark_session", lambda *a, **k: FakeSpark())
     monkeypatch.setattr(campaign_cli, "run_campaign", run_campaign)
-    monkeypatch.setattr(campaign_cli, "open_campaign", lambda *a, **k: None)  # the identity is not the point here
+    monkeypatch.setattr(campaign_cli, "open_campaign", lambda *a, **k: {})  # the identity is not the point here
     return written
 
 
