@@ -33,6 +33,7 @@ from typing import Any, Final
 import pyarrow as pa
 
 from scenarios.campaign.plan import RunTask, Workload
+from scenarios.campaign.worker import row_batches
 
 VALIDATIONS: Final = "validations"  # DIR/validations/batch=LO-HI-TOKEN/*.parquet
 ROWS_PER_BATCH: Final = 8
@@ -139,16 +140,8 @@ def to_table(rows: list[dict[str, Any]]) -> pa.Table:
 
 def validation_rows(workload: Workload, ids: Iterable[int], on_rows: Callable[[int], None] | None = None,
                     validate_fn: Validate = validate_task) -> Iterator[pa.RecordBatch]:
-    rows: list[dict[str, Any]] = []
-    for run_id in ids:
-        rows.append(validation_row(workload, run_id, validate_fn))
-        if on_rows is not None:
-            on_rows(1)
-        if len(rows) == ROWS_PER_BATCH:
-            yield from to_table(rows).to_batches()
-            rows = []
-    if rows:
-        yield from to_table(rows).to_batches()
+    return row_batches((validation_row(workload, run_id, validate_fn) for run_id in ids), to_table,
+                       ROWS_PER_BATCH, on_rows)
 
 
 def read_validations(out: Path) -> list[dict[str, Any]]:

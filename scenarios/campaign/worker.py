@@ -120,16 +120,24 @@ def run_ids(batches: Iterable[pa.RecordBatch]) -> Iterator[int]:
         yield from batch.column(0).to_pylist()
 
 
+def row_batches(rows: Iterable[dict[str, Any]], table: Callable[[list[dict[str, Any]]], pa.Table],
+                per_batch: int, on_rows: Callable[[int], None] | None = None) -> Iterator[pa.RecordBatch]:
+    """Arrow batches of ``rows``, ``per_batch`` rows at a time (``table`` gives them their schema);
+    ``on_rows(1)`` after each row is made (progress)."""
+    batch: list[dict[str, Any]] = []
+    for row in rows:
+        batch.append(row)
+        if on_rows is not None:
+            on_rows(1)
+        if len(batch) == per_batch:
+            yield from table(batch).to_batches()
+            batch = []
+    if batch:
+        yield from table(batch).to_batches()
+
+
 def rows_of(workload: Workload, ids: Iterable[int], simulate_fn: Simulate = simulate,
             on_rows: Callable[[int], None] | None = None) -> Iterator[pa.RecordBatch]:
     """Arrow batches of the rows of ``ids``; ``on_rows(1)`` after each run (progress)."""
-    rows: list[dict[str, Any]] = []
-    for run_id in ids:
-        rows.append(run_row(workload, run_id, simulate_fn))
-        if on_rows is not None:
-            on_rows(1)
-        if len(rows) == ROWS_PER_BATCH:
-            yield from to_table(rows).to_batches()
-            rows = []
-    if rows:
-        yield from to_table(rows).to_batches()
+    return row_batches((run_row(workload, run_id, simulate_fn) for run_id in ids), to_table, ROWS_PER_BATCH,
+                       on_rows)
