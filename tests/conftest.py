@@ -7,6 +7,7 @@ pure-core tests; a simulation test that injects a mutant of its own is refused (
 
 from __future__ import annotations
 
+import fcntl
 from collections.abc import Iterator
 
 import pytest
@@ -32,9 +33,18 @@ def _injected_mutant(request: pytest.FixtureRequest) -> Iterator[None]:
 
 @pytest.fixture(scope="session")
 def compiled_wheel(tmp_path_factory: pytest.TempPathFactory) -> Built:
-    """The compiled wheel (``SHARESIM_COMPILE=1``), built once a session: it takes minutes. Its users
-    (``tests/test_setup.py``, the standalone-cluster test) share the xdist group ``compiled``, so one
-    worker builds it."""
-    built = build_wheel(tmp_path_factory.mktemp("compiled-wheel"), SHARESIM_COMPILE="1")
-    assert built.returncode == 0 and built.wheel is not None, built.output[-3000:]
-    return built
+    """The compiled wheel (``SHARESIM_COMPILE=1``), built once per test run: it takes minutes. Its users
+    (``tests/test_setup.py``, the standalone-cluster test) may run on two xdist workers, so the first
+    builds it under a lock in the run's shared temporary directory and the other waits and takes it."""
+    shared = tmp_path_factory.getbasetemp().parent  # the same directory for every worker of this run
+    with open(shared / "compiled-wheel.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        out = shared / "compiled-wheel"
+        saved = out / "build.json"
+        if saved.exists():
+            return Built.from_json(saved.read_text())
+        out.mkdir(exist_ok=True)
+        built = build_wheel(out, SHARESIM_COMPILE="1")
+        assert built.returncode == 0 and built.wheel is not None, built.output[-3000:]
+        saved.write_text(built.to_json())
+        return built

@@ -11,7 +11,7 @@ wheel is a pure one, says why in one line and in ``sharesim --version``; ``SHARE
 either build; an editable install never puts an extension into the source tree.
 
 The wheels are built as ``pip wheel .`` builds them (``tests/wheels.py``); the compiled one once a
-session (``compiled_wheel``, a few minutes)."""
+test run (``compiled_wheel``, a few minutes)."""
 
 from __future__ import annotations
 

@@ -3,10 +3,11 @@
 Without build isolation: the test environment has the build's requirements (pyproject.toml's ``test``
 extra), and a test must not download mypy. pip builds in the checkout's ``build/`` directory, as it
 does for a user; the ``compiled_wheel`` fixture (``tests/conftest.py``) builds the compiled wheel once
-per session, as it takes minutes."""
+per test run, as it takes minutes."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -35,6 +36,15 @@ class Built:
     def lines(self, prefix: str = "sharesim: ") -> list[str]:
         """The lines setup.py said (pip indents the build's output)."""
         return [line.strip() for line in self.output.splitlines() if line.strip().startswith(prefix)]
+
+    def to_json(self) -> str:
+        return json.dumps({"returncode": self.returncode, "output": self.output,
+                           "wheel": None if self.wheel is None else str(self.wheel)})
+
+    @classmethod
+    def from_json(cls, text: str) -> Built:
+        data = json.loads(text)
+        return cls(data["returncode"], data["output"], None if data["wheel"] is None else Path(data["wheel"]))
 
     def unpacked(self, where: Path) -> Path:
         """The wheel's files in ``where``: an installed package, for ``PYTHONPATH``."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from model.core.config import BrokerConfig, GroupConfig
 from model.core.errors import Errors
+from model.core.group.share_group import DEFAULT_STATE_REQUEST_TIMEOUT_MS
 from model.core.group.share_messages import (
     AlterShareGroupOffsetsRequest,
     AlterShareGroupOffsetsRequestPartition,
@@ -178,7 +179,8 @@ def test_share_group_initialize_success() -> None:
     gc.create_group(GROUP, 0)
     gc.replay(ShareGroupStatePartitionMetadata(
         GROUP, initializing_topics=(TopicPartitionsInfo("topic-id", "topic", (0, 1), (-1, -1)),)))
-    gc.take(gc.manager.on_loaded(gc.now))  # a replayed group: the model sends the initializations in progress
+    gc.take(gc.manager.on_loaded(gc.now))  # a replayed group: it retries the initializations in progress ...
+    gc.take(gc.manager.expire(gc.now + DEFAULT_STATE_REQUEST_TIMEOUT_MS))  # ... one retry interval later
     gc.records.clear()
     gc.initialize_all()
     assert [record_kind(r) for r in gc.records] == ["ShareGroupStatePartitionMetadata"]

@@ -200,7 +200,6 @@ def test_spark_submit_runs_a_campaign_with_the_code_shipped_as_py_files(standalo
 
 # --- the compiled wheel, built once and shipped with --archives (docs/how-to/run-a-campaign.md) ---------
 
-@pytest.mark.xdist_group("compiled")  # with tests/test_setup.py, which uses the same wheel: built once, by one worker
 def test_spark_submit_runs_a_campaign_on_the_compiled_wheel_shipped_as_an_archive(standalone: tuple[str, Path],
                                                                                  compiled_wheel: Built,
                                                                                  tmp_path: Path) -> None:

@@ -17,7 +17,8 @@ share-coordinator answers received so far, a DeleteGroups waiting for its
 state deletions) is not in the log; ``on_loaded`` re-creates what a new
 coordinator needs: it restarts the session timers, bumps every group epoch
 (KIP-932's failover, ``protocol = "kip"`` only: Kafka trunk's onLoaded does
-not) and re-sends the initializations and deletions still in progress.
+not) and re-sends the deletions still in progress and the initializations (at once under
+``protocol = "kip"``, a retry interval later under trunk's).
 
 Time is the caller's ``now_ms``; ``next_deadline_ms`` says when ``expire``
 has work (session timeouts, GC-1; state requests to retry, GC-7).
@@ -654,8 +655,9 @@ class ShareGroupManager:
 
     def on_loaded(self, now_ms: int) -> CoordinatorResult:
         """After the log is replayed into a new coordinator (GC-6): restart every session
-        timer, bump every group epoch (``protocol = "kip"`` only), re-send the state requests still in progress (GC-7)
-        and catch up with metadata changes made while no coordinator was running."""
+        timer, bump every group epoch (``protocol = "kip"`` only), re-send the deletions and the initializations
+        still in progress (GC-7; under trunk's protocol the initializations one retry interval later) and catch
+        up with metadata changes made while no coordinator was running."""
         batch = _Batch()
         for gid in sorted(self._groups):
             group = self._groups[gid]
@@ -669,9 +671,15 @@ class ShareGroupManager:
                 # mutant: every initialized partition is initialized again, wiping its state
                 self._begin_initialize(group, dict.fromkeys(sorted(group.initialized), UNKNOWN_OFFSET), batch, now_ms)
             self._reconcile_metadata(group, batch, now_ms)
-            # What reconciling did not just send is re-sent (replay leaves no timers).
+            # Replay leaves no timers. KIP-932 re-sends what reconciling did not just send; trunk stamps the
+            # initializing partitions with the load time and retries them a retry interval later
+            # (replayed ShareGroupStatePartitionMetadata, subscribedTopicsChangeMap), so a deposed
+            # coordinator's initialize still on the wire is not joined at once by a second one.
             for tp in sorted(group.initializing.keys() - group.state_retry_at_ms.keys()):
-                self._send_initialize(group, tp, batch, now_ms)
+                if self._config.kafka:
+                    group.state_retry_at_ms[tp] = now_ms + self._request_timeout_ms
+                else:
+                    self._send_initialize(group, tp, batch, now_ms)
             for tp in sorted(group.deleting - group.state_retry_at_ms.keys()):
                 self._send_delete(group, tp, batch, now_ms)
         return batch.result()
