@@ -8,6 +8,7 @@ pure-core tests; a simulation test that injects a mutant of its own is refused (
 from __future__ import annotations
 
 import fcntl
+import os
 from collections.abc import Iterator
 
 import pytest
@@ -36,7 +37,10 @@ def compiled_wheel(tmp_path_factory: pytest.TempPathFactory) -> Built:
     """The compiled wheel (``SHARESIM_COMPILE=1``), built once per test run: it takes minutes. Its users
     (``tests/test_setup.py``, the standalone-cluster test) may run on two xdist workers, so the first
     builds it under a lock in the run's shared temporary directory and the other waits and takes it."""
-    shared = tmp_path_factory.getbasetemp().parent  # the same directory for every worker of this run
+    # Under xdist every worker's base directory is inside this run's own one, which they share; without
+    # xdist the base directory's parent holds the earlier runs too, whose wheel may be of older code.
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
     with open(shared / "compiled-wheel.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         out = shared / "compiled-wheel"
