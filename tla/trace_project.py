@@ -109,8 +109,9 @@ class UnprojectedStep(Exception):
 class _Leader:
     """What the projection knows of one leader epoch's share-partition."""
 
-    def __init__(self, spec_epoch: int) -> None:
+    def __init__(self, spec_epoch: int, broker: int) -> None:
         self.e = spec_epoch
+        self.broker = broker  # the broker it runs on: a share session there holds its records
         self.pending: list[dict[str, Any]] = []  # spec actions of the step in progress
         self.what: list[str] = []
         self.loaded = False
@@ -195,7 +196,7 @@ class Projection(Monitor):
                            "at the same epoch: below the spec's one-leader-per-epoch abstraction)")
             return
         epochs.append(leader_epoch)
-        leader = _Leader(len(epochs))
+        leader = _Leader(len(epochs), broker)
         self.leaders[(key, leader_epoch)] = leader
         previous = self.current.get(key)
         self.current[key] = leader_epoch
@@ -257,12 +258,12 @@ class Projection(Monitor):
     def on_share_session_evicted(self, broker: int, group_id: str, member_id: str, now_ms: int) -> None:
         for key, epoch in self.current.items():
             leader = self._leader(key, epoch)
-            if key.group_id != group_id or leader is None:
-                continue
+            if key.group_id != group_id or leader is None or leader.broker != broker:
+                continue  # a session on another broker holds none of this leader's records
             mine = [o for o, (s, _, p) in leader.prev.items()
                     if s == "ACQUIRED" and p == NONE and leader.owners.get(o) == member_id]
-            if not mine:
-                continue
+            if not mine or any(a["a"] == "ReleaseMember" and a["m"] == member_id for a in leader.pending):
+                continue  # nothing of the member's to release, or a session of it already closed in this step
             leader.pending += [act("ConsumerCrash", m=member_id), act("ReleaseMember", m=member_id, e=leader.e),
                                act("ConsumerRestart", m=member_id)]
             leader.released.add(-1)  # marks: this step's new releases are the member's

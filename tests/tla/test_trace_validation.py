@@ -27,7 +27,7 @@ from scenarios import library
 from scenarios.cli import main
 from tla import run as tlc_run
 from tla.trace_project import Event, Projection
-from tla.trace_validate import NoSharePartition, Validation, validate
+from tla.trace_validate import NoSharePartition, Validation, project, validate
 
 SCENARIO = "kip932_example"
 SEED = 1
@@ -45,6 +45,24 @@ def test_projection_leaves_the_trace_hash() -> None:
     events = max(projection.events.values(), key=len)
     kinds = {a["a"] for ev in events for a in ev.acts}
     assert {"LeaderLoad", "Produce", "Acquire", "Ack", "CoordWrite"} <= kinds
+
+
+def test_a_share_session_closing_on_another_broker_releases_nothing_here() -> None:
+    """swarm seed 2433669991742305874 (rejected in the first 1 000-run validated campaign): m0.1.1's
+    session on another broker closed in the step where the locks of 20..21 expired at this leader; the
+    projection took those releases for m0.1.1's (ReleaseMember) instead of ExpireLock."""
+    projection, key, _ = project(library.get("swarm"), 2433669991742305874)
+    [step] = [ev for ev in projection.events[key] if ev.time_ms == 2906]
+    assert [(a["a"], a["o"]) for a in step.acts] == [("ExpireLock", 20), ("ExpireLock", 21)]
+
+
+def test_two_sessions_of_a_member_closing_in_one_step_release_once() -> None:
+    """swarm seed 7190881427140721698 (rejected in the same campaign): two share sessions of m0.1.2 on
+    the leader's broker closed in one step; the second ReleaseMember had nothing left to release."""
+    projection, key, _ = project(library.get("swarm"), 7190881427140721698)
+    for ev in projection.events[key]:
+        released = [a["m"] for a in ev.acts if a["a"] == "ReleaseMember"]
+        assert len(released) == len(set(released)), (ev.time_ms, ev.what)
 
 
 def test_swarm_wide_is_outside_the_spec_and_validate_says_why() -> None:
@@ -111,7 +129,7 @@ class TestWithTLC:
 
 # (scenario, seed, events validated: None for all). swarm 1 and 4 were rejected before CacheBatchRest.
 LIBRARY_RUNS = [("swarm", 1, None), ("swarm", 4, None), ("swarm", 5, None), ("kip932_example", 3, None),
-                ("standard", 1, 150)]
+                ("standard", 1, 150), ("swarm", 2433669991742305874, None), ("swarm", 7190881427140721698, None)]
 
 
 @pytest.mark.tlc
