@@ -107,6 +107,9 @@ class DurableState:
     dlq_owed: IntervalSet = field(default_factory=IntervalSet)
     dlq_written: IntervalSet = field(default_factory=IntervalSet)
     dlq_given_up: IntervalSet = field(default_factory=IntervalSet)
+    # Owed to the DLQ in an earlier life: a leader of that life may still finish its enqueue (KIP-1191
+    # promises at least once) after an admin reset or a re-creation began the next life.
+    dlq_owed_earlier: IntervalSet = field(default_factory=IntervalSet)
     trimmed: int = 0  # ranges below this offset are forgotten (below a leader's SPSO)
     # Issue 25: offsets a client acknowledged terminal or was handed at the delivery limit (never trimmed;
     # ranges, so it grows with the runs of released records, not with the records).
@@ -122,6 +125,8 @@ class DurableState:
         self.terminal.clear()
         self.counts.clear()
         self.archiving.clear()
+        for first, last in self.dlq_owed:
+            self.dlq_owed_earlier.add(first, last)
         self.dlq_owed.clear()
         self.dlq_written.clear()
         self.dlq_given_up.clear()

@@ -171,7 +171,9 @@ class DeadLetterMonitor(LedgerMonitor):
     the produce and the phase-2 write leaves them ARCHIVING, so its successor produces them again. What
     holds: a record's ARCHIVED state is made durable over its durable ARCHIVING only after it was committed
     to the DLQ topic or its enqueue was given up (at least once, unless given up), and the DLQ topic holds
-    only records that were durably ARCHIVING (no other record)."""
+    only records that were durably ARCHIVING (no other record), in this life of the state or an earlier
+    one (a leader of the life before an admin reset may finish its enqueue after it: ``swarm_config``
+    seed 7789094685951172101, one of 100 000 campaign runs, once judged that against the new life)."""
 
     def on_write_accepted(self, request: WriteShareGroupStateRequest, now_ms: int) -> None:
         durable = self.ledger.durable.get(request.key)
@@ -202,7 +204,7 @@ class DeadLetterMonitor(LedgerMonitor):
         if durable is None:
             missing = first if first <= last else None
         else:
-            missing = durable.dlq_owed.first_missing(first, last)
+            missing = _first_in_neither(first, last, durable.dlq_owed, durable.dlq_owed_earlier)
         if missing is not None:
             self.sink.report("dead-letter-queue", now_ms, event=f"DLQ commit {topic}-{partition}",
                              message=f"{key}: offset {missing} written to the DLQ topic {topic} (at "

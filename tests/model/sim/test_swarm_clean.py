@@ -131,3 +131,14 @@ def test_the_swarm_seeds_that_found_an_initialize_re_sent_at_load_run_clean(seed
     assert result.ok, [v.describe() for v in result.violations]
     assert result.faults_fired.get("group_coordinator_failover", 0) >= 1
     assert result.metrics["records_unresolved"] == 0
+
+
+def test_the_swarm_config_seed_that_found_a_dlq_write_judged_across_lives_runs_clean() -> None:
+    """swarm_config seed 7789094685951172101 (one of 100 000 campaign runs) violated dead-letter-queue:
+    offset 13 was durably ARCHIVING in the life an admin reset then ended, and the old life's leader
+    finished its enqueue after it; the monitor judged that DLQ write against the new life
+    (invariants/share_checks.py, DeadLetterMonitor)."""
+    result = run(library.get("swarm_config"), 7789094685951172101)
+    assert result.ok, [v.describe() for v in result.violations]
+    assert {"admin_alter_offsets", "share_coordinator_failover"} <= set(result.faults_fired)
+    assert result.situations.get("dlq-enqueue", 0) >= 1
