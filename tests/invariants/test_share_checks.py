@@ -231,6 +231,19 @@ def test_a_dlq_record_that_was_never_archiving_violates_the_dead_letter_queue() 
     assert monitors.violations[0].state["offset"] == 5
 
 
+def test_a_dlq_record_owed_in_an_earlier_life_may_still_arrive_but_no_other() -> None:
+    """An admin reset begins a new life (state epoch 2); the old life's leader may still finish the enqueue
+    of what was durably ARCHIVING before it (swarm_config seed 7789094685951172101), and only that."""
+    monitors = _monitors()
+    _durable(monitors, _write((10, 13, RecordState.ARCHIVING, 3)))  # owed to the DLQ in life 1
+    _durable(monitors, _write(start=0, state_epoch=2))  # the reset: life 2 from offset 0
+    monitors.on_dlq_committed("dlq", 0, 0, (KEY, 13, 13), 1)  # life 1's leader finishes its enqueue
+    assert monitors.violations == []
+    monitors.on_dlq_committed("dlq", 0, 1, (KEY, 14, 14), 2)  # 14 was ARCHIVING in no life
+    assert _ids(monitors) == ["dead-letter-queue"]
+    assert monitors.violations[0].state["offset"] == 14
+
+
 def test_durably_archiving_written_back_to_available_or_acquired_is_an_illegal_transition() -> None:
     monitors = _monitors()
     _durable(monitors, _write((0, 4, RecordState.ARCHIVING, 2)))
