@@ -79,10 +79,11 @@ def declared(max_runs: int) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     args = argv or []
+    numbers = [int(a) for a in args if a.isdigit()]
     if "--declared" in args:
-        declared(next((int(a) for a in args if a.isdigit()), 10_000))
+        declared(numbers[0] if numbers else 10_000)
         return
-    max_runs = next((int(a) for a in args if a.isdigit()), MAX_RUNS)
+    max_runs = numbers[0] if numbers else MAX_RUNS
     targets = {a for a in args if situations.get(a) is not None} or None
     names = [a for a in args if not a.isdigit() and situations.get(a) is None] or swarms()
     run(library.get(names[0]), 0)  # warm up (imports, caches) so the first column is not charged for them
