@@ -68,11 +68,7 @@ SITUATIONS: Final[tuple[Situation, ...]] = (
               "an acknowledgement's state write failed for good after the lock of its records expired, and "
               "the records were on their last delivery: they are archived (or go to the DLQ), not redelivered",
               f"{_SP}: _write_failed", ("SP-9", "SP-4", "SP-5"),
-              rare="not reached in 10 000 runs of swarm_locks (which fails an acknowledgement's write after its lock "
-                   "expired in about 1 run in 200), nor 2 500 of swarm_config, 1 200 of swarm_failovers: a share-"
-                   "partition has one state write in flight, so the write that fails for good is the first sent "
-                   "after the state partition lost its ISR, and it must carry a record on its last delivery; the "
-                   "scenario state_writes_fail_at_limit reaches it in 2 of seeds 1..8"),
+              swarms=("swarm_state_writes",)),
     Situation("state-write-reissued",
               "a leader-side state write (lock timeout, release, archive, start offset) failed for good and "
               "was written again under a new id",
@@ -272,11 +268,7 @@ SITUATIONS: Final[tuple[Situation, ...]] = (
     Situation("coordinator-catching-up",
               "a coordinator served a request while the tail it loaded was not yet committed",
               f"{_CH}: _note_request", ("SC-7", "SC-6"),
-              rare="not reached in 10 000 runs of swarm_wide, 2 500 of swarm_config, 1 200 of swarm_failovers, 400 of "
-                   "swarm_lifecycle, nor 150 of a trial swarm of share-coordinator failovers on 1-10 ms links: a "
-                   "request must arrive after a new coordinator's load ends and before the tail it inherited "
-                   "commits, and the tail commits within the load in almost every draw; the scenario "
-                   "coordinator_read_truncated (600 planned failovers 3 ms apart) reaches it"),
+              swarms=("swarm_coordinators",)),
     Situation("share-state-pruned", "the share coordinator deleted records replay no longer needs",
               f"{_CH}: _prune", ("SC-8",),
               swarms=("swarm",)),
