@@ -31,7 +31,11 @@ observed values are compared once all of them are taken):
 - a write answered with an error (no hook: its write id leaves the leader's pending writes without a
   successful answer): ``WriteError(e)`` per spec write;
 - a write answered before older ones of its leader (sent again after a retriable error or a timeout):
-  ``WriteRetry(e)`` for each older spec write, bringing it to the head of the spec's FIFO queue.
+  ``WriteRetry(e)`` for each older spec write, bringing it to the head of the spec's FIFO queue;
+- a deposed leader's write whose records committed (``on_share_state_committed``): ``CoordWrite(e)``;
+  at a failover, the old leader's writes committed but not yet answered, before the ``Failover``. A
+  write the share coordinator handled but whose records never committed (its append refused, its tail
+  truncated) never became durable (SC-7): it stays in the spec's queue.
 
 A simulator write carries several offsets (one acknowledgement request, one lock-timeout sweep);
 the spec writes one per acknowledged offset and one per expired lock, so the simulator's write
@@ -50,6 +54,7 @@ ids as strings.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -175,6 +180,13 @@ class Projection(Monitor):
         # Every write request seen, kept alive: the projection keys requests by id(), which Python
         # reuses once an object is freed (a stale durable state was once read that way).
         self.alive: list[object] = []
+        # A write is applied, in the spec's sense, once its records commit on __share_group_state (SC-7): a
+        # coordinator may handle a write whose append is refused or whose tail is truncated, and such a write
+        # never becomes durable. id(record) -> the write request it carries and the durable state right after
+        # the coordinator applied it; id(request) -> the order in which the writes committed.
+        self.records: dict[int, tuple[WriteShareGroupStateRequest, tuple[int, list[tuple[int, str, int]]]]] = {}
+        self.committed: dict[int, int] = {}
+        self._handling: tuple[object, Any] = (None, ())  # the request a coordinator is handling, its records
 
     # -- helpers ---------------------------------------------------------------------------------
 
@@ -209,11 +221,12 @@ class Projection(Monitor):
             old = self._leader(key, previous)
             acts = []
             if old is not None:
-                # ... and those answered after it stopped serving (no step of it reports them).
-                for wid in sorted(old.requests):
-                    rid = old.requests[wid]
-                    if rid in old.applied or rid in old.succeeded:
-                        acts += old.take(rid)
+                # ... and those answered after it stopped serving (no step of it reports them). Only writes
+                # whose records committed: one the coordinator handled but never made durable (its append
+                # refused, its tail truncated) stays in the spec's queue, a write that never lands.
+                done = [rid for rid in old.requests.values() if rid in self.committed or rid in old.succeeded]
+                for rid in sorted(done, key=lambda r: self.committed.get(r, len(self.committed))):
+                    acts += old.take(rid)
                 old.applied, old.pending, old.what, old.completed = [], [], [], 0
             self._emit(key, Event(now_ms, f"leader epoch {leader_epoch} starts", [*acts, act("Failover")],
                                   self.hwm.get(key, 0)))
@@ -269,6 +282,10 @@ class Projection(Monitor):
             leader.released.add(-1)  # marks: this step's new releases are the member's
             leader.what.append(f"session of {member_id} closed")
 
+    def on_share_state_request(self, partition: int, request: object, response: object,
+                               records: Sequence[object], sent_ms: int, now_ms: int) -> None:
+        self._handling = (request, records)
+
     def on_share_state_handled(self, shard: Any, request: object, previous: Any, sent_ms: int,
                                now_ms: int) -> None:
         if not isinstance(request, WriteShareGroupStateRequest):
@@ -279,6 +296,10 @@ class Projection(Monitor):
         state = shard.state(key)
         if leader is None or state is None:
             return
+        if self._handling[0] is request:
+            self.alive.append(self._handling[1])
+            for record in self._handling[1]:
+                self.records[id(record)] = (request, _durable(state))
         if self.current.get(key) == request.leader_epoch:
             # The spec applies a write at its answer. If the coordinator applied another write of the
             # leader that is still unanswered (answers out of order), the state now holds both, which
@@ -292,12 +313,29 @@ class Projection(Monitor):
             if id(request) not in leader.applied:
                 leader.applied.append(id(request))
             return
-        # A deposed leader's late write applied: CoordWrite here (the spec answers it at once, and
-        # keeps no memory of a deposed leader); only the durable state is observed.
-        event = Event(now_ms, f"late write of leader epoch {request.leader_epoch} applied",
-                      leader.take(id(request)), self.hwm.get(key, 0))
-        event.durable, (event.dspso, event.dbatch) = True, _durable(state)
-        self._emit(key, event)
+        # A deposed leader's late write: CoordWrite once its records commit (on_share_state_committed).
+
+    def on_share_state_committed(self, partition: int, records: Sequence[object], now_ms: int) -> None:
+        for record in records:
+            found = self.records.pop(id(record), None)
+            if found is None:
+                continue
+            request, durable = found
+            self.committed.setdefault(id(request), len(self.committed))
+            key = request.key
+            leader = self._leader(key, request.leader_epoch)
+            if leader is None or self.current.get(key) == request.leader_epoch:
+                continue  # the current leader's write: CoordWrite at its answer
+            # A deposed leader's late write became durable: CoordWrite here (the spec answers it at once,
+            # and keeps no memory of a deposed leader); only the durable state is observed, as the
+            # coordinator had it right after applying this write (the writes before it in the log
+            # committed first).
+            acts = leader.take(id(request))
+            if acts:
+                event = Event(now_ms, f"late write of leader epoch {request.leader_epoch} applied", acts,
+                              self.hwm.get(key, 0))
+                event.durable, (event.dspso, event.dbatch) = True, durable
+                self._emit(key, event)
 
     def on_write_completed(self, request: WriteShareGroupStateRequest, now_ms: int) -> None:
         self.alive.append(request)
@@ -349,7 +387,8 @@ class Projection(Monitor):
             else:
                 if rid in leader.applied:
                     leader.applied.remove(rid)
-                    self._gap(key, f"a write answered with an error at {now_ms} ms had been applied by the "
+                if rid in self.committed:
+                    self._gap(key, f"a write answered with an error at {now_ms} ms had been made durable by the "
                                    "share coordinator (its answer lost); the spec's WriteError applies nothing")
                 acts += leader.answer(wid, "WriteError")
                 failures += count

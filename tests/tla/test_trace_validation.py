@@ -26,7 +26,7 @@ from model.sim.runner import run, run_cluster
 from scenarios import library
 from scenarios.cli import main
 from tla import run as tlc_run
-from tla.trace_project import Event, Projection
+from tla.trace_project import Event, Projection, act
 from tla.trace_validate import NoSharePartition, Validation, project, validate
 
 SCENARIO = "kip932_example"
@@ -127,9 +127,35 @@ class TestWithTLC:
         assert event.spso > 0  # the simulator's SPSO moved before the write; the spec's did not
 
 
+UNCOMMITTED_WRITE_SEED = 8416748903950899237  # swarm: a write handled by a coordinator, never made durable
+
+
+def _failover_with_the_uncommitted_write_applied(events: list[Event]) -> list[Event]:
+    """The projection before the fix: the deposed leader's acknowledgement write of 22..24, which its share
+    coordinator handled but whose append was refused (the state partition had lost its in-sync replicas),
+    taken as applied (CoordWrite) before the Failover."""
+    i = next(i for i, ev in enumerate(events) if any(a["a"] == "Failover" for a in ev.acts))
+    assert not any(a["a"] == "CoordWrite" for a in events[i].acts)
+    wrong = [act("CoordWrite", e=1)] * 3 + list(events[i].acts)
+    return [*events[:i], dataclasses.replace(events[i], acts=wrong), *events[i + 1:]]
+
+
+def test_a_write_handled_but_never_committed_is_not_applied_at_the_failover() -> None:
+    """swarm seed 8416748903950899237 (rejected in the first 1 000-run validated campaign): the write of
+    22..24 was handled three times by a share coordinator whose appends were refused (fewer in-sync replicas
+    than min.insync.replicas), so it never became durable; the new leader reads SPSO 22."""
+    projection, key, _ = project(library.get("swarm"), UNCOMMITTED_WRITE_SEED)
+    events = projection.events[key]
+    [failover] = [ev for ev in events if any(a["a"] == "Failover" for a in ev.acts)]
+    assert [a["a"] for a in failover.acts] == ["Failover"]
+    load = events[events.index(failover) + 1]
+    assert load.what == "state read" and load.spso == 22
+
+
 # (scenario, seed, events validated: None for all). swarm 1 and 4 were rejected before CacheBatchRest.
 LIBRARY_RUNS = [("swarm", 1, None), ("swarm", 4, None), ("swarm", 5, None), ("kip932_example", 3, None),
-                ("standard", 1, 150), ("swarm", 2433669991742305874, None), ("swarm", 7190881427140721698, None)]
+                ("standard", 1, 150), ("swarm", 2433669991742305874, None), ("swarm", 7190881427140721698, None),
+                ("swarm", UNCOMMITTED_WRITE_SEED, None)]
 
 
 @pytest.mark.tlc
@@ -154,3 +180,13 @@ def test_a_batch_rest_cached_acquired_is_rejected_long_before_its_invariant() ->
     event = v.events[v.first_unmatched]
     assert event.what.startswith("acquire") and event.time_ms < 1_000
     assert v.run.violations and v.run.violations[0].time_ms > 10 * event.time_ms
+
+
+@pytest.mark.tlc
+@pytest.mark.xdist_group("tlc")
+@pytest.mark.skipif(tlc_run.find_java() is None, reason="java is not installed: TLC cannot run")
+def test_an_uncommitted_write_taken_as_applied_is_rejected_at_the_next_read() -> None:
+    v = validate(library.load("swarm"), UNCOMMITTED_WRITE_SEED, corrupt=_failover_with_the_uncommitted_write_applied)
+    assert not v.accepted and v.first_unmatched is not None
+    event = v.events[v.first_unmatched]
+    assert event.what == "state read" and event.spso == 22  # the spec's durable SPSO is 25 there
