@@ -156,6 +156,7 @@ class _Leader:
         self.completed = 0  # successful answers taken in the step in progress
         self.acked: set[int] = set()  # offsets whose transition this step's acknowledgement started
         self.released: set[int] = set()
+        self.ack_offsets: dict[int, set[int]] = {}  # write id of an acknowledgement -> its offsets
         self.state_epoch = -1  # the state epoch it loaded (-1: none yet)
         self.rebuilt_at = -1  # when it was built at the leader epoch of an earlier share-partition (-1: not)
 
@@ -332,7 +333,7 @@ class Projection(Monitor):
                 continue  # a session on another broker holds none of this leader's records
             mine = [o for o, (s, _, p) in leader.prev.items()
                     if s == "ACQUIRED" and p == NONE and leader.owners.get(o) == member_id]
-            if not mine or any(a["a"] == "ReleaseMember" and a["m"] == member_id for a in leader.pending):
+            if not mine or any(a.get("a") == "ReleaseMember" and a["m"] == member_id for a in leader.pending):
                 continue  # nothing of the member's to release, or a session of it already closed in this step
             leader.pending += [act("ConsumerCrash", m=member_id), act("ReleaseMember", m=member_id, e=leader.e),
                                act("ConsumerRestart", m=member_id)]
@@ -440,9 +441,11 @@ class Projection(Monitor):
         # run of spec writes, CoordWrite if it succeeded, WriteError if not. A write the spec does not
         # make (the start offset resolved from -1 after a load) stands for none.
         failures = 0
+        lapsed: list[int] = []
         for wid in sorted(set(leader.counts) - set(pending)):
             count = leader.counts.get(wid, 0)
             rid = leader.requests.pop(wid, None)
+            acked = leader.ack_offsets.pop(wid, None)
             if rid in leader.succeeded:
                 acts += leader.answer(wid, "CoordWrite")
             else:
@@ -452,8 +455,20 @@ class Projection(Monitor):
                     self._gap(key, f"a write answered with an error at {now_ms} ms had been made durable by the "
                                    "share coordinator (its answer lost); the spec's WriteError applies nothing")
                 acts += leader.answer(wid, "WriteError")
-                failures += count
+                if acked is None:
+                    failures += count  # a release: written again whole
+                else:  # an acknowledgement: its records whose lock lapsed meanwhile are released (SP-9)
+                    lapsed += sorted(o for o in acked if mem.get(o, ("", 0, NONE))[2] != NONE)
                 what.append("write failed")
+        # Locks that lapsed while an acknowledgement of their record was being written show only when that
+        # write fails: the record is then to be released (SP-9), not rolled back to ACQUIRED. The spec's
+        # ExpireLock of a record in transition only takes its lock; it goes before the failure, and the
+        # release is written again (the spec's FollowUp).
+        if lapsed:
+            i = next(i for i, a in enumerate(acts) if a["a"] == "WriteError")
+            acts[i:i] = [act("ExpireLock", e=leader.e, o=o) for o in sorted(lapsed)]
+            what.append(f"locks of {_ranges(sorted(lapsed))} lapsed during it")
+            failures += len(lapsed)
         # Records newly in a release nobody asked for: lock expiries (or the member's session release).
         newly = sorted(o for o, (s, c, p) in mem.items()
                        if s == "ACQUIRED" and p != NONE and o not in leader.acked
@@ -465,6 +480,7 @@ class Projection(Monitor):
         for wid in sorted(set(pending) - set(leader.counts)):
             if leader.acks:
                 count, leader.acks = leader.acks, 0
+                leader.ack_offsets[wid] = set(leader.acked)
             elif newly and -1 not in leader.released:
                 count, newly = len(newly), []
             elif -1 in leader.released:

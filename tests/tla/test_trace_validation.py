@@ -70,6 +70,13 @@ def test_two_sessions_of_a_member_closing_in_one_step_release_once() -> None:
         assert len(released) == len(set(released)), (ev.time_ms, ev.what)
 
 
+def test_a_session_closing_in_the_step_a_write_is_answered_is_projected() -> None:
+    """swarm seed 20: a share session closed while the leader's step in progress held a write's answer (its
+    durable state); the projection read that entry as a spec action and raised (KeyError)."""
+    projection, key, _ = project(library.get("swarm"), 20)
+    assert len(projection.events[key]) > 50
+
+
 def test_swarm_wide_is_outside_the_spec_and_validate_says_why() -> None:
     # Its leaders archive aborted records as they fetch them (transactions, SP-13: an abstraction gap).
     with pytest.raises(NoSharePartition, match="read_committed"):
@@ -203,7 +210,9 @@ def _moved_boundary(later: bool) -> Callable[[list[Event]], list[Event]]:
 # (scenario, seed, events validated: None for all). swarm 1 and 4 were rejected before CacheBatchRest.
 LIBRARY_RUNS = [("swarm", 1, None), ("swarm", 4, None), ("swarm", 5, None), ("kip932_example", 3, None),
                 ("standard", 1, 150), ("swarm", 2433669991742305874, None), ("swarm", 7190881427140721698, None),
-                ("swarm", UNCOMMITTED_WRITE_SEED, None), ("swarm", RECREATED_SEED, None), ("swarm", RESET_SEED, None)]
+                ("swarm", UNCOMMITTED_WRITE_SEED, None), ("swarm", RECREATED_SEED, None), ("swarm", RESET_SEED, None),
+                # event 7: an acknowledgement's write failed after its records' locks lapsed (ExpireLock first)
+                ("state_partition_under_min_isr", 1, 8)]
 
 
 @pytest.mark.tlc
