@@ -33,6 +33,7 @@ def validate_command(scenario: str, seed: int | None, mutant: str | None, partit
     from scenarios.check import require_mutant
     from scenarios.commands import load_or_exit
     from tla.run import ToolMissing
+    from tla.trace_project import UnprojectedStep
     from tla.trace_validate import NoSharePartition, validate
 
     spec = load_or_exit(scenario)
@@ -44,7 +45,7 @@ def validate_command(scenario: str, seed: int | None, mutant: str | None, partit
     try:
         v = validate(spec, run_seed, mutant=mutant, partition=partition,
                      corrupt=(lambda evs: evs[:max_events]) if max_events else None)
-    except NoSharePartition as exc:
+    except (NoSharePartition, UnprojectedStep) as exc:
         raise BadInput(str(exc)) from None
     except ToolMissing as exc:
         raise BadInput(f"TLC: {exc}") from None
@@ -56,16 +57,18 @@ def validate_command(scenario: str, seed: int | None, mutant: str | None, partit
                    "is the run's up to that point)")
     for key, gap in sorted(v.gaps.items()):
         click.echo(f"note: {key}: {gap}")
+    lives = f" in {v.lives} lives of the state" if v.lives > 1 else ""
     if v.accepted:
-        click.echo(f"trace accepted ({len(v.events)} events, {v.seconds:.1f} s) [{where}; {wall:.1f} s in all]")
+        click.echo(f"trace accepted ({len(v.events)} events{lives}, {v.seconds:.1f} s) [{where}; {wall:.1f} s in all]")
         sys.exit(Exit.OK)
-    click.echo(f"trace REJECTED ({len(v.events)} events, {v.seconds:.1f} s) [{where}]: {v.message}")
+    click.echo(f"trace REJECTED ({len(v.events)} events{lives}, {v.seconds:.1f} s) [{where}]: {v.message}")
     if v.first_unmatched is not None and v.first_unmatched < len(v.events):
         ev = v.events[v.first_unmatched]
         step = (f"its action {v.action + 1} of {len(ev.acts)}, {ev.acts[v.action]}, is not enabled"
                 if v.action is not None and v.action < len(ev.acts)
                 else "all its actions taken, the observed state differs")
-        click.echo(f"first unmatched event: #{v.first_unmatched + 1} at {ev.time_ms} ms: {ev.what} ({step})")
+        life = f" (life {v.life} of {v.lives})" if v.lives > 1 else ""
+        click.echo(f"first unmatched event: #{v.first_unmatched + 1}{life} at {ev.time_ms} ms: {ev.what} ({step})")
         click.echo(f"  simulator: {ev.observed()}")
         click.echo(f"  spec:      {v.spec_state}")
     sys.exit(Exit.VIOLATED)

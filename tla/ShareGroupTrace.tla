@@ -5,12 +5,16 @@
 (* Distributed Programs Against TLA+ Specifications" (2024).               *)
 (*                                                                         *)
 (* The trace is the generated module ShareGroupTraceData (tla/             *)
-(* trace_validate.py): Trace, a sequence of events of one share-partition, *)
-(* each with the spec actions it stands for (acts, with their parameters)  *)
-(* and the spec variables the simulator observed after it; and the sizes   *)
-(* the constants take (TMembers, TLogSize, ...).                           *)
+(* trace_validate.py): Lives, the lives of one share-partition's state     *)
+(* (cut where its state is initialized again: a group deleted and          *)
+(* re-created, an admin reset), each a sequence of events, each with the   *)
+(* spec actions it stands for (acts, with their parameters) and the spec   *)
+(* variables the simulator observed after it; and the sizes the constants  *)
+(* take (TMembers, TLogSize, ...).  Each life is a behaviour of its own,    *)
+(* from Init (and the start offset its initialization wrote): t picks it.  *)
 (*                                                                         *)
-(* l is the event being matched, k how many of its actions were taken.    *)
+(* t is the life, l the event being matched, k how many of its actions    *)
+(* were taken.                                                              *)
 (* A step takes the next action of event l (the spec's own action: it must *)
 (* be enabled, and its effect is the spec's), or, once all are taken,      *)
 (* checks the observed values against the state and moves to event l + 1.  *)
@@ -18,9 +22,10 @@
 (* an acknowledgement of a range, a write carrying several offsets) is     *)
 (* thus matched by several spec steps, compared once at their end.          *)
 (*                                                                         *)
-(* The trace is accepted iff a behaviour reaches l = Len(Trace) + 1; a     *)
-(* trace TLC cannot match ends in a state with no successor, at the first  *)
-(* unmatched event (l, k).  The invariant Verdict prints which (see there).*)
+(* Life t is accepted iff its behaviour reaches l = Len(Lives[t]) + 1; the *)
+(* trace is accepted iff every life is.  A life TLC cannot match ends in a *)
+(* state with no successor, at its first unmatched event (l, k).  The       *)
+(* invariant Verdict prints which (see there).                              *)
 (***************************************************************************)
 EXTENDS Integers, Sequences, FiniteSets, TLC, ShareGroupTraceData
 
@@ -28,7 +33,8 @@ VARIABLES
     hwm, dSpso, dBatch, dSE, dLE, lep, status, lse, lspso, lspeo, rec, wq, up, held,
     failovers, crashes, resets, writeErrors, writeRetries,
     confirmed, zombieApplied, dlv, ten,
-    l,      \* the event of Trace being matched
+    t,      \* the life of Lives being matched
+    l,      \* the event of Lives[t] being matched
     k       \* how many of its actions were taken
 
 SG == INSTANCE ShareGroup WITH
@@ -39,6 +45,19 @@ SG == INSTANCE ShareGroup WITH
 
 specVars == <<hwm, dSpso, dBatch, dSE, dLE, lep, status, lse, lspso, lspeo, rec, wq, up, held,
               failovers, crashes, resets, writeErrors, writeRetries, confirmed, zombieApplied, dlv, ten>>
+
+(* The life being matched. *)
+Trace == Lives[t]
+
+(* A life of the state begins with its initialization: ShareGroup's Init  *)
+(* is the group coordinator's (GC-7, start offset -1); a group re-created  *)
+(* after its deletion, or an admin reset (SP-12), may write a start offset *)
+(* s instead.  Only as the first action of a life, before anything else.   *)
+Initialize(s) ==
+    /\ l = 1 /\ k = 0
+    /\ dSpso' = s
+    /\ UNCHANGED <<hwm, dBatch, dSE, dLE, lep, status, lse, lspso, lspeo, rec, wq, up, held,
+                   failovers, crashes, resets, writeErrors, writeRetries, confirmed, zombieApplied, dlv, ten>>
 
 (* One spec action, as an event names it. *)
 Do(a) ==
@@ -55,6 +74,7 @@ Do(a) ==
       [] a.a = "CoordWrite"      -> SG!CoordWrite(a.e)
       [] a.a = "WriteError"      -> SG!WriteError(a.e)
       [] a.a = "WriteRetry"      -> SG!WriteRetry(a.e)
+      [] a.a = "Initialize"      -> Initialize(a.o)
 
 (* The durable state as a recovering leader reads it (SP-10, the spec's    *)
 (* Recovered): its start offset, and the batches at or above it.  Writes   *)
@@ -82,6 +102,7 @@ Observed(ev) ==
     /\ ev.dle # 0 => dLE = ev.dle
 
 TraceInit ==
+    /\ t \in 1..Len(Lives)
     /\ SG!Init
     /\ l = 1
     /\ k = 0
@@ -91,16 +112,16 @@ TraceNext ==
     /\ \/ /\ k < Len(Trace[l].acts)
           /\ Do(Trace[l].acts[k + 1])
           /\ k' = k + 1
-          /\ UNCHANGED l
-          /\ PrintT(<<"AT", l, k + 1>>)
+          /\ UNCHANGED <<t, l>>
+          /\ PrintT(<<"AT", t, l, k + 1>>)
        \/ /\ k = Len(Trace[l].acts)
           /\ Observed(Trace[l])
           /\ l' = l + 1
           /\ k' = 0
-          /\ UNCHANGED specVars
-          /\ PrintT(<<"AT", l + 1, 0>>)
+          /\ UNCHANGED <<specVars, t>>
+          /\ PrintT(<<"AT", t, l + 1, 0>>)
 
-TraceSpec == TraceInit /\ [][TraceNext]_<<specVars, l, k>>
+TraceSpec == TraceInit /\ [][TraceNext]_<<specVars, t, l, k>>
 
 (* The spec's own invariants along the matched behaviour (not in the       *)
 (* default configuration: a matched behaviour is one of the spec's, which  *)
@@ -122,13 +143,14 @@ View ==
 (* TLC 2.15 has no ALIAS and prints a whole behaviour with every error,    *)
 (* thousands of large states here; and ENABLED in an invariant triples the *)
 (* cost of a run.  So nothing is an error: TLC runs without deadlock        *)
-(* checking, each step prints the position it reaches ("AT", l, k), and    *)
-(* Verdict prints "ACCEPTED" once the last event is matched.  Every event   *)
-(* fixes its actions' parameters, so the behaviour is unique and the last   *)
-(* position printed ends the longest matched prefix.  A second run with     *)
-(* TStop = <<l, k>> of that position prints the spec state there.           *)
+(* checking, each step prints the position it reaches ("AT", t, l, k), and *)
+(* Verdict prints "ACCEPTED" with the life once its last event is matched.  *)
+(* Every event fixes its actions' parameters, so each life's behaviour is  *)
+(* unique and the last position printed for it ends its longest matched    *)
+(* prefix.  A second run with TStop = <<t, l, k>> of that position prints   *)
+(* the spec state there.                                                    *)
 Verdict ==
-    /\ l = Len(Trace) + 1 => PrintT(<<"ACCEPTED", Len(Trace)>>)
-    /\ <<l, k>> = TStop => PrintT(<<"STATE", l, k, ToString(View)>>)
+    /\ l = Len(Trace) + 1 => PrintT(<<"ACCEPTED", t, Len(Trace)>>)
+    /\ <<t, l, k>> = TStop => PrintT(<<"STATE", t, l, k, ToString(View)>>)
 
 =============================================================================

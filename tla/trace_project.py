@@ -31,7 +31,17 @@ observed values are compared once all of them are taken):
 - a write answered with an error (no hook: its write id leaves the leader's pending writes without a
   successful answer): ``WriteError(e)`` per spec write;
 - a write answered before older ones of its leader (sent again after a retriable error or a timeout):
-  ``WriteRetry(e)`` for each older spec write, bringing it to the head of the spec's FIFO queue.
+  ``WriteRetry(e)`` for each older spec write, bringing it to the head of the spec's FIFO queue;
+- a deposed leader's write whose records committed (``on_share_state_committed``): ``CoordWrite(e)``;
+  at a failover, the old leader's writes committed but not yet answered, before the ``Failover``. A
+  write the share coordinator handled but whose records never committed (its append refused, its tail
+  truncated) never became durable (SC-7): it stays in the spec's queue;
+- a leader's read of a state at a higher state epoch than the current life's (the group deleted and
+  re-created, an admin reset: ``Life``): a new life of the state, validated as a trace of its own from
+  Init (``trace_validate.split_lives``); a share-partition rebuilt at the leader epoch of an earlier one
+  is a new leader with no Failover, faithful when its read starts a new life;
+- a leader that dropped its state (fenced by a later state epoch, its key unknown): its memory is not
+  observed in that step, the last of its life.
 
 A simulator write carries several offsets (one acknowledgement request, one lock-timeout sweep);
 the spec writes one per acknowledged offset and one per expired lock, so the simulator's write
@@ -50,12 +60,14 @@ ids as strings.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from invariants.sink import Monitor, ViolationSink
-from model.core.share_partition import AcknowledgementBatch, AcquiredRecords, SharePartition
+from model.core.share_partition import AcknowledgementBatch, AcquiredRecords, PartitionStatus, SharePartition
 from model.core.share_state import (
+    InitializeShareGroupStateRequest,
     RecordState,
     SharePartitionKey,
     WriteShareGroupStateRequest,
@@ -88,6 +100,7 @@ class Event:
     dspso: int = -1
     dbatch: list[tuple[int, str, int]] = field(default_factory=list)  # (offset, state, count), offset >= dspso
     dle: int = 0  # stored leader epoch after a load (0: not observed)
+    life: int = 0  # the life of the share-partition's state it belongs to (an index into Projection.lives[key])
 
     def observed(self) -> dict[str, Any]:
         out: dict[str, Any] = {"hwm": self.hwm}
@@ -100,6 +113,20 @@ class Event:
         if self.dle:
             out["stored_leader_epoch"] = self.dle
         return out
+
+
+@dataclass
+class Life:
+    """One life of a share-partition's state: from its (re-)initialization (the group created or re-created,
+    GC-7; an admin reset, SP-12) to the next. Each life is validated as a trace of its own, from
+    ShareGroup's Init with the start offset its initialization wrote (-1: not yet known); its leaders are
+    numbered 1, 2, ... from the first that read it (``base`` is the projection's number of the leader
+    before that one)."""
+
+    state_epoch: int
+    start_offset: int  # what InitializeShareGroupState wrote (-1: auto.offset.reset decides)
+    first: int  # index of its first event in Projection.events[key]
+    base: int = 0
 
 
 class UnprojectedStep(Exception):
@@ -129,6 +156,16 @@ class _Leader:
         self.completed = 0  # successful answers taken in the step in progress
         self.acked: set[int] = set()  # offsets whose transition this step's acknowledgement started
         self.released: set[int] = set()
+        self.ack_offsets: dict[int, set[int]] = {}  # write id of an acknowledgement -> its offsets
+        self.state_epoch = -1  # the state epoch it loaded (-1: none yet)
+        self.rebuilt_at = -1  # when it was built at the leader epoch of an earlier share-partition (-1: not)
+
+    def new_life(self, pending: Any) -> None:
+        """The leader read a state of a later life: the writes it still has in flight (``pending``: its write
+        ids) belong to the life that is over (the coordinator fences them, FENCED_STATE_EPOCH or
+        UNKNOWN_TOPIC_OR_PARTITION): they stand for no spec write of the new life."""
+        self.counts = {wid: 0 for wid in pending}
+        self.requests, self.applied, self.queue = {}, [], []
 
 
     def take(self, rid: int, action: str = "CoordWrite") -> list[dict[str, Any]]:
@@ -161,6 +198,10 @@ class Projection(Monitor):
         super().__init__(ViolationSink(0))
         self.events: dict[SharePartitionKey, list[Event]] = {}
         self.leaders: dict[tuple[SharePartitionKey, int], _Leader] = {}
+        self.numbers: dict[SharePartitionKey, int] = {}  # key -> how many leaders (share-partitions) started
+        self.lives: dict[SharePartitionKey, list[Life]] = {}
+        # key -> state epoch -> the start offset its InitializeShareGroupState wrote
+        self.inits: dict[SharePartitionKey, dict[int, int]] = {}
         self.current: dict[SharePartitionKey, int] = {}  # key -> simulator leader epoch of the current leader
         self.epochs: dict[SharePartitionKey, list[int]] = {}
         self.hwm: dict[SharePartitionKey, int] = {}
@@ -175,6 +216,13 @@ class Projection(Monitor):
         # Every write request seen, kept alive: the projection keys requests by id(), which Python
         # reuses once an object is freed (a stale durable state was once read that way).
         self.alive: list[object] = []
+        # A write is applied, in the spec's sense, once its records commit on __share_group_state (SC-7): a
+        # coordinator may handle a write whose append is refused or whose tail is truncated, and such a write
+        # never becomes durable. id(record) -> the write request it carries and the durable state right after
+        # the coordinator applied it; id(request) -> the order in which the writes committed.
+        self.records: dict[int, tuple[WriteShareGroupStateRequest, tuple[int, list[tuple[int, str, int]]]]] = {}
+        self.committed: dict[int, int] = {}
+        self._handling: tuple[object, Any] = (None, ())  # the request a coordinator is handling, its records
 
     # -- helpers ---------------------------------------------------------------------------------
 
@@ -182,7 +230,26 @@ class Projection(Monitor):
         return self.leaders.get((key, leader_epoch))
 
     def _emit(self, key: SharePartitionKey, event: Event) -> None:
+        event.life = max(len(self.lives.get(key, ())) - 1, 0)
         self.events.setdefault(key, []).append(event)
+
+    def _life_begins(self, key: SharePartitionKey, leader: _Leader, partition: SharePartition, pending: Any,
+                     now_ms: int) -> None:
+        """``leader`` read its state: whether that starts a new life (a state epoch above the current life's:
+        the state was re-initialized, the group re-created or an admin reset); the first read starts the first."""
+        lives = self.lives.setdefault(key, [])
+        epoch, again = partition.state_epoch, leader.state_epoch >= 0 or leader.rebuilt_at >= 0
+        leader.state_epoch = epoch
+        start = self.inits.get(key, {}).get(epoch, -1)
+        if not lives:
+            lives.append(Life(epoch, start, 0))
+        elif epoch > lives[-1].state_epoch:
+            leader.new_life(pending)
+            lives.append(Life(epoch, start, len(self.events.get(key, ())), leader.e - 1))
+        elif again:
+            self._gap(key, f"leader epoch {partition.leader_epoch} read its state again at {now_ms} ms, in the same "
+                           f"life (state epoch {epoch}): " + ("a share-partition rebuilt at the same leader epoch"
+                           if leader.rebuilt_at >= 0 else "LeaderReload"))
 
     def _gap(self, key: SharePartitionKey, why: str) -> None:
         self.gaps.setdefault(key, why)
@@ -191,12 +258,17 @@ class Projection(Monitor):
 
     def on_leader_start(self, key: SharePartitionKey, broker: int, leader_epoch: int, now_ms: int) -> None:
         epochs = self.epochs.setdefault(key, [])
+        number = self.numbers[key] = self.numbers.get(key, 0) + 1
         if leader_epoch in epochs:
-            self._gap(key, f"leader epoch {leader_epoch} started twice at {now_ms} ms (a share-partition rebuilt "
-                           "at the same epoch: below the spec's one-leader-per-epoch abstraction)")
+            # A share-partition rebuilt at the same leader epoch (its group deleted and re-created): a new
+            # leader with no memory, no Failover. Faithful only if what it reads is a new life of the state
+            # (the step of its LeaderLoad checks that).
+            rebuilt = _Leader(number, broker)
+            rebuilt.rebuilt_at = now_ms
+            self.leaders[(key, leader_epoch)] = rebuilt
             return
         epochs.append(leader_epoch)
-        leader = _Leader(len(epochs), broker)
+        leader = _Leader(number, broker)
         self.leaders[(key, leader_epoch)] = leader
         previous = self.current.get(key)
         self.current[key] = leader_epoch
@@ -209,11 +281,12 @@ class Projection(Monitor):
             old = self._leader(key, previous)
             acts = []
             if old is not None:
-                # ... and those answered after it stopped serving (no step of it reports them).
-                for wid in sorted(old.requests):
-                    rid = old.requests[wid]
-                    if rid in old.applied or rid in old.succeeded:
-                        acts += old.take(rid)
+                # ... and those answered after it stopped serving (no step of it reports them). Only writes
+                # whose records committed: one the coordinator handled but never made durable (its append
+                # refused, its tail truncated) stays in the spec's queue, a write that never lands.
+                done = [rid for rid in old.requests.values() if rid in self.committed or rid in old.succeeded]
+                for rid in sorted(done, key=lambda r: self.committed.get(r, len(self.committed))):
+                    acts += old.take(rid)
                 old.applied, old.pending, old.what, old.completed = [], [], [], 0
             self._emit(key, Event(now_ms, f"leader epoch {leader_epoch} starts", [*acts, act("Failover")],
                                   self.hwm.get(key, 0)))
@@ -222,8 +295,6 @@ class Projection(Monitor):
         leader = self._leader(key, leader_epoch)
         if leader is None:
             return
-        if leader.loaded:
-            self._gap(key, f"leader epoch {leader_epoch} read its state again at {now_ms} ms (LeaderReload)")
         leader.loaded = True
         leader.pending.append(act("LeaderLoad"))
         leader.what.append("state read")
@@ -262,12 +333,18 @@ class Projection(Monitor):
                 continue  # a session on another broker holds none of this leader's records
             mine = [o for o, (s, _, p) in leader.prev.items()
                     if s == "ACQUIRED" and p == NONE and leader.owners.get(o) == member_id]
-            if not mine or any(a["a"] == "ReleaseMember" and a["m"] == member_id for a in leader.pending):
+            if not mine or any(a.get("a") == "ReleaseMember" and a["m"] == member_id for a in leader.pending):
                 continue  # nothing of the member's to release, or a session of it already closed in this step
             leader.pending += [act("ConsumerCrash", m=member_id), act("ReleaseMember", m=member_id, e=leader.e),
                                act("ConsumerRestart", m=member_id)]
             leader.released.add(-1)  # marks: this step's new releases are the member's
             leader.what.append(f"session of {member_id} closed")
+
+    def on_share_state_request(self, partition: int, request: object, response: object,
+                               records: Sequence[object], sent_ms: int, now_ms: int) -> None:
+        self._handling = (request, records)
+        if isinstance(request, InitializeShareGroupStateRequest) and records:
+            self.inits.setdefault(request.key, {})[request.state_epoch] = request.start_offset
 
     def on_share_state_handled(self, shard: Any, request: object, previous: Any, sent_ms: int,
                                now_ms: int) -> None:
@@ -279,6 +356,10 @@ class Projection(Monitor):
         state = shard.state(key)
         if leader is None or state is None:
             return
+        if self._handling[0] is request:
+            self.alive.append(self._handling[1])
+            for record in self._handling[1]:
+                self.records[id(record)] = (request, _durable(state))
         if self.current.get(key) == request.leader_epoch:
             # The spec applies a write at its answer. If the coordinator applied another write of the
             # leader that is still unanswered (answers out of order), the state now holds both, which
@@ -292,12 +373,29 @@ class Projection(Monitor):
             if id(request) not in leader.applied:
                 leader.applied.append(id(request))
             return
-        # A deposed leader's late write applied: CoordWrite here (the spec answers it at once, and
-        # keeps no memory of a deposed leader); only the durable state is observed.
-        event = Event(now_ms, f"late write of leader epoch {request.leader_epoch} applied",
-                      leader.take(id(request)), self.hwm.get(key, 0))
-        event.durable, (event.dspso, event.dbatch) = True, _durable(state)
-        self._emit(key, event)
+        # A deposed leader's late write: CoordWrite once its records commit (on_share_state_committed).
+
+    def on_share_state_committed(self, partition: int, records: Sequence[object], now_ms: int) -> None:
+        for record in records:
+            found = self.records.pop(id(record), None)
+            if found is None:
+                continue
+            request, durable = found
+            self.committed.setdefault(id(request), len(self.committed))
+            key = request.key
+            leader = self._leader(key, request.leader_epoch)
+            if leader is None or self.current.get(key) == request.leader_epoch:
+                continue  # the current leader's write: CoordWrite at its answer
+            # A deposed leader's late write became durable: CoordWrite here (the spec answers it at once,
+            # and keeps no memory of a deposed leader); only the durable state is observed, as the
+            # coordinator had it right after applying this write (the writes before it in the log
+            # committed first).
+            acts = leader.take(id(request))
+            if acts:
+                event = Event(now_ms, f"late write of leader epoch {request.leader_epoch} applied", acts,
+                              self.hwm.get(key, 0))
+                event.durable, (event.dspso, event.dbatch) = True, durable
+                self._emit(key, event)
 
     def on_write_completed(self, request: WriteShareGroupStateRequest, now_ms: int) -> None:
         self.alive.append(request)
@@ -334,26 +432,43 @@ class Projection(Monitor):
         for a in leader.pending:
             if "durable" in a:
                 durable = a["durable"]
+        pending = partition._pending  # write id -> _WriteInfo (read only: an observer)
+        if any(a["a"] == "LeaderLoad" for a in steps):
+            self._life_begins(key, leader, partition, pending, now_ms)
         acts += _with_batch_rest(steps, leader.speo, partition.speo, mem)
         what = list(leader.what)
         # The simulator's writes answered in this step (gone from the leader's pending writes): each its
         # run of spec writes, CoordWrite if it succeeded, WriteError if not. A write the spec does not
         # make (the start offset resolved from -1 after a load) stands for none.
-        pending = partition._pending  # write id -> _WriteInfo (read only: an observer)
         failures = 0
+        lapsed: list[int] = []
         for wid in sorted(set(leader.counts) - set(pending)):
             count = leader.counts.get(wid, 0)
             rid = leader.requests.pop(wid, None)
+            acked = leader.ack_offsets.pop(wid, None)
             if rid in leader.succeeded:
                 acts += leader.answer(wid, "CoordWrite")
             else:
                 if rid in leader.applied:
                     leader.applied.remove(rid)
-                    self._gap(key, f"a write answered with an error at {now_ms} ms had been applied by the "
+                if rid in self.committed:
+                    self._gap(key, f"a write answered with an error at {now_ms} ms had been made durable by the "
                                    "share coordinator (its answer lost); the spec's WriteError applies nothing")
                 acts += leader.answer(wid, "WriteError")
-                failures += count
+                if acked is None:
+                    failures += count  # a release: written again whole
+                else:  # an acknowledgement: its records whose lock lapsed meanwhile are released (SP-9)
+                    lapsed += sorted(o for o in acked if mem.get(o, ("", 0, NONE))[2] != NONE)
                 what.append("write failed")
+        # Locks that lapsed while an acknowledgement of their record was being written show only when that
+        # write fails: the record is then to be released (SP-9), not rolled back to ACQUIRED. The spec's
+        # ExpireLock of a record in transition only takes its lock; it goes before the failure, and the
+        # release is written again (the spec's FollowUp).
+        if lapsed:
+            i = next(i for i, a in enumerate(acts) if a["a"] == "WriteError")
+            acts[i:i] = [act("ExpireLock", e=leader.e, o=o) for o in sorted(lapsed)]
+            what.append(f"locks of {_ranges(sorted(lapsed))} lapsed during it")
+            failures += len(lapsed)
         # Records newly in a release nobody asked for: lock expiries (or the member's session release).
         newly = sorted(o for o, (s, c, p) in mem.items()
                        if s == "ACQUIRED" and p != NONE and o not in leader.acked
@@ -365,6 +480,7 @@ class Projection(Monitor):
         for wid in sorted(set(pending) - set(leader.counts)):
             if leader.acks:
                 count, leader.acks = leader.acks, 0
+                leader.ack_offsets[wid] = set(leader.acked)
             elif newly and -1 not in leader.released:
                 count, newly = len(newly), []
             elif -1 in leader.released:
@@ -379,8 +495,14 @@ class Projection(Monitor):
         leader.pending, leader.what, leader.completed, leader.acks = [], [], 0, 0
         leader.acked, leader.released = set(), set()
         spso, speo = partition.spso, partition.speo
-        event = Event(now_ms, "; ".join(what) or "no change", acts, self.hwm[key], leader.e, spso, speo,
-                      [mem.get(o, ("AVAILABLE", 0, NONE)) for o in range(spso, speo)])
+        # A leader whose state is over (its write fenced by a later state epoch, or its key deleted with its
+        # group: FENCED_STATE_EPOCH, UNKNOWN_TOPIC_OR_PARTITION, divergence unknown-topic-write-drops-state)
+        # drops its memory and reads again: the end of a life, where its memory is not observed.
+        dropped = partition.status in (PartitionStatus.STALE_STATE, PartitionStatus.FENCED)
+        if dropped:
+            what.append("state dropped")
+        event = Event(now_ms, "; ".join(what) or "no change", acts, self.hwm[key], 0 if dropped else leader.e,
+                      spso, speo, [] if dropped else [mem.get(o, ("AVAILABLE", 0, NONE)) for o in range(spso, speo)])
         if durable is not None:
             event.durable, (event.dspso, event.dbatch) = True, durable
         if any(a["a"] == "LeaderLoad" for a in acts):

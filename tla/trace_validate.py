@@ -6,10 +6,19 @@ generated TLA+ module (``ShareGroupTraceData.tla``: TLC 2.15 has no Json module)
 ``ShareGroupTrace.tla`` with one worker. The answer (printed by the trace spec's invariant
 ``Verdict``): accepted, the whole trace was matched; or rejected at event l, the first it could not
 match, with the spec's state there.
+
+The trace is cut into the lives of the share-partition's state (``trace_project.Life``: a group deleted
+and re-created, an admin reset, start a new one at a higher state epoch). Each life is a behaviour of
+its own from ShareGroup's Init (its leaders renumbered 1, 2, ..., the records produced before it and
+the start offset its initialization wrote taken as its first actions); all are checked in one TLC run
+(the trace spec's variable t picks the life), and the trace is accepted only if every life is. A
+rejection names the first life not accepted and its first unmatched event.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
 import re
 import shutil
 import tempfile
@@ -19,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from tla.run import TLA_DIR, ToolMissing, _run_watched, find_jar, find_java
-from tla.trace_project import Event, Projection, batch_lasts
+from tla.trace_project import Event, Life, Projection, UnprojectedStep, act, batch_lasts
 
 TRACE_SPEC = "ShareGroupTrace"
 DATA_MODULE = "ShareGroupTraceData"
@@ -41,6 +50,8 @@ class Validation:
     message: str = ""
     run: Any = None  # the RunResult
     gaps: dict[str, str] = field(default_factory=dict)
+    lives: int = 1  # how many lives of the state the trace was cut into
+    life: int | None = None  # the first life not accepted (1-based)
 
 
 def tla_value(value: Any) -> str:
@@ -66,16 +77,54 @@ def event_record(ev: Event) -> dict[str, Any]:
             "dbatch": frozenset(tuple(b) for b in ev.dbatch), "dle": ev.dle}
 
 
-def data_module(events: list[Event], *, limit: int, max_in_flight: int, stop: tuple[int, int] = (0, 0),
-                batch_last: list[int] | None = None) -> str:
-    """The generated module: the trace and the constants' sizes; ``batch_last`` the spec's BatchLast
-    (the last offset of each offset's log batch; default one-record batches)."""
+def split_lives(events: list[Event], lives: list[Life] | None = None) -> list[list[Event]]:
+    """``events`` cut by their ``life`` (runs of equal values, in order), each life ready to be a trace of
+    its own: leader epochs renumbered from the life's first leader (``Life.base``), and its first event
+    preceded by the records produced before it (``Produce``) and the start offset its initialization
+    wrote (``Initialize``, when not -1). Without ``lives``: one life from Init."""
+    runs: list[list[Event]] = []
+    for ev in events:
+        if runs and runs[-1][-1].life == ev.life:
+            runs[-1].append(ev)
+        else:
+            runs.append([ev])
+    out: list[list[Event]] = []
+    hwm = 0
+    for run in runs:
+        life = lives[run[0].life] if lives and run[0].life < len(lives) else Life(0, -1, 0)
+        b, n = life.base, len(out) + 1
+        renumbered = [dataclasses.replace(ev, e=_epoch(ev.e, b, n), dle=_epoch(ev.dle, b, n),
+                                          acts=[{**a, "e": _epoch(a["e"], b, n)} for a in ev.acts]) for ev in run]
+        first = renumbered[0]
+        setup = [act("Initialize", o=life.start_offset)] * (life.start_offset != -1) + [act("Produce")] * hwm
+        renumbered[0] = dataclasses.replace(first, acts=setup + first.acts)
+        out.append(renumbered)
+        hwm = run[-1].hwm
+    return out
+
+
+def _epoch(e: int, base: int, life: int) -> int:
+    """Leader epoch ``e`` (the projection's numbering; 0: none) in a life whose first leader is ``base`` + 1."""
+    if e and e - base < 1:
+        raise UnprojectedStep(f"a leader started before life {life}'s first leader acts in it")
+    return e - base if e else 0
+
+
+def data_module(events: list[Event], *, limit: int, max_in_flight: int, stop: tuple[int, int, int] = (0, 0, 0),
+                batch_last: list[int] | None = None, lives: list[Life] | None = None) -> str:
+    """The generated module: the trace cut into its lives (``split_lives``) and the constants' sizes
+    (each fault budget the most any one life takes: every life is a behaviour of its own);
+    ``batch_last`` the spec's BatchLast (the last offset of each offset's log batch; default one-record
+    batches)."""
+    traces = split_lives(events, lives)
     members = sorted({a["m"] for ev in events for a in ev.acts if a["m"]})
     log_size = max([ev.hwm for ev in events] + [1])
-    failovers = sum(a["a"] == "Failover" for ev in events for a in ev.acts)
-    crashes = sum(a["a"] == "ConsumerCrash" for ev in events for a in ev.acts)
-    write_errors = sum(a["a"] == "WriteError" for ev in events for a in ev.acts)
-    write_retries = sum(a["a"] == "WriteRetry" for ev in events for a in ev.acts)
+
+    def budget(name: str) -> int:
+        return max(sum(a["a"] == name for ev in trace for a in ev.acts) for trace in traces)
+
+    failovers, crashes = budget("Failover"), budget("ConsumerCrash")
+    write_errors, write_retries = budget("WriteError"), budget("WriteRetry")
     lasts = list(range(log_size)) if batch_last is None else [min(b, log_size - 1) for b in batch_last[:log_size]]
     lasts += range(len(lasts), log_size)
     lines = [f"---- MODULE {DATA_MODULE} ----", "\\* Generated by tla/trace_validate.py: do not edit.",
@@ -84,9 +133,10 @@ def data_module(events: list[Event], *, limit: int, max_in_flight: int, stop: tu
              f"TLogSize == {log_size}", f"TLimit == {limit}", f"TMaxInFlight == {max_in_flight}",
              f"TFailovers == {failovers}", f"TCrashes == {crashes}", f"TWriteErrors == {write_errors}",
              f"TWriteRetries == {write_retries}",
-             f"TStop == <<{stop[0]}, {stop[1]}>>",
-             f"TBatchLast == [o \\in 0..{log_size - 1} |-> {tla_value(lasts)}[o + 1]]", "Trace == <<"]
-    lines.append(",\n".join("  " + tla_value(event_record(ev)) for ev in events))
+             f"TStop == <<{stop[0]}, {stop[1]}, {stop[2]}>>",
+             f"TBatchLast == [o \\in 0..{log_size - 1} |-> {tla_value(lasts)}[o + 1]]", "Lives == <<"]
+    lines.append(",\n".join("  <<\n" + ",\n".join("    " + tla_value(event_record(ev)) for ev in trace) + "\n  >>"
+                            for trace in traces))
     lines += [">>", "===="]
     return "\n".join(lines) + "\n"
 
@@ -95,12 +145,14 @@ CFG = """SPECIFICATION TraceSpec
 INVARIANT Verdict
 """
 
-_AT = re.compile(r'^<<"AT", (\d+), (\d+)>>$', re.MULTILINE)
-_STATE = re.compile(r'<<"STATE", \d+, \d+, "(.*)">>')
+_AT = re.compile(r'^<<"AT", (\d+), (\d+), (\d+)>>$', re.MULTILINE)
+_ACCEPTED = re.compile(r'<<"ACCEPTED", (\d+), \d+>>')
+_STATE = re.compile(r'<<"STATE", \d+, \d+, \d+, "(.*)">>')
 
 
-def _tlc(events: list[Event], limit: int, max_in_flight: int, stop: tuple[int, int],
-         timeout: float | None, batch_last: list[int] | None = None) -> tuple[str, str, float]:
+def _tlc(events: list[Event], limit: int, max_in_flight: int, stop: tuple[int, int, int],
+         timeout: float | None, batch_last: list[int] | None = None,
+         lives: list[Life] | None = None) -> tuple[str, str, float]:
     """One TLC run of the trace spec on ``events``: (output, how it ended, seconds)."""
     java = find_java()
     if java is None:
@@ -110,7 +162,8 @@ def _tlc(events: list[Event], limit: int, max_in_flight: int, stop: tuple[int, i
         work = Path(tmp)
         for name in ("ShareGroup.tla", f"{TRACE_SPEC}.tla"):
             shutil.copy(TLA_DIR / name, work / name)
-        module = data_module(events, limit=limit, max_in_flight=max_in_flight, stop=stop, batch_last=batch_last)
+        module = data_module(events, limit=limit, max_in_flight=max_in_flight, stop=stop, batch_last=batch_last,
+                             lives=lives)
         (work / f"{DATA_MODULE}.tla").write_text(module)
         (work / f"{TRACE_SPEC}.cfg").write_text(CFG)
         cmd = [java, "-XX:+UseParallelGC", "-Xss16m", f"-Djava.io.tmpdir={tmp}", "-cp", str(jar), "tlc2.TLC",
@@ -122,23 +175,34 @@ def _tlc(events: list[Event], limit: int, max_in_flight: int, stop: tuple[int, i
 
 
 def run_tlc(events: list[Event], *, limit: int, max_in_flight: int, batch_last: list[int] | None = None,
-            timeout: float | None = 900) -> tuple[bool, int | None, int | None, str, float, str]:
-    """(accepted, l, k, spec state, seconds, message) of TLC on the trace ``events``: l is the first
-    event not matched (1-based), k how many of its actions were taken."""
-    out, how, seconds = _tlc(events, limit, max_in_flight, (0, 0), timeout, batch_last)
+            timeout: float | None = 900,
+            lives: list[Life] | None = None) -> tuple[bool, int | None, int | None, str, float, str]:
+    """(accepted, l, k, spec state, seconds, message) of TLC on the trace ``events``, cut into ``lives``
+    (``split_lives``): l is the first event not matched (1-based, in ``events``), in the first life not
+    accepted, and k how many of its actions were taken (counting the life's setup actions, if it is the
+    life's first event: ``split_lives(events, lives)`` has them)."""
+    traces = split_lives(events, lives)
+    out, how, seconds = _tlc(events, limit, max_in_flight, (0, 0, 0), timeout, batch_last, lives)
     if how != "exited":
         raise ToolMissing(f"TLC {how} after {seconds:.0f} s")
-    if '<<"ACCEPTED",' in out:
-        return True, None, None, "", seconds, "accepted"
     if "Semantic errors" in out or "Parsing or semantic analysis failed" in out:
         raise ToolMissing("the trace spec does not parse: " + " | ".join(out.splitlines()[-12:]))
-    positions = _AT.findall(out)
-    pos, sub = (int(positions[-1][0]), int(positions[-1][1])) if positions else (1, 0)
+    accepted = {int(t) for t in _ACCEPTED.findall(out)}
+    rejected = [t for t in range(1, len(traces) + 1) if t not in accepted]
+    if not rejected:
+        return True, None, None, "", seconds, "accepted" if len(traces) == 1 else f"accepted ({len(traces)} lives)"
+    life = rejected[0]
+    positions = [(int(l_), int(k_)) for t_, l_, k_ in _AT.findall(out) if int(t_) == life]
+    pos, sub = max(positions) if positions else (1, 0)
     message = "no spec step matches"
     assertion = next((ln for ln in out.splitlines() if "Assert" in ln or "assertion" in ln.lower()), None)
     if assertion:
         message = f"the spec's assertion failed: {assertion.strip()}"
-    second, how2, more = _tlc(events, limit, max_in_flight, (pos, sub), timeout, batch_last)
+    second, how2, more = _tlc(events, limit, max_in_flight, (life, pos, sub), timeout, batch_last, lives)
+    if len(traces) > 1:
+        first = sum(len(tr) for tr in traces[:life - 1])
+        message = f"life {life} of {len(traces)} (from event #{first + 1}): {message}"
+        pos += first
     shown = _STATE.search(second) if how2 == "exited" else None
     state = shown.group(1).replace('\\"', '"') if shown else ""
     return False, pos, sub, state, seconds + more, message
@@ -177,10 +241,15 @@ def validate(scenario: Any, seed: int, *, mutant: str | None = None, partition: 
         events = corrupt(events)
     limit, locks = projection.limits.get(key, (5, 2000))
     log_size = max([ev.hwm for ev in events] + [1])
+    lives = projection.lives.get(key, [])
     accepted, pos, sub, state, seconds, message = run_tlc(
-        events, limit=limit, max_in_flight=locks, batch_last=batch_lasts(projection.logs.get(key), log_size))
-    v = Validation(accepted, events, str(key), seconds, spec_state=state, message=message, run=result,
-                   gaps={str(k): g for k, g in projection.gaps.items()})
+        events, limit=limit, max_in_flight=locks, batch_last=batch_lasts(projection.logs.get(key), log_size),
+        lives=lives)
+    traces = split_lives(events, lives)
+    shown = [ev for trace in traces for ev in trace]  # the events as validated (the lives' setup actions in)
+    v = Validation(accepted, shown, str(key), seconds, spec_state=state, message=message, run=result,
+                   gaps={str(k): g for k, g in projection.gaps.items()}, lives=len(traces))
     if not accepted and pos is not None:
         v.first_unmatched, v.action = pos - 1, sub
+        v.life = next(i for i, n in enumerate(itertools.accumulate(len(tr) for tr in traces), 1) if n >= pos)
     return v

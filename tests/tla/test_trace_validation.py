@@ -12,6 +12,11 @@ Library scenarios validated in CI (issue 27), one JVM each: swarm seeds whose le
 fetched batch (KIP-1206 record_limit, the spec's CacheBatchRest), kip932_example, and a prefix of a
 standard run (its 3 333-record partitions make a whole-trace TLC run minutes long). swarm_wide's only
 share group is read_committed over a transactional producer, outside the spec (SP-13): validate says so.
+
+The rejections of the first 1 000-run validated swarm campaign that were the projection's: a write a
+coordinator handled but never committed (taken as applied), a group deleted and re-created and an admin
+reset (each a new life of the state, validated from Init: tla/README.md). Each reproducer is accepted, and
+attacked: the write taken as applied again, a life's boundary moved one event either way.
 """
 
 from __future__ import annotations
@@ -26,8 +31,8 @@ from model.sim.runner import run, run_cluster
 from scenarios import library
 from scenarios.cli import main
 from tla import run as tlc_run
-from tla.trace_project import Event, Projection
-from tla.trace_validate import NoSharePartition, Validation, project, validate
+from tla.trace_project import Event, Projection, act
+from tla.trace_validate import NoSharePartition, Validation, project, split_lives, validate
 
 SCENARIO = "kip932_example"
 SEED = 1
@@ -63,6 +68,13 @@ def test_two_sessions_of_a_member_closing_in_one_step_release_once() -> None:
     for ev in projection.events[key]:
         released = [a["m"] for a in ev.acts if a["a"] == "ReleaseMember"]
         assert len(released) == len(set(released)), (ev.time_ms, ev.what)
+
+
+def test_a_session_closing_in_the_step_a_write_is_answered_is_projected() -> None:
+    """swarm seed 20: a share session closed while the leader's step in progress held a write's answer (its
+    durable state); the projection read that entry as a spec action and raised (KeyError)."""
+    projection, key, _ = project(library.get("swarm"), 20)
+    assert len(projection.events[key]) > 50
 
 
 def test_swarm_wide_is_outside_the_spec_and_validate_says_why() -> None:
@@ -127,9 +139,80 @@ class TestWithTLC:
         assert event.spso > 0  # the simulator's SPSO moved before the write; the spec's did not
 
 
+UNCOMMITTED_WRITE_SEED = 8416748903950899237  # swarm: a write handled by a coordinator, never made durable
+
+
+def _failover_with_the_uncommitted_write_applied(events: list[Event]) -> list[Event]:
+    """The projection before the fix: the deposed leader's acknowledgement write of 22..24, which its share
+    coordinator handled but whose append was refused (the state partition had lost its in-sync replicas),
+    taken as applied (CoordWrite) before the Failover."""
+    i = next(i for i, ev in enumerate(events) if any(a["a"] == "Failover" for a in ev.acts))
+    assert not any(a["a"] == "CoordWrite" for a in events[i].acts)
+    wrong = [act("CoordWrite", e=1)] * 3 + list(events[i].acts)
+    return [*events[:i], dataclasses.replace(events[i], acts=wrong), *events[i + 1:]]
+
+
+def test_a_write_handled_but_never_committed_is_not_applied_at_the_failover() -> None:
+    """swarm seed 8416748903950899237 (rejected in the first 1 000-run validated campaign): the write of
+    22..24 was handled three times by a share coordinator whose appends were refused (fewer in-sync replicas
+    than min.insync.replicas), so it never became durable; the new leader reads SPSO 22."""
+    projection, key, _ = project(library.get("swarm"), UNCOMMITTED_WRITE_SEED)
+    events = projection.events[key]
+    [failover] = [ev for ev in events if any(a["a"] == "Failover" for a in ev.acts)]
+    assert [a["a"] for a in failover.acts] == ["Failover"]
+    load = events[events.index(failover) + 1]
+    assert load.what == "state read" and load.spso == 22
+
+
+RECREATED_SEED = 202866078520279459  # swarm: the group deleted and re-created, its state initialized at epoch 9
+RESET_SEED = 7499615321764922368  # swarm: an admin reset to 962; the leader's write fenced, its state dropped
+
+
+def test_a_group_deleted_and_re_created_starts_a_new_life_of_the_state() -> None:
+    """swarm seed 202866078520279459 (rejected in the first validated campaign): the group was deleted, its
+    share-partition rebuilt at the same leader epoch, and its state initialized again at state epoch 9; the
+    rebuilt leader's read starts the second life, validated from Init with the 60 records produced so far."""
+    projection, key, _ = project(library.get("swarm"), RECREATED_SEED)
+    first, second = projection.lives[key]
+    assert (first.state_epoch, second.state_epoch, second.start_offset) == (2, 9, -1)
+    events = projection.events[key]
+    assert events[second.first].what == "state read" and events[second.first].time_ms > 30_000
+    assert [ev.life for ev in events] == [0] * second.first + [1] * (len(events) - second.first)
+    assert not projection.gaps
+    _, life = split_lives(events, projection.lives[key])
+    setup = [a["a"] for a in life[0].acts]
+    assert setup == ["Produce"] * 60 + ["LeaderLoad"] and life[0].e == 1
+
+
+def test_an_admin_reset_ends_the_life_where_the_leader_drops_its_state() -> None:
+    """swarm seed 7499615321764922368 (rejected in the same campaign): an admin reset initialized the state at
+    state epoch 9 with start offset 962; the leader's next write was fenced (FENCED_STATE_EPOCH), it dropped
+    its state (its memory is not observed there) and read the new life, which starts with that offset."""
+    projection, key, _ = project(library.get("swarm"), RESET_SEED)
+    second = projection.lives[key][1]
+    assert (second.state_epoch, second.start_offset) == (9, 962)
+    events = projection.events[key]
+    end = events[second.first - 1]
+    assert end.what.endswith("state dropped") and end.e == 0 and {a["a"] for a in end.acts} == {"WriteError"}
+    _, life = split_lives(events, projection.lives[key])
+    assert life[0].acts[0] == act("Initialize", o=962) and life[0].spso == 962
+
+
+def _moved_boundary(later: bool) -> Callable[[list[Event]], list[Event]]:
+    """The first event of the second life moved into the first (``later``), or the last of the first into
+    the second."""
+    def corrupt(events: list[Event]) -> list[Event]:
+        i = next(i for i, ev in enumerate(events) if ev.life == 1) - (0 if later else 1)
+        return [*events[:i], dataclasses.replace(events[i], life=0 if later else 1), *events[i + 1:]]
+    return corrupt
+
+
 # (scenario, seed, events validated: None for all). swarm 1 and 4 were rejected before CacheBatchRest.
 LIBRARY_RUNS = [("swarm", 1, None), ("swarm", 4, None), ("swarm", 5, None), ("kip932_example", 3, None),
-                ("standard", 1, 150), ("swarm", 2433669991742305874, None), ("swarm", 7190881427140721698, None)]
+                ("standard", 1, 150), ("swarm", 2433669991742305874, None), ("swarm", 7190881427140721698, None),
+                ("swarm", UNCOMMITTED_WRITE_SEED, None), ("swarm", RECREATED_SEED, None), ("swarm", RESET_SEED, None),
+                # event 7: an acknowledgement's write failed after its records' locks lapsed (ExpireLock first)
+                ("state_partition_under_min_isr", 1, 8)]
 
 
 @pytest.mark.tlc
@@ -141,6 +224,7 @@ def test_library_runs_are_accepted(scenario: str, seed: int, events: int | None)
     assert v.accepted, (v.message, v.first_unmatched, v.spec_state)
     if scenario == "swarm" and seed in (1, 4):
         assert any(a["a"] == "CacheBatchRest" for ev in v.events for a in ev.acts)
+    assert v.lives == (2 if seed in (RECREATED_SEED, RESET_SEED) else 1)
 
 
 @pytest.mark.tlc
@@ -154,3 +238,31 @@ def test_a_batch_rest_cached_acquired_is_rejected_long_before_its_invariant() ->
     event = v.events[v.first_unmatched]
     assert event.what.startswith("acquire") and event.time_ms < 1_000
     assert v.run.violations and v.run.violations[0].time_ms > 10 * event.time_ms
+
+
+@pytest.mark.tlc
+@pytest.mark.xdist_group("tlc")
+@pytest.mark.skipif(tlc_run.find_java() is None, reason="java is not installed: TLC cannot run")
+def test_an_uncommitted_write_taken_as_applied_is_rejected_at_the_next_read() -> None:
+    v = validate(library.load("swarm"), UNCOMMITTED_WRITE_SEED, corrupt=_failover_with_the_uncommitted_write_applied)
+    assert not v.accepted and v.first_unmatched is not None
+    event = v.events[v.first_unmatched]
+    assert event.what == "state read" and event.spso == 22  # the spec's durable SPSO is 25 there
+
+
+@pytest.mark.tlc
+@pytest.mark.xdist_group("tlc")
+@pytest.mark.skipif(tlc_run.find_java() is None, reason="java is not installed: TLC cannot run")
+@pytest.mark.parametrize(("seed", "later", "life", "step", "message"), [
+    # The re-created group's first read taken in the old life: LeaderLoad is not enabled (its leader is active).
+    (RECREATED_SEED, True, 1, ("state read", "LeaderLoad"), "life 1 of 2 (from event #1)"),
+    # The fenced write's failure taken in the new life: its leader has no write in flight there.
+    (RESET_SEED, False, 2, ("write failed; state dropped", "WriteError"), "life 2 of 2 (from event #9)"),
+])
+def test_a_life_boundary_moved_is_rejected_in_its_life(seed: int, later: bool, life: int, step: tuple[str, str],
+                                                       message: str) -> None:
+    v = validate(library.load("swarm"), seed, corrupt=_moved_boundary(later))
+    assert not v.accepted and v.first_unmatched is not None and v.action is not None and v.life == life
+    event = v.events[v.first_unmatched]
+    assert (event.what, event.acts[v.action]["a"]) == step
+    assert v.message.startswith(message)
