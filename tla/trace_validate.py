@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from tla.run import TLA_DIR, ToolMissing, _run_watched, find_jar, find_java
-from tla.trace_project import Event, Projection, batch_lasts
+from tla.trace_project import Event, Projection, aborted_and_markers, batch_lasts
 
 TRACE_SPEC = "ShareGroupTrace"
 DATA_MODULE = "ShareGroupTraceData"
@@ -67,9 +67,12 @@ def event_record(ev: Event) -> dict[str, Any]:
 
 
 def data_module(events: list[Event], *, limit: int, max_in_flight: int, stop: tuple[int, int] = (0, 0),
-                batch_last: list[int] | None = None) -> str:
+                batch_last: list[int] | None = None, aborted: list[int] | None = None,
+                gaps: list[int] | None = None) -> str:
     """The generated module: the trace and the constants' sizes; ``batch_last`` the spec's BatchLast
-    (the last offset of each offset's log batch; default one-record batches)."""
+    (the last offset of each offset's log batch; default one-record batches); ``aborted`` and ``gaps``
+    the spec's Aborted and Gaps (read_committed's aborted offsets, SP-13; transaction markers, acknowledged
+    with GAP), offsets at or past LogSize left out."""
     members = sorted({a["m"] for ev in events for a in ev.acts if a["m"]})
     log_size = max([ev.hwm for ev in events] + [1])
     failovers = sum(a["a"] == "Failover" for ev in events for a in ev.acts)
@@ -85,7 +88,9 @@ def data_module(events: list[Event], *, limit: int, max_in_flight: int, stop: tu
              f"TFailovers == {failovers}", f"TCrashes == {crashes}", f"TWriteErrors == {write_errors}",
              f"TWriteRetries == {write_retries}",
              f"TStop == <<{stop[0]}, {stop[1]}>>",
-             f"TBatchLast == [o \\in 0..{log_size - 1} |-> {tla_value(lasts)}[o + 1]]", "Trace == <<"]
+             f"TBatchLast == [o \\in 0..{log_size - 1} |-> {tla_value(lasts)}[o + 1]]",
+             f"TAborted == {tla_value(frozenset(o for o in aborted or () if o < log_size))}",
+             f"TGaps == {tla_value(frozenset(o for o in gaps or () if o < log_size))}", "Trace == <<"]
     lines.append(",\n".join("  " + tla_value(event_record(ev)) for ev in events))
     lines += [">>", "===="]
     return "\n".join(lines) + "\n"
@@ -100,7 +105,8 @@ _STATE = re.compile(r'<<"STATE", \d+, \d+, "(.*)">>')
 
 
 def _tlc(events: list[Event], limit: int, max_in_flight: int, stop: tuple[int, int],
-         timeout: float | None, batch_last: list[int] | None = None) -> tuple[str, str, float]:
+         timeout: float | None, batch_last: list[int] | None = None, aborted: list[int] | None = None,
+         gaps: list[int] | None = None) -> tuple[str, str, float]:
     """One TLC run of the trace spec on ``events``: (output, how it ended, seconds)."""
     java = find_java()
     if java is None:
@@ -110,7 +116,8 @@ def _tlc(events: list[Event], limit: int, max_in_flight: int, stop: tuple[int, i
         work = Path(tmp)
         for name in ("ShareGroup.tla", f"{TRACE_SPEC}.tla"):
             shutil.copy(TLA_DIR / name, work / name)
-        module = data_module(events, limit=limit, max_in_flight=max_in_flight, stop=stop, batch_last=batch_last)
+        module = data_module(events, limit=limit, max_in_flight=max_in_flight, stop=stop, batch_last=batch_last,
+                             aborted=aborted, gaps=gaps)
         (work / f"{DATA_MODULE}.tla").write_text(module)
         (work / f"{TRACE_SPEC}.cfg").write_text(CFG)
         cmd = [java, "-XX:+UseParallelGC", "-Xss16m", f"-Djava.io.tmpdir={tmp}", "-cp", str(jar), "tlc2.TLC",
@@ -122,10 +129,11 @@ def _tlc(events: list[Event], limit: int, max_in_flight: int, stop: tuple[int, i
 
 
 def run_tlc(events: list[Event], *, limit: int, max_in_flight: int, batch_last: list[int] | None = None,
+            aborted: list[int] | None = None, gaps: list[int] | None = None,
             timeout: float | None = 900) -> tuple[bool, int | None, int | None, str, float, str]:
     """(accepted, l, k, spec state, seconds, message) of TLC on the trace ``events``: l is the first
     event not matched (1-based), k how many of its actions were taken."""
-    out, how, seconds = _tlc(events, limit, max_in_flight, (0, 0), timeout, batch_last)
+    out, how, seconds = _tlc(events, limit, max_in_flight, (0, 0), timeout, batch_last, aborted, gaps)
     if how != "exited":
         raise ToolMissing(f"TLC {how} after {seconds:.0f} s")
     if '<<"ACCEPTED",' in out:
@@ -138,7 +146,7 @@ def run_tlc(events: list[Event], *, limit: int, max_in_flight: int, batch_last: 
     assertion = next((ln for ln in out.splitlines() if "Assert" in ln or "assertion" in ln.lower()), None)
     if assertion:
         message = f"the spec's assertion failed: {assertion.strip()}"
-    second, how2, more = _tlc(events, limit, max_in_flight, (pos, sub), timeout, batch_last)
+    second, how2, more = _tlc(events, limit, max_in_flight, (pos, sub), timeout, batch_last, aborted, gaps)
     shown = _STATE.search(second) if how2 == "exited" else None
     state = shown.group(1).replace('\\"', '"') if shown else ""
     return False, pos, sub, state, seconds + more, message
@@ -157,13 +165,6 @@ def project(scenario: Any, seed: int, *, mutant: str | None = None,
     if not keys:
         raise NoSharePartition("the run has no share-partition with a leader that loaded its state"
                                + (f" on partition {partition}" if partition is not None else ""))
-    # A read_committed group's leaders archive aborted records as they fetch them: transactions (SP-13)
-    # are outside ShareGroup.tla, so those partitions are validated only when asked for.
-    plain = [k for k in keys if k not in projection.read_committed]
-    if partition is None and not plain:
-        raise NoSharePartition("the run's share-partitions are all of read_committed share groups (transactions, "
-                               "SP-13, are not in ShareGroup.tla); name one with --partition to validate it anyway")
-    keys = plain if partition is None else keys
     key = max(keys, key=lambda k: (len(projection.events[k]), str(k)))
     return projection, key, result
 
@@ -177,8 +178,11 @@ def validate(scenario: Any, seed: int, *, mutant: str | None = None, partition: 
         events = corrupt(events)
     limit, locks = projection.limits.get(key, (5, 2000))
     log_size = max([ev.hwm for ev in events] + [1])
+    log = projection.logs.get(key)
+    aborted, markers = aborted_and_markers(log, log_size, key in projection.read_committed)
     accepted, pos, sub, state, seconds, message = run_tlc(
-        events, limit=limit, max_in_flight=locks, batch_last=batch_lasts(projection.logs.get(key), log_size))
+        events, limit=limit, max_in_flight=locks, batch_last=batch_lasts(log, log_size), aborted=aborted,
+        gaps=markers)
     v = Validation(accepted, events, str(key), seconds, spec_state=state, message=message, run=result,
                    gaps={str(k): g for k, g in projection.gaps.items()})
     if not accepted and pos is not None:

@@ -11,7 +11,10 @@ The TLC tests are marked like tests/tla/test_tlc.py (one worker, one xdist group
 Library scenarios validated in CI (issue 27), one JVM each: swarm seeds whose leaders cache the rest of a
 fetched batch (KIP-1206 record_limit, the spec's CacheBatchRest), kip932_example, and a prefix of a
 standard run (its 3 333-record partitions make a whole-trace TLC run minutes long). swarm_wide's only
-share group is read_committed over a transactional producer, outside the spec (SP-13): validate says so.
+share group is read_committed over a transactional producer (SP-13): its leaders archive aborted records
+instead of delivering them (the spec's ArchiveAborted, Aborted from the log) and its clients acknowledge
+transaction markers with GAP (the spec's Gaps); a few seeds are accepted, and the same trace with an
+aborted record delivered instead of archived is rejected at that event.
 """
 
 from __future__ import annotations
@@ -26,8 +29,8 @@ from model.sim.runner import run, run_cluster
 from scenarios import library
 from scenarios.cli import main
 from tla import run as tlc_run
-from tla.trace_project import Event, Projection
-from tla.trace_validate import NoSharePartition, Validation, project, validate
+from tla.trace_project import Event, Projection, aborted_and_markers, act
+from tla.trace_validate import Validation, project, validate
 
 SCENARIO = "kip932_example"
 SEED = 1
@@ -65,10 +68,20 @@ def test_two_sessions_of_a_member_closing_in_one_step_release_once() -> None:
         assert len(released) == len(set(released)), (ev.time_ms, ev.what)
 
 
-def test_swarm_wide_is_outside_the_spec_and_validate_says_why() -> None:
-    # Its leaders archive aborted records as they fetch them (transactions, SP-13: an abstraction gap).
-    with pytest.raises(NoSharePartition, match="read_committed"):
-        validate(library.load("swarm_wide"), 1)
+def test_swarm_wide_aborted_records_are_projected_as_archived_never_acquired() -> None:
+    """swarm_wide seed 1: the read_committed leader of partition 0 archives the aborted records 5, 6, 12,
+    13 and 19 as it fetches them (SP-13), and the client acknowledges the markers 20, 36, 50 and 83 with
+    GAP; the projection gives the spec those offsets as Aborted and Gaps."""
+    projection, key, _ = project(library.load("swarm_wide"), 1)
+    assert key in projection.read_committed
+    events = projection.events[key]
+    aborted, markers = aborted_and_markers(projection.logs[key], max(ev.hwm for ev in events), True)
+    assert aborted == [5, 6, 12, 13, 19] and markers == [20, 36, 50, 83]
+    archived = [a["o"] for ev in events for a in ev.acts if a["a"] == "ArchiveAborted"]
+    acquired = {a["o"] for ev in events for a in ev.acts if a["a"] == "Acquire"}
+    gap_acks = {a["o"] for ev in events for a in ev.acts if a["a"] == "Ack" and a["t"] == "GAP"}
+    assert archived == aborted and not acquired & set(aborted)
+    assert gap_acks == set(markers)
 
 
 def test_validate_needs_a_share_group() -> None:
@@ -126,8 +139,30 @@ class TestWithTLC:
         assert event.what.startswith("acknowledge")
         assert event.spso > 0  # the simulator's SPSO moved before the write; the spec's did not
 
+    def test_an_aborted_record_delivered_is_rejected_at_that_event(self) -> None:
+        """swarm_wide seed 1, attacked: at the fetch that archives aborted offset 5 (SP-13), the trace says
+        the fetching member acquired it instead (the simulator's mutant deliver-aborted would do so)."""
+        changed: list[tuple[int, int]] = []
+
+        def corrupt(events: list[Event]) -> list[Event]:
+            i = next(i for i, ev in enumerate(events) if any(a["a"] == "ArchiveAborted" for a in ev.acts))
+            ev = events[i]
+            j = next(j for j, a in enumerate(ev.acts) if a["a"] == "ArchiveAborted")
+            member = next(a["m"] for a in ev.acts if a["a"] == "Acquire")
+            o = ev.acts[j]["o"]
+            acts = [*ev.acts[:j], act("Acquire", m=member, o=o), *ev.acts[j + 1:]]
+            mem = list(ev.mem)
+            mem[o - ev.spso] = ("ACQUIRED", 1, "NONE")
+            changed.append((i, j))
+            return [*events[:i], dataclasses.replace(ev, acts=acts, mem=mem), *events[i + 1:]]
+
+        v = validate(library.load("swarm_wide"), 1, corrupt=corrupt)
+        assert not v.accepted
+        assert (v.first_unmatched, v.action) == changed[0]  # the Acquire of an aborted offset is not enabled
+
 
 # (scenario, seed, events validated: None for all). swarm 1 and 4 were rejected before CacheBatchRest.
+# swarm_wide (read_committed, SP-13; rejected before ArchiveAborted): SWARM_WIDE_SEEDS below.
 LIBRARY_RUNS = [("swarm", 1, None), ("swarm", 4, None), ("swarm", 5, None), ("kip932_example", 3, None),
                 ("standard", 1, 150), ("swarm", 2433669991742305874, None), ("swarm", 7190881427140721698, None)]
 
@@ -141,6 +176,27 @@ def test_library_runs_are_accepted(scenario: str, seed: int, events: int | None)
     assert v.accepted, (v.message, v.first_unmatched, v.spec_state)
     if scenario == "swarm" and seed in (1, 4):
         assert any(a["a"] == "CacheBatchRest" for ev in v.events for a in ev.acts)
+
+
+# swarm_wide seeds validated in CI, each because its busiest partition archives aborted records (SP-13,
+# ArchiveAborted) and acknowledges transaction markers with GAP, and: 1, no fault on it (the plain case);
+# SWARM_WIDE_FAULTED: (seed, the further spec action it takes with an aborted offset in the window).
+SWARM_WIDE_SEEDS = [1]
+SWARM_WIDE_FAULTED: list[tuple[int, str]] = []
+
+
+@pytest.mark.tlc
+@pytest.mark.xdist_group("tlc")
+@pytest.mark.skipif(tlc_run.find_java() is None, reason="java is not installed: TLC cannot run")
+@pytest.mark.parametrize("seed", SWARM_WIDE_SEEDS + [s for s, _ in SWARM_WIDE_FAULTED])
+def test_swarm_wide_runs_are_accepted(seed: int) -> None:
+    v = validate(library.load("swarm_wide"), seed)
+    assert v.accepted, (v.message, v.first_unmatched, v.spec_state)
+    kinds = {(a["a"], a["t"]) for ev in v.events for a in ev.acts}
+    assert ("ArchiveAborted", "") in kinds and ("Ack", "GAP") in kinds
+    further = dict(SWARM_WIDE_FAULTED).get(seed)
+    if further:
+        assert any(a["a"] == further for ev in v.events for a in ev.acts)
 
 
 @pytest.mark.tlc
