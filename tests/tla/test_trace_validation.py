@@ -179,10 +179,14 @@ def test_library_runs_are_accepted(scenario: str, seed: int, events: int | None)
 
 
 # swarm_wide seeds validated in CI, each because its busiest partition archives aborted records (SP-13,
-# ArchiveAborted) and acknowledges transaction markers with GAP, and: 1, no fault on it (the plain case);
-# SWARM_WIDE_FAULTED: (seed, the further spec action it takes with an aborted offset in the window).
+# ArchiveAborted) and acknowledges transaction markers with GAP: 1 with no fault on that partition (the
+# plain case); and (seed, a further spec action it must take): 17, a failover, then the new leader's
+# SPSO sits on aborted offset 21 until its archive is durable and 15 aborted offsets are archived among
+# acquisitions and marker acquisitions; 18, aborted 72..74 archived in the middle of a fetch (one
+# ARCHIVE write, three spec writes) in a run whose leader had 40 spec writes answered out of order
+# (WriteRetry).
 SWARM_WIDE_SEEDS = [1]
-SWARM_WIDE_FAULTED: list[tuple[int, str]] = []
+SWARM_WIDE_FAULTED = [(17, "Failover"), (18, "WriteRetry")]
 
 
 @pytest.mark.tlc
