@@ -7,9 +7,16 @@
 (*                                                                         *)
 (* What is modelled                                                        *)
 (*  - A log of LogSize offsets produced one at a time up to the high-water *)
-(*    mark hwm (read_uncommitted; transactions, SP-13, are not modelled).  *)
-(*    Offsets in Gaps have no record (compaction, SP-14): they are         *)
+(*    mark hwm.  Offsets in Gaps have no record (compaction, SP-14; and    *)
+(*    transaction markers, which Kafka's leader acquires with their batch  *)
+(*    and the client acknowledges with the Gap type): they are             *)
 (*    acknowledged with the Gap type.                                      *)
+(*  - read_committed (SP-13): hwm stands for the last stable offset, the   *)
+(*    bound such a leader reads to (an open transaction holds it back, so  *)
+(*    the SPEO stops there, SP-7).  Offsets in Aborted hold records of     *)
+(*    aborted transactions: never acquired; a leader about to acquire one  *)
+(*    archives it instead (ArchiveAborted).  Aborted = {} is               *)
+(*    read_uncommitted, or a log without aborted transactions.             *)
 (*  - A leader per leader epoch e in Epochs.  A leader LOADS its state     *)
 (*    from the coordinator (ReadShareGroupState, SP-10), is ACTIVE, and on *)
 (*    failover becomes a ZOMBIE: it keeps its memory, its lock timers and  *)
@@ -84,6 +91,7 @@ CONSTANTS
     NoMember,        \* model value: "no owner"
     LogSize,         \* offsets 0..LogSize-1 are ever produced
     Gaps,            \* offsets with no record (compacted, SP-14)
+    Aborted,         \* offsets of aborted transactional records a read_committed leader archives (SP-13)
     BatchLast,       \* BatchLast[o]: the last offset of the log batch holding o
     DeliveryLimit,   \* group.share.delivery.count.limit (SP-5)
     MaxInFlight,     \* group.share.partition.max.record.locks (SP-8)
@@ -106,10 +114,12 @@ MutantNames == {"none",
                 "start_every_write",  \* every write carries the SPSO, however many are in flight (SP-9; Kafka trunk)
                 "start_every_write_max", \* a candidate fix, not a bug: trunk's payload, and a coordinator that
                                          \* never lowers the stored start offset within a state epoch
-                "timeout_before_write"} \* a lock expiry releases in memory before its write (SP-9, SP-11; Kafka trunk)
+                "timeout_before_write", \* a lock expiry releases in memory before its write (SP-9, SP-11; Kafka trunk)
+                "deliver_aborted"}    \* the leader acquires aborted records as any other (SP-13)
 
 ASSUME /\ LogSize \in Nat \ {0}
        /\ Gaps \subseteq 0..(LogSize - 1)
+       /\ Aborted \subseteq 0..(LogSize - 1) /\ Aborted \cap Gaps = {}
        /\ BatchLast \in [0..(LogSize - 1) -> 0..(LogSize - 1)]
        /\ \A o \in 0..(LogSize - 1) : BatchLast[o] >= o /\ (o < BatchLast[o] => BatchLast[o + 1] = BatchLast[o])
        /\ DeliveryLimit \in Nat \ {0}
@@ -432,6 +442,7 @@ Acquire(m, o) ==
     LET e == lep IN
     /\ status[e] = "active" /\ lse[e] = dSE
     /\ up[m]
+    /\ o \notin Aborted \/ Mutant = "deliver_aborted"     \* SP-13: ArchiveAborted instead
     /\ \/ /\ o >= lspso[e] /\ o < lspeo[e]
           /\ rec[e][o].st = AVAILABLE
           /\ UNCHANGED lspeo
@@ -462,6 +473,28 @@ CacheBatchRest(o) ==
     /\ o < WindowEnd(lspso[e])
     /\ lspeo' = [lspeo EXCEPT ![e] = o + 1]
     /\ UNCHANGED <<hwm, durableVars, lep, status, lse, lspso, rec, wq, consumerVars, budgetVars, ghostVars>>
+
+(* SP-13, SP-9: a read_committed leader meets the aborted offset o where a  *)
+(* fetch would acquire it (an AVAILABLE record of the window, or the next   *)
+(* new offset within the bound) and archives it instead of delivering it:  *)
+(* the record stays AVAILABLE, count unchanged, with a pending ARCHIVED and *)
+(* no member, and the leader writes ARCHIVED; the record takes it when that *)
+(* write succeeds, and a failed write is sent again (a release-like write,  *)
+(* kind "timeout").  sharesim's SharePartition._tag_archived (one ARCHIVE   *)
+(* write per acquisition; Kafka's filterAbortedTransactionalAcquiredRecords).*)
+ArchiveAborted(o) ==
+    LET e == lep IN
+    /\ o \in Aborted
+    /\ status[e] = "active" /\ lse[e] = dSE
+    /\ \/ /\ o >= lspso[e] /\ o < lspeo[e]
+          /\ rec[e][o].st = AVAILABLE /\ rec[e][o].pend = NONE
+          /\ UNCHANGED lspeo
+       \/ /\ o = lspeo[e] /\ o < hwm /\ o < WindowEnd(lspso[e])
+          /\ lspeo' = [lspeo EXCEPT ![e] = o + 1]
+    /\ rec' = [rec EXCEPT ![e][o] = [NoRec EXCEPT !.cnt = rec[e][o].cnt, !.pend = ARCHIVED]]
+    /\ wq' = [wq EXCEPT ![e] = Append(@, MkWrite(e, o :> [st |-> ARCHIVED, cnt |-> rec[e][o].cnt],
+                                                lspso[e], "timeout", -1))]
+    /\ UNCHANGED <<hwm, durableVars, lep, status, lse, lspso, consumerVars, budgetVars, ghostVars>>
 
 (* SP-3, SP-9 first phase, SP-14: member m acknowledges offset o, delivered *)
 (* by leader e, with type t.  Valid only if o is ACQUIRED by m with a live  *)
@@ -618,6 +651,7 @@ Next ==
     \/ \E e \in Epochs : LeaderReload(e) \/ CoordWrite(e) \/ WriteError(e) \/ WriteRetry(e)
     \/ \E m \in Members, o \in Offsets : Acquire(m, o)
     \/ \E o \in Offsets : CacheBatchRest(o)
+    \/ \E o \in Offsets : ArchiveAborted(o)
     \/ \E m \in Members, o \in Offsets, e \in Epochs, t \in {"ACCEPT", "RELEASE", "REJECT", "GAP"} :
            Ack(m, o, e, t)
     \/ \E e \in Epochs, o \in Offsets : ExpireLock(e, o)
@@ -637,6 +671,7 @@ Fairness ==
     /\ WF_vars(\E e \in Epochs : LeaderReload(e))
     /\ \A e \in Epochs : WF_vars(CoordWrite(e))
     /\ WF_vars(\E m \in Members, o \in Offsets : Acquire(m, o))
+    /\ WF_vars(\E o \in Offsets : ArchiveAborted(o))
     /\ WF_vars(\E m \in Members, o \in Offsets, e \in Epochs, t \in {"ACCEPT", "RELEASE", "REJECT", "GAP"} :
                    Ack(m, o, e, t))
     /\ WF_vars(\E o \in Offsets : ExpireLock(lep, o))
@@ -716,10 +751,23 @@ SP9_OneStartOffsetInFlight ==
 (* record being released, by = NoMember, is ACQUIRED with its lock gone).   *)
 E3_ExclusiveAcquisition ==
     \A e \in Epochs, o \in Offsets :
-        /\ rec[e][o].pend # NONE => rec[e][o].st = ACQUIRED
+        /\ rec[e][o].pend # NONE => \/ rec[e][o].st = ACQUIRED
+                                    \/ o \in Aborted /\ rec[e][o].st = AVAILABLE /\ rec[e][o].pend = ARCHIVED
         /\ rec[e][o].pend # NONE /\ rec[e][o].by # NoMember => rec[e][o].own = rec[e][o].by
         /\ rec[e][o].pend # NONE /\ rec[e][o].by = NoMember => ~rec[e][o].live
         /\ rec[e][o].st = ACQUIRED <=> rec[e][o].own \in Members
+
+(* SP-13: under read_committed an aborted record is never delivered: no     *)
+(* leader holds it ACQUIRED (or ACKNOWLEDGED), no consumer was handed it,  *)
+(* no delivery of it is counted in this life of the state, and its durable *)
+(* state is at most ARCHIVED (archived, never acknowledged).  sharesim's    *)
+(* invariant no-aborted-delivery checks the same.                           *)
+SP13_AbortedNeverDelivered ==
+    \A o \in Aborted :
+        /\ dlv[o] = 0
+        /\ \A e \in Epochs : rec[e][o].st \in {AVAILABLE, ARCHIVED}
+        /\ \A m \in Members : \A h \in held[m] : h[1] # o
+        /\ dBatch[o].st \in {NONE, ARCHIVED}
 
 -----------------------------------------------------------------------------
 (* Action properties *)
@@ -727,12 +775,16 @@ E3_ExclusiveAcquisition ==
 Legal == {<<AVAILABLE, ACQUIRED>>, <<ACQUIRED, AVAILABLE>>,
           <<ACQUIRED, ACKNOWLEDGED>>, <<ACQUIRED, ARCHIVED>>}
 
-(* SP-1: within one loaded memory, record states move only along SP-1. *)
+(* SP-1, SP-13: within one loaded memory, record states move only along    *)
+(* SP-1; an aborted record moves from AVAILABLE to ARCHIVED (ArchiveAborted *)
+(* once its write succeeds), never through ACQUIRED.                        *)
 SP1_LegalTransitions ==
     [][\A e \in Epochs :
           (Serving(e) /\ Serving(e)' /\ lse'[e] = lse[e]) =>
               \A o \in Offsets :
-                  rec'[e][o].st # rec[e][o].st => <<rec[e][o].st, rec'[e][o].st>> \in Legal]_vars
+                  rec'[e][o].st # rec[e][o].st =>
+                      IF o \in Aborted THEN <<rec[e][o].st, rec'[e][o].st>> = <<AVAILABLE, ARCHIVED>>
+                      ELSE <<rec[e][o].st, rec'[e][o].st>> \in Legal]_vars
 
 (* SP-8: within a loaded state a leader's window never grows past          *)
 (* max.record.locks (soft to a log batch end, WindowEnd), and never grows  *)

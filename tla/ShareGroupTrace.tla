@@ -10,8 +10,10 @@
 (* re-created, an admin reset), each a sequence of events, each with the   *)
 (* spec actions it stands for (acts, with their parameters) and the spec   *)
 (* variables the simulator observed after it; and the sizes the constants  *)
-(* take (TMembers, TLogSize, ...).  Each life is a behaviour of its own,    *)
-(* from Init (and the start offset its initialization wrote): t picks it.  *)
+(* take (TMembers, TLogSize, ...; TAborted, a read_committed log's aborted *)
+(* offsets, and TGaps, its transaction markers, SP-13).  Each life is a   *)
+(* behaviour of its own, from Init (and the start offset its               *)
+(* initialization wrote): t picks it.                                       *)
 (*                                                                         *)
 (* t is the life, l the event being matched, k how many of its actions    *)
 (* were taken.                                                              *)
@@ -38,7 +40,8 @@ VARIABLES
     k       \* how many of its actions were taken
 
 SG == INSTANCE ShareGroup WITH
-        Members <- TMembers, NoMember <- "none", LogSize <- TLogSize, Gaps <- {}, BatchLast <- TBatchLast,
+        Members <- TMembers, NoMember <- "none", LogSize <- TLogSize, Gaps <- TGaps, Aborted <- TAborted,
+        BatchLast <- TBatchLast,
         DeliveryLimit <- TLimit, MaxInFlight <- TMaxInFlight, MaxFailovers <- TFailovers,
         MaxCrashes <- TCrashes, MaxResets <- 0, MaxWriteErrors <- TWriteErrors, MaxWriteRetries <- TWriteRetries,
         ZombieActs <- FALSE, Mutant <- "none"
@@ -66,6 +69,7 @@ Do(a) ==
       [] a.a = "Failover"        -> SG!Failover
       [] a.a = "Acquire"         -> SG!Acquire(a.m, a.o)
       [] a.a = "CacheBatchRest"  -> SG!CacheBatchRest(a.o)
+      [] a.a = "ArchiveAborted"  -> SG!ArchiveAborted(a.o)
       [] a.a = "Ack"             -> SG!Ack(a.m, a.o, a.e, a.t)
       [] a.a = "ExpireLock"      -> SG!ExpireLock(a.e, a.o)
       [] a.a = "ConsumerCrash"   -> SG!ConsumerCrash(a.m)
@@ -131,7 +135,7 @@ SpecInvariants ==
     /\ SG!SP1_AcquiredNeverPersisted /\ SG!SP5_DeliveryLimit /\ SG!SP6_SpsoBelowTerminal
     /\ SG!SP7_SpsoLeSpeoLeBound /\ SG!SP8_WindowWithinBound /\ SG!SP11_CountNotBelowDurable
     /\ SG!SP11_DeliveryBound /\ SG!SC5_ZombieFenced /\ SG!E2_NoRedeliveryAfterConfirmedAck
-    /\ SG!E3_ExclusiveAcquisition
+    /\ SG!E3_ExclusiveAcquisition /\ SG!SP13_AbortedNeverDelivered
 
 (* The spec state shown beside the first unmatched event. *)
 View ==

@@ -41,7 +41,16 @@ observed values are compared once all of them are taken):
   Init (``trace_validate.split_lives``); a share-partition rebuilt at the leader epoch of an earlier one
   is a new leader with no Failover, faithful when its read starts a new life;
 - a leader that dropped its state (fenced by a later state epoch, its key unknown): its memory is not
-  observed in that step, the last of its life.
+  observed in that step, the last of its life;
+- an acquisition that archived offsets instead of delivering them (a read_committed group's aborted
+  records, SP-13: AVAILABLE with a pending ARCHIVED, ``SharePartition._tag_archived``):
+  ``ArchiveAborted(o)`` per offset, in offset order among the acquisitions; the ARCHIVE write stands
+  for one spec write per offset.
+
+read_committed (SP-13): the leader's bound, which the projection takes as the spec's ``hwm``, is the
+last stable offset (``PartitionLog.bound``); the spec's ``Aborted`` is the log's aborted offsets, and
+its ``Gaps`` the transaction markers, which the leader acquires with their batch and the client
+acknowledges with GAP (``aborted_and_markers``).
 
 A simulator write carries several offsets (one acknowledgement request, one lock-timeout sweep);
 the spec writes one per acknowledged offset and one per expired lock, so the simulator's write
@@ -65,7 +74,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from invariants.sink import Monitor, ViolationSink
-from model.core.share_partition import AcknowledgementBatch, AcquiredRecords, PartitionStatus, SharePartition
+from model.core.share_partition import (
+    AcknowledgementBatch,
+    AcquiredRecords,
+    PartitionStatus,
+    SharePartition,
+    WriteReason,
+)
 from model.core.share_state import (
     InitializeShareGroupStateRequest,
     RecordState,
@@ -209,8 +224,8 @@ class Projection(Monitor):
         self.members: set[str] = set()
         self.limits: dict[SharePartitionKey, tuple[int, int]] = {}
         self.logs: dict[SharePartitionKey, Any] = {}  # key -> the current leader's log (its batches)
-        # Keys of read_committed share groups: their leaders archive aborted records and transaction markers
-        # as they fetch them (SP-13), which ShareGroup.tla does not model (an abstraction gap).
+        # Keys of read_committed share groups: their leaders archive aborted records as they fetch them
+        # (SP-13, the spec's ArchiveAborted; its Aborted constant is the log's aborted offsets).
         self.read_committed: set[SharePartitionKey] = set()
         self.gaps: dict[SharePartitionKey, str] = {}  # key -> why it cannot be projected (first problem)
         # Every write request seen, kept alive: the projection keys requests by id(), which Python
@@ -435,8 +450,14 @@ class Projection(Monitor):
         pending = partition._pending  # write id -> _WriteInfo (read only: an observer)
         if any(a["a"] == "LeaderLoad" for a in steps):
             self._life_begins(key, leader, partition, pending, now_ms)
-        acts += _with_batch_rest(steps, leader.speo, partition.speo, mem)
+        # Offsets an acquisition archived instead of delivering (SP-13: a read_committed group's aborted
+        # records): AVAILABLE now with a pending ARCHIVED, and not so before.
+        archived = sorted(o for o, (s, _, p) in mem.items()
+                          if s == "AVAILABLE" and p == "ARCHIVED" and leader.prev.get(o, ("", 0, NONE))[2] == NONE)
+        acts += _with_batch_rest(_with_archives(steps, archived), leader.speo, partition.speo, mem)
         what = list(leader.what)
+        if archived:
+            what.append(f"{_ranges(archived)} archived (aborted)")
         # The simulator's writes answered in this step (gone from the leader's pending writes): each its
         # run of spec writes, CoordWrite if it succeeded, WriteError if not. A write the spec does not
         # make (the start offset resolved from -1 after a load) stands for none.
@@ -478,7 +499,9 @@ class Projection(Monitor):
             what.append(f"locks of {_ranges(newly)} expired")
         # The writes this step issued, and how many spec writes each stands for.
         for wid in sorted(set(pending) - set(leader.counts)):
-            if leader.acks:
+            if archived and pending[wid].reason is WriteReason.ARCHIVE:
+                count, archived = len(archived), []
+            elif leader.acks:
                 count, leader.acks = leader.acks, 0
                 leader.ack_offsets[wid] = set(leader.acked)
             elif newly and -1 not in leader.released:
@@ -524,6 +547,33 @@ def batch_lasts(log: Any, log_size: int) -> list[int]:
     return [min(log.batch_last(o), log_size - 1) if o >= first else o for o in range(log_size)]
 
 
+def aborted_and_markers(log: Any, log_size: int, read_committed: bool) -> tuple[list[int], list[int]]:
+    """The spec's ``Aborted`` and ``Gaps`` for offsets 0..log_size-1: the offsets of aborted transactional
+    records a read_committed leader archives instead of delivering (SP-13; compacted ones too,
+    ``PartitionLog.share_spans``), none under read_uncommitted; and the transaction markers, which the
+    leader acquires with their batch and the client acknowledges with GAP (SP-14's Gap type)."""
+    if log is None:
+        return [], []
+    first = log.log_start_offset
+    aborted = []
+    if read_committed:
+        aborted = [o for f, last, take in log.share_spans(first, log_size, read_committed=True) if not take
+                   for o in range(f, last + 1)]
+    markers = [o for o in range(first, log_size) if log.is_transaction_marker(o)]
+    return aborted, markers
+
+
+def _with_archives(steps: list[dict[str, Any]], archived: list[int]) -> list[dict[str, Any]]:
+    """``steps`` with ``ArchiveAborted(o)`` for each offset of ``archived``, in offset order among the
+    acquisitions (a new offset enters the window only at its end), else after them all."""
+    out = list(steps)
+    for o in archived:
+        at = next((i for i, a in enumerate(out) if a["a"] in ("Acquire", "CacheBatchRest", "ArchiveAborted")
+                   and a["o"] > o), len(out))
+        out.insert(at, act("ArchiveAborted", o=o))
+    return out
+
+
 def _with_batch_rest(steps: list[dict[str, Any]], speo_before: int, speo: int,
                      mem: dict[int, tuple[str, int, str]]) -> list[dict[str, Any]]:
     """``steps`` with ``CacheBatchRest(o)`` after the acquisition of the offset before each new
@@ -532,14 +582,14 @@ def _with_batch_rest(steps: list[dict[str, Any]], speo_before: int, speo: int,
     if speo_before < 0 or speo <= speo_before or any(a["a"] == "LeaderLoad" for a in steps):
         return steps
     new = range(speo_before, speo)
-    taken = {a["o"] for a in steps if a["a"] == "Acquire" and a["o"] in new}
+    taken = {a["o"] for a in steps if a["a"] in ("Acquire", "ArchiveAborted") and a["o"] in new}
     rest = {o for o in new if o not in taken and mem.get(o) == ("AVAILABLE", 0, NONE)}
     if not rest:
         return steps
     out = []
     for a in steps:
         out.append(a)
-        if a["a"] == "Acquire" and a["o"] in new:
+        if a["a"] in ("Acquire", "ArchiveAborted") and a["o"] in new:
             o = a["o"] + 1
             while o in rest:
                 out.append(act("CacheBatchRest", o=o))
@@ -585,7 +635,7 @@ def _ranges(offsets: list[int]) -> str:
 
 # ShareGroup.tla's actions (Next's disjuncts), for spec coverage; the projection never produces the last
 # two (admin resets and reloads are not projected, tla/README.md "Abstraction gaps").
-SPEC_ACTIONS = ("Produce", "LeaderLoad", "Failover", "Acquire", "CacheBatchRest", "Ack", "ExpireLock",
+SPEC_ACTIONS = ("Produce", "LeaderLoad", "Failover", "Acquire", "CacheBatchRest", "ArchiveAborted", "Ack", "ExpireLock",
                 "ConsumerCrash", "ReleaseMember", "ConsumerRestart", "CoordWrite", "WriteError", "WriteRetry",
                 "LeaderReload", "AdminReset")
 # The disjuncts that matter, as coverage keys: "Action" or "Action: case".

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from tla.run import TLA_DIR, ToolMissing, _run_watched, find_jar, find_java
-from tla.trace_project import Event, Life, Projection, UnprojectedStep, act, batch_lasts
+from tla.trace_project import Event, Life, Projection, UnprojectedStep, aborted_and_markers, act, batch_lasts
 
 TRACE_SPEC = "ShareGroupTrace"
 DATA_MODULE = "ShareGroupTraceData"
@@ -111,11 +111,13 @@ def _epoch(e: int, base: int, life: int) -> int:
 
 
 def data_module(events: list[Event], *, limit: int, max_in_flight: int, stop: tuple[int, int, int] = (0, 0, 0),
-                batch_last: list[int] | None = None, lives: list[Life] | None = None) -> str:
+                batch_last: list[int] | None = None, lives: list[Life] | None = None,
+                aborted: list[int] | None = None, gaps: list[int] | None = None) -> str:
     """The generated module: the trace cut into its lives (``split_lives``) and the constants' sizes
     (each fault budget the most any one life takes: every life is a behaviour of its own);
     ``batch_last`` the spec's BatchLast (the last offset of each offset's log batch; default one-record
-    batches)."""
+    batches); ``aborted`` and ``gaps`` the spec's Aborted and Gaps (read_committed's aborted offsets,
+    SP-13; transaction markers, acknowledged with GAP), offsets at or past LogSize left out."""
     traces = split_lives(events, lives)
     members = sorted({a["m"] for ev in events for a in ev.acts if a["m"]})
     log_size = max([ev.hwm for ev in events] + [1])
@@ -134,7 +136,9 @@ def data_module(events: list[Event], *, limit: int, max_in_flight: int, stop: tu
              f"TFailovers == {failovers}", f"TCrashes == {crashes}", f"TWriteErrors == {write_errors}",
              f"TWriteRetries == {write_retries}",
              f"TStop == <<{stop[0]}, {stop[1]}, {stop[2]}>>",
-             f"TBatchLast == [o \\in 0..{log_size - 1} |-> {tla_value(lasts)}[o + 1]]", "Lives == <<"]
+             f"TBatchLast == [o \\in 0..{log_size - 1} |-> {tla_value(lasts)}[o + 1]]",
+             f"TAborted == {tla_value(frozenset(o for o in aborted or () if o < log_size))}",
+             f"TGaps == {tla_value(frozenset(o for o in gaps or () if o < log_size))}", "Lives == <<"]
     lines.append(",\n".join("  <<\n" + ",\n".join("    " + tla_value(event_record(ev)) for ev in trace) + "\n  >>"
                             for trace in traces))
     lines += [">>", "===="]
@@ -151,8 +155,8 @@ _STATE = re.compile(r'<<"STATE", \d+, \d+, \d+, "(.*)">>')
 
 
 def _tlc(events: list[Event], limit: int, max_in_flight: int, stop: tuple[int, int, int],
-         timeout: float | None, batch_last: list[int] | None = None,
-         lives: list[Life] | None = None) -> tuple[str, str, float]:
+         timeout: float | None, batch_last: list[int] | None = None, lives: list[Life] | None = None,
+         aborted: list[int] | None = None, gaps: list[int] | None = None) -> tuple[str, str, float]:
     """One TLC run of the trace spec on ``events``: (output, how it ended, seconds)."""
     java = find_java()
     if java is None:
@@ -163,7 +167,7 @@ def _tlc(events: list[Event], limit: int, max_in_flight: int, stop: tuple[int, i
         for name in ("ShareGroup.tla", f"{TRACE_SPEC}.tla"):
             shutil.copy(TLA_DIR / name, work / name)
         module = data_module(events, limit=limit, max_in_flight=max_in_flight, stop=stop, batch_last=batch_last,
-                             lives=lives)
+                             lives=lives, aborted=aborted, gaps=gaps)
         (work / f"{DATA_MODULE}.tla").write_text(module)
         (work / f"{TRACE_SPEC}.cfg").write_text(CFG)
         cmd = [java, "-XX:+UseParallelGC", "-Xss16m", f"-Djava.io.tmpdir={tmp}", "-cp", str(jar), "tlc2.TLC",
@@ -175,14 +179,14 @@ def _tlc(events: list[Event], limit: int, max_in_flight: int, stop: tuple[int, i
 
 
 def run_tlc(events: list[Event], *, limit: int, max_in_flight: int, batch_last: list[int] | None = None,
-            timeout: float | None = 900,
+            aborted: list[int] | None = None, gaps: list[int] | None = None, timeout: float | None = 900,
             lives: list[Life] | None = None) -> tuple[bool, int | None, int | None, str, float, str]:
     """(accepted, l, k, spec state, seconds, message) of TLC on the trace ``events``, cut into ``lives``
     (``split_lives``): l is the first event not matched (1-based, in ``events``), in the first life not
     accepted, and k how many of its actions were taken (counting the life's setup actions, if it is the
     life's first event: ``split_lives(events, lives)`` has them)."""
     traces = split_lives(events, lives)
-    out, how, seconds = _tlc(events, limit, max_in_flight, (0, 0, 0), timeout, batch_last, lives)
+    out, how, seconds = _tlc(events, limit, max_in_flight, (0, 0, 0), timeout, batch_last, lives, aborted, gaps)
     if how != "exited":
         raise ToolMissing(f"TLC {how} after {seconds:.0f} s")
     if "Semantic errors" in out or "Parsing or semantic analysis failed" in out:
@@ -198,7 +202,8 @@ def run_tlc(events: list[Event], *, limit: int, max_in_flight: int, batch_last: 
     assertion = next((ln for ln in out.splitlines() if "Assert" in ln or "assertion" in ln.lower()), None)
     if assertion:
         message = f"the spec's assertion failed: {assertion.strip()}"
-    second, how2, more = _tlc(events, limit, max_in_flight, (life, pos, sub), timeout, batch_last, lives)
+    second, how2, more = _tlc(events, limit, max_in_flight, (life, pos, sub), timeout, batch_last, lives,
+                               aborted, gaps)
     if len(traces) > 1:
         first = sum(len(tr) for tr in traces[:life - 1])
         message = f"life {life} of {len(traces)} (from event #{first + 1}): {message}"
@@ -221,13 +226,6 @@ def project(scenario: Any, seed: int, *, mutant: str | None = None,
     if not keys:
         raise NoSharePartition("the run has no share-partition with a leader that loaded its state"
                                + (f" on partition {partition}" if partition is not None else ""))
-    # A read_committed group's leaders archive aborted records as they fetch them: transactions (SP-13)
-    # are outside ShareGroup.tla, so those partitions are validated only when asked for.
-    plain = [k for k in keys if k not in projection.read_committed]
-    if partition is None and not plain:
-        raise NoSharePartition("the run's share-partitions are all of read_committed share groups (transactions, "
-                               "SP-13, are not in ShareGroup.tla); name one with --partition to validate it anyway")
-    keys = plain if partition is None else keys
     key = max(keys, key=lambda k: (len(projection.events[k]), str(k)))
     return projection, key, result
 
@@ -242,9 +240,11 @@ def validate(scenario: Any, seed: int, *, mutant: str | None = None, partition: 
     limit, locks = projection.limits.get(key, (5, 2000))
     log_size = max([ev.hwm for ev in events] + [1])
     lives = projection.lives.get(key, [])
+    log = projection.logs.get(key)
+    aborted, markers = aborted_and_markers(log, log_size, key in projection.read_committed)
     accepted, pos, sub, state, seconds, message = run_tlc(
-        events, limit=limit, max_in_flight=locks, batch_last=batch_lasts(projection.logs.get(key), log_size),
-        lives=lives)
+        events, limit=limit, max_in_flight=locks, batch_last=batch_lasts(log, log_size), aborted=aborted,
+        gaps=markers, lives=lives)
     traces = split_lives(events, lives)
     shown = [ev for trace in traces for ev in trace]  # the events as validated (the lives' setup actions in)
     v = Validation(accepted, shown, str(key), seconds, spec_state=state, message=message, run=result,

@@ -11,7 +11,10 @@ The TLC tests are marked like tests/tla/test_tlc.py (one worker, one xdist group
 Library scenarios validated in CI (issue 27), one JVM each: swarm seeds whose leaders cache the rest of a
 fetched batch (KIP-1206 record_limit, the spec's CacheBatchRest), kip932_example, and a prefix of a
 standard run (its 3 333-record partitions make a whole-trace TLC run minutes long). swarm_wide's only
-share group is read_committed over a transactional producer, outside the spec (SP-13): validate says so.
+share group is read_committed over a transactional producer (SP-13): its leaders archive aborted records
+instead of delivering them (the spec's ArchiveAborted, Aborted from the log) and its clients acknowledge
+transaction markers with GAP (the spec's Gaps); a few seeds are accepted, and the same trace with an
+aborted record delivered instead of archived is rejected at that event.
 
 The rejections of the first 1 000-run validated swarm campaign that were the projection's: a write a
 coordinator handled but never committed (taken as applied), a group deleted and re-created and an admin
@@ -31,8 +34,8 @@ from model.sim.runner import run, run_cluster
 from scenarios import library
 from scenarios.cli import main
 from tla import run as tlc_run
-from tla.trace_project import Event, Projection, act
-from tla.trace_validate import NoSharePartition, Validation, project, split_lives, validate
+from tla.trace_project import Event, Projection, aborted_and_markers, act
+from tla.trace_validate import Validation, project, split_lives, validate
 
 SCENARIO = "kip932_example"
 SEED = 1
@@ -77,10 +80,20 @@ def test_a_session_closing_in_the_step_a_write_is_answered_is_projected() -> Non
     assert len(projection.events[key]) > 50
 
 
-def test_swarm_wide_is_outside_the_spec_and_validate_says_why() -> None:
-    # Its leaders archive aborted records as they fetch them (transactions, SP-13: an abstraction gap).
-    with pytest.raises(NoSharePartition, match="read_committed"):
-        validate(library.load("swarm_wide"), 1)
+def test_swarm_wide_aborted_records_are_projected_as_archived_never_acquired() -> None:
+    """swarm_wide seed 1: the read_committed leader of partition 0 archives the aborted records 5, 6, 12,
+    13 and 19 as it fetches them (SP-13), and the client acknowledges the markers 20, 36, 50 and 83 with
+    GAP; the projection gives the spec those offsets as Aborted and Gaps."""
+    projection, key, _ = project(library.load("swarm_wide"), 1)
+    assert key in projection.read_committed
+    events = projection.events[key]
+    aborted, markers = aborted_and_markers(projection.logs[key], max(ev.hwm for ev in events), True)
+    assert aborted == [5, 6, 12, 13, 19] and markers == [20, 36, 50, 83]
+    archived = [a["o"] for ev in events for a in ev.acts if a["a"] == "ArchiveAborted"]
+    acquired = {a["o"] for ev in events for a in ev.acts if a["a"] == "Acquire"}
+    gap_acks = {a["o"] for ev in events for a in ev.acts if a["a"] == "Ack" and a["t"] == "GAP"}
+    assert archived == aborted and not acquired & set(aborted)
+    assert gap_acks == set(markers)
 
 
 def test_validate_needs_a_share_group() -> None:
@@ -137,6 +150,27 @@ class TestWithTLC:
         event = v.events[v.first_unmatched]
         assert event.what.startswith("acknowledge")
         assert event.spso > 0  # the simulator's SPSO moved before the write; the spec's did not
+
+    def test_an_aborted_record_delivered_is_rejected_at_that_event(self) -> None:
+        """swarm_wide seed 1, attacked: at the fetch that archives aborted offset 5 (SP-13), the trace says
+        the fetching member acquired it instead (the simulator's mutant deliver-aborted would do so)."""
+        changed: list[tuple[int, int]] = []
+
+        def corrupt(events: list[Event]) -> list[Event]:
+            i = next(i for i, ev in enumerate(events) if any(a["a"] == "ArchiveAborted" for a in ev.acts))
+            ev = events[i]
+            j = next(j for j, a in enumerate(ev.acts) if a["a"] == "ArchiveAborted")
+            member = next(a["m"] for a in ev.acts if a["a"] == "Acquire")
+            o = ev.acts[j]["o"]
+            acts = [*ev.acts[:j], act("Acquire", m=member, o=o), *ev.acts[j + 1:]]
+            mem = list(ev.mem)
+            mem[o - ev.spso] = ("ACQUIRED", 1, "NONE")
+            changed.append((i, j))
+            return [*events[:i], dataclasses.replace(ev, acts=acts, mem=mem), *events[i + 1:]]
+
+        v = validate(library.load("swarm_wide"), 1, corrupt=corrupt)
+        assert not v.accepted
+        assert (v.first_unmatched, v.action) == changed[0]  # the Acquire of an aborted offset is not enabled
 
 
 UNCOMMITTED_WRITE_SEED = 8416748903950899237  # swarm: a write handled by a coordinator, never made durable
@@ -208,6 +242,7 @@ def _moved_boundary(later: bool) -> Callable[[list[Event]], list[Event]]:
 
 
 # (scenario, seed, events validated: None for all). swarm 1 and 4 were rejected before CacheBatchRest.
+# swarm_wide (read_committed, SP-13; rejected before ArchiveAborted): SWARM_WIDE_SEEDS below.
 LIBRARY_RUNS = [("swarm", 1, None), ("swarm", 4, None), ("swarm", 5, None), ("kip932_example", 3, None),
                 ("standard", 1, 150), ("swarm", 2433669991742305874, None), ("swarm", 7190881427140721698, None),
                 ("swarm", UNCOMMITTED_WRITE_SEED, None), ("swarm", RECREATED_SEED, None), ("swarm", RESET_SEED, None),
@@ -225,6 +260,31 @@ def test_library_runs_are_accepted(scenario: str, seed: int, events: int | None)
     if scenario == "swarm" and seed in (1, 4):
         assert any(a["a"] == "CacheBatchRest" for ev in v.events for a in ev.acts)
     assert v.lives == (2 if seed in (RECREATED_SEED, RESET_SEED) else 1)
+
+
+# swarm_wide seeds validated in CI, each because its busiest partition archives aborted records (SP-13,
+# ArchiveAborted) and acknowledges transaction markers with GAP: 1 with no fault on that partition (the
+# plain case); and (seed, a further spec action it must take): 17, a failover, then the new leader's
+# SPSO sits on aborted offset 21 until its archive is durable and 15 aborted offsets are archived among
+# acquisitions and marker acquisitions; 18, aborted 72..74 archived in the middle of a fetch (one
+# ARCHIVE write, three spec writes) in a run whose leader had 40 spec writes answered out of order
+# (WriteRetry).
+SWARM_WIDE_SEEDS = [1]
+SWARM_WIDE_FAULTED = [(17, "Failover"), (18, "WriteRetry")]
+
+
+@pytest.mark.tlc
+@pytest.mark.xdist_group("tlc")
+@pytest.mark.skipif(tlc_run.find_java() is None, reason="java is not installed: TLC cannot run")
+@pytest.mark.parametrize("seed", SWARM_WIDE_SEEDS + [s for s, _ in SWARM_WIDE_FAULTED])
+def test_swarm_wide_runs_are_accepted(seed: int) -> None:
+    v = validate(library.load("swarm_wide"), seed)
+    assert v.accepted, (v.message, v.first_unmatched, v.spec_state)
+    kinds = {(a["a"], a["t"]) for ev in v.events for a in ev.acts}
+    assert ("ArchiveAborted", "") in kinds and ("Ack", "GAP") in kinds
+    further = dict(SWARM_WIDE_FAULTED).get(seed)
+    if further:
+        assert any(a["a"] == further for ev in v.events for a in ev.acts)
 
 
 @pytest.mark.tlc
