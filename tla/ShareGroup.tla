@@ -25,7 +25,8 @@
 (*    failover; it no longer serves fetches (the replica manager refuses   *)
 (*    fetches once the broker has stepped down).  At the next failover the *)
 (*    zombie is DEAD: its memory is gone but its queued writes may still   *)
-(*    arrive.                                                              *)
+(*    arrive.  Leadership may also move while its leader is still LOADING; *)
+(*    that leader, with no memory and no writes, is DEAD at once (SP-10).  *)
 (*  - The share coordinator's durable state for the key, abstracted as the *)
 (*    state the ShareSnapshot/ShareUpdate records encode (SC-2): durable   *)
 (*    SPSO dSpso (-1 = not yet known), one batch per offset dBatch[o]      *)
@@ -592,16 +593,33 @@ WriteRetry(e) ==
     /\ UNCHANGED <<hwm, durableVars, lep, status, lse, lspso, lspeo, rec, consumerVars,
                    failovers, crashes, resets, writeErrors, ghostVars>>
 
-(* Fault: leadership of the partition moves to a new leader epoch.  The    *)
-(* old leader lives on as a zombie; an older zombie dies (its queued writes *)
-(* stay in the network).  Consumers forget deliveries of dead leaders.     *)
+(* Fault: leadership of the partition moves to a new leader epoch.  An      *)
+(* active old leader lives on as a zombie; an older zombie dies (its queued *)
+(* writes stay in the network).  Consumers forget deliveries of dead        *)
+(* leaders.                                                                 *)
+(* SP-10: leadership also moves from a leader still LOADING (its            *)
+(* ReadShareGroupState unanswered): in Kafka a partition's leadership moves *)
+(* whenever the controller says so, whatever its SharePartition is doing,   *)
+(* and so it does in sharesim (trace validation found it: swarm seed        *)
+(* 3426542257535461806).  A loading leader has no memory, no locks and no   *)
+(* writes, so it is DEAD at once (a zombie with ZombieActs would serve an   *)
+(* empty memory); an older zombie dies, as at every failover.  Its read may *)
+(* still reach the coordinator.  After the new leader's read it is fenced   *)
+(* (SC-5: a lower leader epoch than stored) and changes nothing.  Before    *)
+(* it, it raises the stored leader epoch to the dead leader's: that fences  *)
+(* only writes of older leaders, dead too, whose answers change nothing and *)
+(* which the new leader's read fences anyway; and a read that landed while  *)
+(* its leader was current, answered too late, is LeaderLoad then Failover   *)
+(* of an active leader that delivered nothing.  So the spec leaves the dead *)
+(* leader's read out: LeaderLoad is the current leader's (dLE <= lep        *)
+(* holds).                                                                  *)
 Failover ==
     /\ failovers < MaxFailovers
-    /\ status[lep] = "active"
+    /\ status[lep] \in {"active", "loading"}
     /\ failovers' = failovers + 1
     /\ lep' = lep + 1
     /\ status' = [e \in Epochs |-> IF e = lep + 1 THEN "loading"
-                                   ELSE IF e = lep THEN "zombie"
+                                   ELSE IF e = lep THEN (IF status[lep] = "active" THEN "zombie" ELSE "dead")
                                    ELSE IF status[e] = "zombie" THEN "dead"
                                    ELSE status[e]]
     /\ LET gone(e) == status'[e] = "dead" \/ (status'[e] = "zombie" /\ ~ZombieActs)

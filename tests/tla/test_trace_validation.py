@@ -30,6 +30,7 @@ from collections.abc import Callable
 import pytest
 from click.testing import CliRunner
 
+from model.core.share_state import SharePartitionKey
 from model.sim.runner import run, run_cluster
 from scenarios import library
 from scenarios.cli import main
@@ -94,6 +95,19 @@ def test_swarm_wide_aborted_records_are_projected_as_archived_never_acquired() -
     gap_acks = {a["o"] for ev in events for a in ev.acts if a["a"] == "Ack" and a["t"] == "GAP"}
     assert archived == aborted and not acquired & set(aborted)
     assert gap_acks == set(markers)
+
+
+def test_a_deposed_leaders_late_read_answer_is_no_leader_load() -> None:
+    """A leader deposed while loading is dead in the spec (Failover from a loading leader): were its
+    ReadShareGroupState answered after its successor started (the simulator drops that answer once the
+    leader no longer serves), no LeaderLoad may be projected, neither for it nor for its successor."""
+    projection = Projection()
+    key = SharePartitionKey("g", "t", 0)
+    projection.on_leader_start(key, 1, 5, 0)
+    projection.on_leader_start(key, 2, 6, 10)
+    projection.on_state_read(key, 5, 20)
+    assert [a["a"] for ev in projection.events[key] for a in ev.acts] == ["Failover"]
+    assert projection.leaders[(key, 6)].pending == []
 
 
 def test_validate_needs_a_share_group() -> None:
@@ -285,6 +299,27 @@ def test_swarm_wide_runs_are_accepted(seed: int) -> None:
     further = dict(SWARM_WIDE_FAULTED).get(seed)
     if further:
         assert any(a["a"] == further for ev in v.events for a in ev.acts)
+
+
+@pytest.mark.tlc
+@pytest.mark.xdist_group("tlc")
+@pytest.mark.skipif(tlc_run.find_java() is None, reason="java is not installed: TLC cannot run")
+def test_leadership_moving_from_a_loading_leader_is_accepted() -> None:
+    """swarm seed 3426542257535461806 (23 rejections of the first 1 000-run validated campaign): the
+    partition's leadership moved while its first leader was still loading its state (its
+    ReadShareGroupState unanswered); ShareGroup.tla's Failover needed an active leader until it was
+    widened. The trace must hold that shape: a Failover with no LeaderLoad since the last leader began."""
+    v = validate(library.load("swarm"), 3426542257535461806)
+    assert v.accepted, (v.message, v.first_unmatched, v.spec_state)
+    loading, from_loading = True, 0  # the first leader begins by loading
+    for ev in v.events:
+        for a in ev.acts:
+            if a["a"] == "Failover":
+                from_loading += 1 if loading else 0
+                loading = True
+            elif a["a"] == "LeaderLoad":
+                loading = False
+    assert from_loading
 
 
 @pytest.mark.tlc
