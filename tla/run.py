@@ -79,6 +79,7 @@ MODELS: tuple[Model, ...] = (
     Model("ShareGroup_batch_small", "ShareGroup.tla", "small", min_distinct=155_000),
     Model("ConsumerGroup_small", "ConsumerGroup.tla", "small", min_distinct=200_000),
     Model("ConsumerGroup_live_small", "ConsumerGroup.tla", "small", min_distinct=90_000),
+    Model("ConsumerGroup_join_small", "ConsumerGroup.tla", "small", min_distinct=225_000),
     Model("ShareGroup_nightly", "ShareGroup.tla", "nightly", min_distinct=280_000),
     Model("ShareGroup_reset_nightly", "ShareGroup.tla", "nightly", min_distinct=125_000),
     Model("ShareGroup_live_nightly", "ShareGroup.tla", "nightly", min_distinct=120_000),
