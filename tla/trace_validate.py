@@ -14,6 +14,7 @@ import re
 import shutil
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -99,33 +100,35 @@ _AT = re.compile(r'^<<"AT", (\d+), (\d+)>>$', re.MULTILINE)
 _STATE = re.compile(r'<<"STATE", \d+, \d+, "(.*)">>')
 
 
-def _tlc(events: list[Event], limit: int, max_in_flight: int, stop: tuple[int, int],
-         timeout: float | None, batch_last: list[int] | None = None) -> tuple[str, str, float]:
-    """One TLC run of the trace spec on ``events``: (output, how it ended, seconds)."""
+def tlc_trace(spec_files: tuple[str, ...], trace_spec: str, data_name: str, module: str,
+              timeout: float | None) -> tuple[str, str, float]:
+    """One TLC run (one worker) of the trace spec ``trace_spec`` over the specs ``spec_files`` of
+    ``tla/`` with the generated module ``data_name`` = ``module``: (output, how it ended, seconds).
+    Shared by the share-partition and the consumer-group trace validation."""
     java = find_java()
     if java is None:
         raise ToolMissing("java is not on PATH")
     jar = find_jar()
     with tempfile.TemporaryDirectory(prefix="tlc-trace-") as tmp:
         work = Path(tmp)
-        for name in ("ShareGroup.tla", f"{TRACE_SPEC}.tla"):
+        for name in (*spec_files, f"{trace_spec}.tla"):
             shutil.copy(TLA_DIR / name, work / name)
-        module = data_module(events, limit=limit, max_in_flight=max_in_flight, stop=stop, batch_last=batch_last)
-        (work / f"{DATA_MODULE}.tla").write_text(module)
-        (work / f"{TRACE_SPEC}.cfg").write_text(CFG)
+        (work / f"{data_name}.tla").write_text(module)
+        (work / f"{trace_spec}.cfg").write_text(CFG)
         cmd = [java, "-XX:+UseParallelGC", "-Xss16m", f"-Djava.io.tmpdir={tmp}", "-cp", str(jar), "tlc2.TLC",
                "-workers", "1", "-deadlock", "-metadir", str(work / "states"),
-               "-config", f"{TRACE_SPEC}.cfg", TRACE_SPEC]
+               "-config", f"{trace_spec}.cfg", trace_spec]
         started = time.perf_counter()
         out, how = _run_watched(cmd, work, timeout)
         return out, how, time.perf_counter() - started
 
 
-def run_tlc(events: list[Event], *, limit: int, max_in_flight: int, batch_last: list[int] | None = None,
-            timeout: float | None = 900) -> tuple[bool, int | None, int | None, str, float, str]:
-    """(accepted, l, k, spec state, seconds, message) of TLC on the trace ``events``: l is the first
-    event not matched (1-based), k how many of its actions were taken."""
-    out, how, seconds = _tlc(events, limit, max_in_flight, (0, 0), timeout, batch_last)
+def tlc_verdict(module_for: Callable[[tuple[int, int]], str], spec_files: tuple[str, ...], trace_spec: str,
+                data_name: str, timeout: float | None) -> tuple[bool, int | None, int | None, str, float, str]:
+    """(accepted, l, k, spec state, seconds, message) of TLC on the trace module ``module_for(stop)``:
+    l is the first event not matched (1-based), k how many of its actions were taken; a rejection runs
+    TLC again with ``stop`` = (l, k) for the spec state there (the trace spec's ``Verdict``)."""
+    out, how, seconds = tlc_trace(spec_files, trace_spec, data_name, module_for((0, 0)), timeout)
     if how != "exited":
         raise ToolMissing(f"TLC {how} after {seconds:.0f} s")
     if '<<"ACCEPTED",' in out:
@@ -138,10 +141,26 @@ def run_tlc(events: list[Event], *, limit: int, max_in_flight: int, batch_last: 
     assertion = next((ln for ln in out.splitlines() if "Assert" in ln or "assertion" in ln.lower()), None)
     if assertion:
         message = f"the spec's assertion failed: {assertion.strip()}"
-    second, how2, more = _tlc(events, limit, max_in_flight, (pos, sub), timeout, batch_last)
+    second, how2, more = tlc_trace(spec_files, trace_spec, data_name, module_for((pos, sub)), timeout)
     shown = _STATE.search(second) if how2 == "exited" else None
     state = shown.group(1).replace('\\"', '"') if shown else ""
     return False, pos, sub, state, seconds + more, message
+
+
+def _tlc(events: list[Event], limit: int, max_in_flight: int, stop: tuple[int, int],
+         timeout: float | None, batch_last: list[int] | None = None) -> tuple[str, str, float]:
+    """One TLC run of the trace spec on ``events``: (output, how it ended, seconds)."""
+    module = data_module(events, limit=limit, max_in_flight=max_in_flight, stop=stop, batch_last=batch_last)
+    return tlc_trace(("ShareGroup.tla",), TRACE_SPEC, DATA_MODULE, module, timeout)
+
+
+def run_tlc(events: list[Event], *, limit: int, max_in_flight: int, batch_last: list[int] | None = None,
+            timeout: float | None = 900) -> tuple[bool, int | None, int | None, str, float, str]:
+    """(accepted, l, k, spec state, seconds, message) of TLC on the trace ``events``: l is the first
+    event not matched (1-based), k how many of its actions were taken."""
+    return tlc_verdict(
+        lambda stop: data_module(events, limit=limit, max_in_flight=max_in_flight, stop=stop, batch_last=batch_last),
+        ("ShareGroup.tla",), TRACE_SPEC, DATA_MODULE, timeout)
 
 
 def project(scenario: Any, seed: int, *, mutant: str | None = None,
