@@ -44,6 +44,8 @@ def validate_consumer_group(spec: Any, scenario: str, seed: int, group: str, mut
         first = v.run.violations[0]
         click.echo(f"note: the run violated {first.invariant} at {first.time_ms} ms (it stopped there: the trace "
                    "is the run's up to that point)")
+    for note in v.notes:
+        click.echo(f"note: {note}")
     if v.partial and not v.accepted:
         click.echo(f"note: the projection stopped at {v.gap_ms} ms, after the events checked: {v.gap}")
     k = len(v.events)

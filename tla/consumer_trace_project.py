@@ -119,6 +119,7 @@ class _Group:
     deferred: set[str] = field(default_factory=set)  # members whose revoking answer is taken at "revoked"
     snapshot: _Snapshot | None = None
     coordinator: tuple[int, int] | None = None  # (partition, leader epoch) of the last step seen
+    notes: list[str] = field(default_factory=list)  # what was projected although the spec does not name it
 
 
 class ConsumerProjection(Monitor):
@@ -377,6 +378,9 @@ class ConsumerProjection(Monitor):
             ge, ae, members = self._coord_state(g, group)
             before = g.snapshot
             if (ge, ae, members) == before:
+                if moved:
+                    g.notes.append(f"a new group coordinator (partition {partition}, leader epoch {leader_epoch}) "
+                                   f"at {now_ms} ms loaded the group as it was: no spec step (GC-6)")
                 continue
             if moved:
                 self._stop(g, f"a new group coordinator at {now_ms} ms (failover, GC-6) loaded a state other than "

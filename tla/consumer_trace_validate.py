@@ -12,7 +12,7 @@ acceptance (``sharesim validate`` exits 2 for it).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from tla.consumer_trace_project import CEvent, ConsumerProjection
@@ -40,6 +40,7 @@ class GroupValidation:
     gap: str = ""  # why the projection stopped before the run's end ("" : it did not)
     gap_ms: int = -1
     not_projected: int = 0  # the group's steps after the gap
+    notes: list[str] = field(default_factory=list)  # steps projected as no spec step (coordinator failovers)
 
     @property
     def partial(self) -> bool:
@@ -110,7 +111,7 @@ def validate(scenario: Any, seed: int, group: str, *, mutant: str | None = None,
         events = corrupt(events)
     accepted, pos, sub, state, seconds, message = run_tlc(events)
     v = GroupValidation(accepted, events, group, seconds, spec_state=state, message=message, run=result,
-                        gap=gap, gap_ms=gap_ms, not_projected=after)
+                        gap=gap, gap_ms=gap_ms, not_projected=after, notes=list(g.notes))
     if not accepted and pos is not None:
         v.first_unmatched, v.action = pos - 1, sub
     return v
