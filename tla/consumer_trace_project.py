@@ -389,8 +389,10 @@ class ConsumerProjection(Monitor):
             gone = sorted(set(before[2]) - set(members))
             parts = _partitions(group)
             if g.partitions is not None and parts != g.partitions:
+                how = ("partitions added" if len(parts) > len(g.partitions)
+                       else "the topic deleted" if not parts else "partitions changed")
                 self._stop(g, f"the subscribed topics' partitions changed at {now_ms} ms ({len(g.partitions)} -> "
-                              f"{len(parts)}: partitions added; the spec's Partitions are fixed)", now_ms)
+                              f"{len(parts)}: {how}; the spec's Partitions are fixed)", now_ms)
                 continue
             if not gone or set(members) - set(before[2]) or ge != before[0] + len(gone) or ae != before[1]:
                 self._stop(g, f"the group changed at {now_ms} ms outside a heartbeat and not by a session expiry "
@@ -400,8 +402,9 @@ class ConsumerProjection(Monitor):
                 member = g.members.get(m)
                 if m not in g.down and member is not None and (member.owned or member.revoking):
                     self._stop(g, f"the session of {m} expired at {now_ms} ms while its client still owns "
-                                  f"{sorted(_pname(p) for p in member.owned | member.revoking)} (a paused client: "
-                                  "the spec expires only a member that owns nothing, CG-6)", now_ms)
+                                  f"{sorted(_pname(p) for p in member.owned | member.revoking)} (its heartbeats did "
+                                  "not arrive: a paused client, or lost messages; the spec's timing assumption expires "
+                                  "only a member that owns nothing, CG-6)", now_ms)
                     break
                 answered = [r for r, mid in g.handled.items() if mid == m and g.inflight.get(_client(g, m)) == r]
                 if answered:
