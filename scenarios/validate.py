@@ -48,7 +48,10 @@ def validate_command(scenario: str, seed: int | None, mutant: str | None, partit
         validate_consumer_group(spec, scenario, spec.seed if seed is None else seed, consumer_group, mutant,
                                 max_events)
     if not any(g.kind == "share" for g in spec.groups):
-        raise BadInput(f"{scenario}: has no share group; validate checks a share-partition against ShareGroup.tla")
+        consumers = sorted(g.name for g in spec.groups if g.kind == "consumer")
+        raise BadInput(f"{scenario}: has no share group; validate checks a share-partition against ShareGroup.tla"
+                       + (f" (--consumer-group {consumers[0]} checks a KIP-848 consumer group against "
+                          "ConsumerGroup.tla)" if consumers else ""))
     run_seed = spec.seed if seed is None else seed
     started = time.perf_counter()
     try:

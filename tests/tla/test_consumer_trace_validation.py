@@ -94,6 +94,8 @@ def test_validate_names_the_consumer_groups() -> None:
     assert "no KIP-848 consumer group 'nope'" in result.output and "readers" in result.output
     result = CliRunner().invoke(main, ["validate", "kip932_example", "--consumer-group", "g"])
     assert result.exit_code == 2, result.output
+    result = CliRunner().invoke(main, ["validate", "kip848_fenced_member", "--seed", "1"])  # no share group
+    assert result.exit_code == 2 and "--consumer-group readers" in result.output, result.output
 
 
 @pytest.mark.tlc
