@@ -13,6 +13,9 @@
 (*  - The assignor, abstracted as ANY exclusive assignment of every        *)
 (*    partition to one current member (CG-7 with one topic that every      *)
 (*    member subscribes to); ComputeTarget runs whenever ge > ae (GC-3).   *)
+(*    With JoinAssigns, a new member's join may also bump the group epoch,  *)
+(*    compute the target and reconcile against it in one step (JoinAssign: *)
+(*    Kafka's heartbeat order, which trace validation needs).              *)
 (*  - Reconciliation (CG-2): a member first revokes what is not in its new *)
 (*    target, then moves to the target epoch; a partition of its target   *)
 (*    still owned by another member stays pending and is assigned on a    *)
@@ -295,7 +298,7 @@ Next ==
     \/ ComputeTarget
     \/ \E m \in Members :
           \/ HandleHeartbeat(m) \/ Expire(m)
-          \/ \E f \in [Partitions -> memb \cup {m}] : JoinAssign(m, f)
+          \/ JoinAssigns /\ \E f \in [Partitions -> memb \cup {m}] : JoinAssign(m, f)
           \/ SendHeartbeat(m) \/ ReceiveResponse(m)
           \/ LoseRequest(m) \/ LoseResponse(m) \/ Crash(m) \/ Restart(m)
 
