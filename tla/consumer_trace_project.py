@@ -16,7 +16,9 @@ Mapping, simulator step -> spec actions (``tla/README.md``, "Trace validation of
   which bumps the group epoch and computes the target in the same step, ``JoinAssign(m, f)``;
 - the client applies the answer: ``ReceiveResponse(m)``; an answer that revokes partitions is taken
   when the client has committed and let go of them ("revoked"), since the spec's client revokes as it
-  receives the answer and the simulator's reports them owned until then;
+  receives the answer and the simulator's reports them owned until then; a heartbeat the client sends
+  meanwhile (still reporting them, at the same epoch) is no spec step, as long as neither its handling
+  nor its answer changes anything;
 - a heartbeat timed out at the client: ``LoseResponse(m)`` if the coordinator handled it, else
   ``LoseRequest(m)``; a retriable error the coordinator's shard never saw (NOT_COORDINATOR, ...):
   ``LoseRequest(m)``;
@@ -38,7 +40,8 @@ What the spec does not express stops the projection there (``gap``: the events b
 validated, and ``sharesim validate`` says so): static membership's temporary leave (epoch -2) and
 replacement, a group epoch bumped by a subscription or metadata change, members subscribed to different
 topics or a regex, a session expiry while the client still owns partitions (a paused client: the
-spec's timing assumption), a heartbeat sent while a revocation is being committed, a heartbeat handled
+spec's timing assumption), a heartbeat sent while a revocation is being committed that changes
+something (an error, a new target), a heartbeat handled
 after its sender gave up on it, a coordinator failover that changed the group's state, fatal errors.
 """
 
@@ -117,6 +120,9 @@ class _Group:
     handled: dict[int, str] = field(default_factory=dict)  # id(request) handled -> member id
     abandoned: set[int] = field(default_factory=set)  # requests their sender gave up on (LoseRequest taken)
     deferred: set[str] = field(default_factory=set)  # members whose revoking answer is taken at "revoked"
+    # Heartbeats sent while a revocation is committed: no spec step, as long as they change nothing.
+    stutters: set[int] = field(default_factory=set)
+    last_cli: dict[str, tuple[str, bool, int, frozenset[str]]] = field(default_factory=dict)  # last observed
     snapshot: _Snapshot | None = None
     coordinator: tuple[int, int] | None = None  # (partition, leader epoch) of the last step seen
     notes: list[str] = field(default_factory=list)  # what was projected although the spec does not name it
@@ -165,6 +171,7 @@ class ConsumerProjection(Monitor):
             ev.coord, ev.ge, ev.ae = True, ge, ae
             ev.mem = frozenset((m, *v) for m, v in members.items())
         ev.cli = frozenset(self._client_obs(g, m) for m in clients)
+        g.last_cli.update((x[0], x) for x in ev.cli)
         g.events.append(ev)
 
     def _target(self, g: _Group, group: Any, now_ms: int) -> frozenset[tuple[str, str]] | None:
@@ -226,11 +233,13 @@ class ConsumerProjection(Monitor):
                     self._emit(g, now_ms, f"client {client} ({m}) closes and leaves", [act("Crash", m)], clients=(m,))
                 g.inflight.pop(client, None)
                 return
-            if m in g.deferred:
-                self._stop(g, f"{client} ({m}) heartbeats at {now_ms} ms while it commits a revocation (the spec's "
-                              "client revokes as it receives the answer)", now_ms)
-                return
             g.inflight[client] = id(request)
+            if m in g.deferred:
+                # It still reports the partitions it revokes, with the same epoch: to the spec, whose client has
+                # not taken the answer yet, a heartbeat that changes nothing (checked at its handling and answer).
+                g.stutters.add(id(request))
+                g.members[m] = member
+                return
             if not request.member_id:
                 g.joins[id(request)] = client
                 return
@@ -241,6 +250,16 @@ class ConsumerProjection(Monitor):
                        [act("SendHeartbeat", m)], clients=(m,))
             return
         rid = g.inflight.pop(client, None)
+        if rid is not None and rid in g.stutters and kind in ("lost", "answered"):
+            # A retriable error from a broker whose shard never saw it: a lost stutter, nothing to take.
+            error = response.error_code if kind == "answered" else Errors.NONE
+            refused = error not in FENCING and rid not in g.handled
+            if kind == "answered" and ((error != Errors.NONE and not refused)
+                                       or self._client_obs(g, m) != g.last_cli.get(m)):
+                self._stop(g, f"{client} ({m}) heartbeated at {now_ms} ms while it committed a revocation, and the "
+                              f"answer ({error.name}) changed it (the spec's client revokes as it "
+                              "receives the answer)", now_ms)
+            return
         if kind == "lost":
             if rid is None:
                 return
@@ -308,6 +327,13 @@ class ConsumerProjection(Monitor):
                           "on it (the spec's network holds one exchange per member)", now_ms)
             return
         error = response.error_code
+        if rid in g.stutters:
+            if error != Errors.NONE or self._coord_state(g, group) != g.snapshot:
+                self._stop(g, f"a heartbeat {request.member_id} sent while it committed a revocation changed the "
+                              f"group at {now_ms} ms ({error.name}; the spec's client revokes as it receives the "
+                              "answer)", now_ms)
+            g.handled[rid] = request.member_id
+            return
         if request.member_epoch == -2:
             self._stop(g, f"{request.member_id} left temporarily (epoch -2, CG-5) at {now_ms} ms", now_ms)
             return
