@@ -5,10 +5,11 @@ tla/consumer_trace_project.py, tla/consumer_trace_validate.py, tla/ConsumerGroup
 A hand-written trace of CG-2 (two members join, the first revokes before the second gets its
 partition) is accepted, and the same trace with the second member given its partition at its join
 is rejected at that event. The projection is an observer (a run's trace hash is the same with it).
-Library runs accepted whole: swarm_wide 2 (a crash, a session expiry, a target computed for it) and
-4 (a request and a response lost), 16 (a heartbeat while a revocation is committed), consumer_group 1 (six static members, a group coordinator failover
-that reloads the group unchanged). kip848_fenced_member 1 leaves the abstraction when the paused
-member's session expires while it still owns partitions: its prefix is accepted and validate exits 2.
+Library runs accepted whole: swarm_wide 2 (a crash, a session expiry, a target computed for it),
+4 (a request and a response lost) and 16 (a heartbeat while a revocation is committed), consumer_group 1
+(six static members, a group coordinator failover that reloads the group unchanged).
+kip848_fenced_member 1 leaves the abstraction when the paused member's session expires while it still
+owns partitions: its prefix is accepted and validate exits 2.
 The mutant handover-before-revoke (model/mutants.py: CG-2's pending partitions ignored, the spec's
 assign_before_revoke) is rejected at the join that hands the partitions over.
 """
