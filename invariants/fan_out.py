@@ -23,7 +23,7 @@ _HOOKS: Final = ("on_acquire", "on_ack_confirmed", "on_share_partition_step", "o
                  "on_share_coordinator_loaded", "on_share_state_pruning",
                  "on_group_coordinator_step", "on_group_records_committed", "on_consumer_reconciled",
                  "on_share_session", "on_share_session_evicted", "on_dlq_committed", "on_dlq_given_up",
-                 "on_share_fetch_session", "on_share_fetch_waiting")
+                 "on_share_fetch_session", "on_share_fetch_waiting", "on_consumer_heartbeat", "on_group_request")
 
 
 class Monitors(Observer):

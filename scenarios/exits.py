@@ -16,8 +16,10 @@ Commands that judge runs (``run``, ``check``, ``sweep``, ``campaign``, ``demo``,
 exits with the verdict of the runs it reports) use every code; commands that judge none (``list``,
 ``describe``, ``mutants``, ``invariants``, ``shrink``) exit 0 when they did what was asked, 2 on bad
 input (``shrink`` of a run that violates nothing included), 3 on an internal error. ``validate`` judges
-a run's trace against ``tla/ShareGroup.tla``: 0 accepted, 1 rejected by TLC, 2 bad input or a tool
-error (Java missing, no share group, TLC without a verdict), 3 the run raised.
+a run's trace against ``tla/ShareGroup.tla`` (``--consumer-group``: ``tla/ConsumerGroup.tla``): 0 accepted,
+1 rejected by TLC, 2 bad input or a tool error (Java missing, no share group, TLC without a verdict), and
+also a consumer group's run that leaves the spec's abstraction (its prefix was accepted, which is no
+acceptance of the run), 3 the run raised.
 
 Every failure prints one line ``error: ...`` on stderr and no traceback; ``sharesim --debug CMD``
 (or ``SHARESIM_DEBUG=1``) prints the traceback before it (``scenarios/entry.py``).

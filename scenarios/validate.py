@@ -25,8 +25,11 @@ from scenarios.spec import MAX_SEED
               help="The share-partition to validate (default: the busiest, by events).")
 @click.option("--max-events", type=click.IntRange(1, None), default=None,
               help="Validate only the first N events of the share-partition (a prefix of a trace is a trace).")
+@click.option("--consumer-group", default=None, metavar="GROUP",
+              help="Validate the KIP-848 consumer group GROUP against ConsumerGroup.tla instead (exit 2 when the "
+                   "run leaves the spec's abstraction: only the events before it are checked).")
 def validate_command(scenario: str, seed: int | None, mutant: str | None, partition: int | None,
-                     max_events: int | None) -> None:
+                     max_events: int | None, consumer_group: str | None) -> None:
     """Run SCENARIO with --seed N, project one share-partition's behaviour onto ShareGroup.tla's
     actions, and have TLC match it: print "trace accepted (K events, T s)" and exit 0, or the first
     event the spec cannot match with the simulator's and the spec's states and exit 1."""
@@ -38,8 +41,18 @@ def validate_command(scenario: str, seed: int | None, mutant: str | None, partit
 
     spec = load_or_exit(scenario)
     require_mutant(mutant)
+    if consumer_group is not None:
+        from scenarios.validate_consumer import validate_consumer_group
+
+        if partition is not None:
+            raise BadInput("--partition names a share-partition; it does not go with --consumer-group")
+        validate_consumer_group(spec, scenario, spec.seed if seed is None else seed, consumer_group, mutant,
+                                max_events)
     if not any(g.kind == "share" for g in spec.groups):
-        raise BadInput(f"{scenario}: has no share group; validate checks a share-partition against ShareGroup.tla")
+        consumers = sorted(g.name for g in spec.groups if g.kind == "consumer")
+        raise BadInput(f"{scenario}: has no share group; validate checks a share-partition against ShareGroup.tla"
+                       + (f" (--consumer-group {consumers[0]} checks a KIP-848 consumer group against "
+                          "ConsumerGroup.tla)" if consumers else ""))
     run_seed = spec.seed if seed is None else seed
     started = time.perf_counter()
     try:

@@ -13,6 +13,9 @@
 (*  - The assignor, abstracted as ANY exclusive assignment of every        *)
 (*    partition to one current member (CG-7 with one topic that every      *)
 (*    member subscribes to); ComputeTarget runs whenever ge > ae (GC-3).   *)
+(*    With JoinAssigns, a new member's join may also bump the group epoch,  *)
+(*    compute the target and reconcile against it in one step (JoinAssign: *)
+(*    Kafka's heartbeat order, which trace validation needs).              *)
 (*  - Reconciliation (CG-2): a member first revokes what is not in its new *)
 (*    target, then moves to the target epoch; a partition of its target   *)
 (*    still owned by another member stays pending and is assigned on a    *)
@@ -49,6 +52,7 @@ CONSTANTS
     Partitions,   \* the partitions of the subscribed topic (a symmetry set)
     MaxCrashes,   \* member crashes allowed in a behaviour
     MaxLosses,    \* lost requests / responses / spurious session expiries allowed
+    JoinAssigns,  \* TRUE: a join that bumps the group epoch may compute the target in the same step (Kafka's order)
     Mutant        \* "none" or the name of one deliberate bug (see MutantNames)
 
 MutantNames == {"none",
@@ -60,6 +64,7 @@ MutantNames == {"none",
                 "never_take_pending"}    \* a pending partition is never assigned once it is free (E-5)
 
 ASSUME /\ {MaxCrashes, MaxLosses} \subseteq Nat
+       /\ JoinAssigns \in BOOLEAN
        /\ Mutant \in MutantNames
 
 NONE    == "NONE"
@@ -120,28 +125,32 @@ Init ==
 -----------------------------------------------------------------------------
 (* CG-2: the coordinator's reconciliation of member m after it accepted a  *)
 (* heartbeat reporting the partitions `owned`; a, r, e, pe are m's current *)
-(* assigned, pending-revocation, member epoch and previous epoch.  Returns *)
-(* m's new [asg, rev, ep, prev].                                            *)
-Reconcile(m, owned, a, r, e, pe) ==
-    LET free   == IF Mutant = "assign_before_revoke" THEN target[m]
-                  ELSE target[m] \ OwnedByOthers(m)        \* pending ones stay out
-        newEp  == IF Mutant = "epoch_jump" THEN ge ELSE ae
+(* assigned, pending-revocation, member epoch and previous epoch; tm is m's *)
+(* target, aep the target assignment epoch and gep the group epoch it      *)
+(* reconciles against.  Returns m's new [asg, rev, ep, prev].              *)
+ReconcileTo(m, owned, a, r, e, pe, tm, aep, gep) ==
+    LET free   == IF Mutant = "assign_before_revoke" THEN tm
+                  ELSE tm \ OwnedByOthers(m)               \* pending ones stay out
+        newEp  == IF Mutant = "epoch_jump" THEN gep ELSE aep
         r1     == IF r \cap owned = {} \/ Mutant = "revoke_unacked"
                   THEN {} ELSE r                          \* revocation acknowledged?
-        revoke == a \ target[m]
+        revoke == a \ tm
     IN
     IF r1 # {} THEN
         \* UNREVOKED_PARTITIONS: still waiting for the member to revoke.
         [asg |-> a, rev |-> r1, ep |-> e, prev |-> pe]
-    ELSE IF e < ae THEN
+    ELSE IF e < aep THEN
         IF revoke # {} /\ Mutant # "assign_and_revoke"
         THEN \* revoke first; the epoch stays until the member has revoked
-             [asg |-> a \cap target[m], rev |-> revoke, ep |-> e, prev |-> pe]
+             [asg |-> a \cap tm, rev |-> revoke, ep |-> e, prev |-> pe]
         ELSE \* nothing to revoke: move to the target epoch, take what is free
-             [asg |-> (a \cap target[m]) \cup free, rev |-> {}, ep |-> newEp, prev |-> e]
+             [asg |-> (a \cap tm) \cup free, rev |-> {}, ep |-> newEp, prev |-> e]
     ELSE IF Mutant = "never_take_pending" THEN [asg |-> a, rev |-> {}, ep |-> e, prev |-> pe]
     ELSE \* at the target epoch: take pending partitions freed since
         [asg |-> a \cup free, rev |-> {}, ep |-> e, prev |-> pe]
+
+(* Reconciliation against the current target. *)
+Reconcile(m, owned, a, r, e, pe) == ReconcileTo(m, owned, a, r, e, pe, target[m], ae, ge)
 
 (* Apply the result n of Reconcile to member m and answer it. *)
 Accept(m, n) ==
@@ -178,15 +187,43 @@ HandleHeartbeat(m) ==
           ELSE Reject(m, "FENCED_MEMBER_EPOCH")
     /\ UNCHANGED <<ae, target, clientVars, crashes, losses>>
 
+(* The target in which f : Partitions -> members gives partition p to f[p]. *)
+TargetOf(f) == [m \in Members |-> {p \in Partitions : f[p] = m}]
+
 (* GC-3, CG-7: a new target assignment for the current group epoch: any    *)
 (* assignment of every partition to exactly one current member.            *)
-ComputeTarget ==
+(* ComputeTargetTo(f) is the one in which f assigns them (f is the          *)
+(* assignor's choice: trace validation fixes it from the simulator's).     *)
+ComputeTargetTo(f) ==
     /\ ge > ae
     /\ memb # {}
-    /\ \E f \in [Partitions -> memb] :
-           target' = [m \in Members |-> {p \in Partitions : f[p] = m}]
+    /\ f \in [Partitions -> memb]
+    /\ target' = TargetOf(f)
     /\ ae' = ge
     /\ UNCHANGED <<ge, memb, mep, prevEp, asg, rev, netVars, clientVars, crashes, losses>>
+
+ComputeTarget == \E f \in [Partitions -> memb] : ComputeTargetTo(f)
+
+(* GC-2, GC-3, CG-2 in Kafka's order (GroupMetadataManager's heartbeat:    *)
+(* update the member, bump the group epoch, compute the target if the      *)
+(* group epoch is ahead, then reconcile): the coordinator handles the join *)
+(* of a new member m, bumps the group epoch, computes the target for it in *)
+(* the same step (f, as in ComputeTargetTo) and reconciles m against that  *)
+(* target, so m's first answer may carry the new epoch and partitions.     *)
+(* HandleHeartbeat's join reconciles against the target of before (the    *)
+(* ComputeTarget step comes after it).  Only with JoinAssigns.              *)
+JoinAssign(m, f) ==
+    /\ JoinAssigns
+    /\ req[m] # {} /\ m \notin memb
+    /\ (CHOOSE x \in req[m] : TRUE).ep = 0
+    /\ f \in [Partitions -> memb \cup {m}]
+    /\ req' = [req EXCEPT ![m] = {}]
+    /\ memb' = memb \cup {m}
+    /\ ge' = ge + 1
+    /\ ae' = ge + 1
+    /\ target' = TargetOf(f)
+    /\ Accept(m, ReconcileTo(m, {}, {}, {}, 0, 0, TargetOf(f)[m], ge + 1, ge + 1))
+    /\ UNCHANGED <<clientVars, crashes, losses>>
 
 (* CG-6: the session of member m times out: it is removed and the group    *)
 (* epoch bumped.  Timing assumption (see header): only once m owns nothing *)
@@ -261,6 +298,7 @@ Next ==
     \/ ComputeTarget
     \/ \E m \in Members :
           \/ HandleHeartbeat(m) \/ Expire(m)
+          \/ JoinAssigns /\ \E f \in [Partitions -> memb \cup {m}] : JoinAssign(m, f)
           \/ SendHeartbeat(m) \/ ReceiveResponse(m)
           \/ LoseRequest(m) \/ LoseResponse(m) \/ Crash(m) \/ Restart(m)
 

@@ -80,6 +80,7 @@ MODELS: tuple[Model, ...] = (
     Model("ShareGroup_txn_small", "ShareGroup.tla", "small", min_distinct=70_000),
     Model("ConsumerGroup_small", "ConsumerGroup.tla", "small", min_distinct=200_000),
     Model("ConsumerGroup_live_small", "ConsumerGroup.tla", "small", min_distinct=90_000),
+    Model("ConsumerGroup_join_small", "ConsumerGroup.tla", "small", min_distinct=225_000),
     Model("ShareGroup_nightly", "ShareGroup.tla", "nightly", min_distinct=283_000),
     Model("ShareGroup_reset_nightly", "ShareGroup.tla", "nightly", min_distinct=130_000),
     Model("ShareGroup_live_nightly", "ShareGroup.tla", "nightly", min_distinct=122_000),

@@ -23,6 +23,7 @@ import re
 import shutil
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -154,28 +155,63 @@ _ACCEPTED = re.compile(r'<<"ACCEPTED", (\d+), \d+>>')
 _STATE = re.compile(r'<<"STATE", \d+, \d+, \d+, "(.*)">>')
 
 
-def _tlc(events: list[Event], limit: int, max_in_flight: int, stop: tuple[int, int, int],
-         timeout: float | None, batch_last: list[int] | None = None, lives: list[Life] | None = None,
-         aborted: list[int] | None = None, gaps: list[int] | None = None) -> tuple[str, str, float]:
-    """One TLC run of the trace spec on ``events``: (output, how it ended, seconds)."""
+def tlc_trace(spec_files: tuple[str, ...], trace_spec: str, data_name: str, module: str,
+              timeout: float | None) -> tuple[str, str, float]:
+    """One TLC run (one worker) of the trace spec ``trace_spec`` over the specs ``spec_files`` of
+    ``tla/`` with the generated module ``data_name`` = ``module``: (output, how it ended, seconds).
+    Shared by the share-partition and the consumer-group trace validation."""
     java = find_java()
     if java is None:
         raise ToolMissing("java is not on PATH")
     jar = find_jar()
     with tempfile.TemporaryDirectory(prefix="tlc-trace-") as tmp:
         work = Path(tmp)
-        for name in ("ShareGroup.tla", f"{TRACE_SPEC}.tla"):
+        for name in (*spec_files, f"{trace_spec}.tla"):
             shutil.copy(TLA_DIR / name, work / name)
-        module = data_module(events, limit=limit, max_in_flight=max_in_flight, stop=stop, batch_last=batch_last,
-                             lives=lives, aborted=aborted, gaps=gaps)
-        (work / f"{DATA_MODULE}.tla").write_text(module)
-        (work / f"{TRACE_SPEC}.cfg").write_text(CFG)
+        (work / f"{data_name}.tla").write_text(module)
+        (work / f"{trace_spec}.cfg").write_text(CFG)
         cmd = [java, "-XX:+UseParallelGC", "-Xss16m", f"-Djava.io.tmpdir={tmp}", "-cp", str(jar), "tlc2.TLC",
                "-workers", "1", "-deadlock", "-metadir", str(work / "states"),
-               "-config", f"{TRACE_SPEC}.cfg", TRACE_SPEC]
+               "-config", f"{trace_spec}.cfg", trace_spec]
         started = time.perf_counter()
         out, how = _run_watched(cmd, work, timeout)
         return out, how, time.perf_counter() - started
+
+
+def tlc_verdict(module_for: Callable[[tuple[int, int, int]], str], spec_files: tuple[str, ...], trace_spec: str,
+                data_name: str, timeout: float | None,
+                life_lengths: list[int] | None = None) -> tuple[bool, int | None, int | None, str, float, str]:
+    """(accepted, l, k, spec state, seconds, message) of TLC on the trace module ``module_for(stop)``, whose
+    trace spec checks each life of ``life_lengths`` (their events; default one life) as a behaviour of its
+    own and prints ("AT", life, l, k) at each step and ("ACCEPTED", life, n) at a life's end: l is the first
+    event not matched (1-based, over all lives), in the first life not accepted, and k how many of its
+    actions were taken; a rejection runs TLC again with ``stop`` = (life, l, k) for the spec state there
+    (the trace spec's ``Verdict``). Shared by the share-partition and the consumer-group validation."""
+    lengths = life_lengths or [0]
+    out, how, seconds = tlc_trace(spec_files, trace_spec, data_name, module_for((0, 0, 0)), timeout)
+    if how != "exited":
+        raise ToolMissing(f"TLC {how} after {seconds:.0f} s")
+    if "Semantic errors" in out or "Parsing or semantic analysis failed" in out:
+        raise ToolMissing("the trace spec does not parse: " + " | ".join(out.splitlines()[-12:]))
+    accepted = {int(t) for t in _ACCEPTED.findall(out)}
+    rejected = [t for t in range(1, len(lengths) + 1) if t not in accepted]
+    if not rejected:
+        return True, None, None, "", seconds, "accepted" if len(lengths) == 1 else f"accepted ({len(lengths)} lives)"
+    life = rejected[0]
+    positions = [(int(l_), int(k_)) for t_, l_, k_ in _AT.findall(out) if int(t_) == life]
+    pos, sub = max(positions) if positions else (1, 0)
+    message = "no spec step matches"
+    assertion = next((ln for ln in out.splitlines() if "Assert" in ln or "assertion" in ln.lower()), None)
+    if assertion:
+        message = f"the spec's assertion failed: {assertion.strip()}"
+    second, how2, more = tlc_trace(spec_files, trace_spec, data_name, module_for((life, pos, sub)), timeout)
+    if len(lengths) > 1:
+        first = sum(lengths[:life - 1])
+        message = f"life {life} of {len(lengths)} (from event #{first + 1}): {message}"
+        pos += first
+    shown = _STATE.search(second) if how2 == "exited" else None
+    state = shown.group(1).replace('\\"', '"') if shown else ""
+    return False, pos, sub, state, seconds + more, message
 
 
 def run_tlc(events: list[Event], *, limit: int, max_in_flight: int, batch_last: list[int] | None = None,
@@ -185,32 +221,10 @@ def run_tlc(events: list[Event], *, limit: int, max_in_flight: int, batch_last: 
     (``split_lives``): l is the first event not matched (1-based, in ``events``), in the first life not
     accepted, and k how many of its actions were taken (counting the life's setup actions, if it is the
     life's first event: ``split_lives(events, lives)`` has them)."""
-    traces = split_lives(events, lives)
-    out, how, seconds = _tlc(events, limit, max_in_flight, (0, 0, 0), timeout, batch_last, lives, aborted, gaps)
-    if how != "exited":
-        raise ToolMissing(f"TLC {how} after {seconds:.0f} s")
-    if "Semantic errors" in out or "Parsing or semantic analysis failed" in out:
-        raise ToolMissing("the trace spec does not parse: " + " | ".join(out.splitlines()[-12:]))
-    accepted = {int(t) for t in _ACCEPTED.findall(out)}
-    rejected = [t for t in range(1, len(traces) + 1) if t not in accepted]
-    if not rejected:
-        return True, None, None, "", seconds, "accepted" if len(traces) == 1 else f"accepted ({len(traces)} lives)"
-    life = rejected[0]
-    positions = [(int(l_), int(k_)) for t_, l_, k_ in _AT.findall(out) if int(t_) == life]
-    pos, sub = max(positions) if positions else (1, 0)
-    message = "no spec step matches"
-    assertion = next((ln for ln in out.splitlines() if "Assert" in ln or "assertion" in ln.lower()), None)
-    if assertion:
-        message = f"the spec's assertion failed: {assertion.strip()}"
-    second, how2, more = _tlc(events, limit, max_in_flight, (life, pos, sub), timeout, batch_last, lives,
-                               aborted, gaps)
-    if len(traces) > 1:
-        first = sum(len(tr) for tr in traces[:life - 1])
-        message = f"life {life} of {len(traces)} (from event #{first + 1}): {message}"
-        pos += first
-    shown = _STATE.search(second) if how2 == "exited" else None
-    state = shown.group(1).replace('\\"', '"') if shown else ""
-    return False, pos, sub, state, seconds + more, message
+    return tlc_verdict(
+        lambda stop: data_module(events, limit=limit, max_in_flight=max_in_flight, stop=stop, batch_last=batch_last,
+                                 lives=lives, aborted=aborted, gaps=gaps),
+        ("ShareGroup.tla",), TRACE_SPEC, DATA_MODULE, timeout, [len(tr) for tr in split_lives(events, lives)])
 
 
 def project(scenario: Any, seed: int, *, mutant: str | None = None,

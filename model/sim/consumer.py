@@ -152,6 +152,8 @@ class Consumer(GroupConsumer):
 
     def on_start(self) -> None:
         self.member = self._new_member()
+        self.observer.on_consumer_heartbeat(self.name, self.group_id, "started", self.member, None, None,
+                                            self.scheduler.now_ms)
         self.closing = self.closed = self._close_committing = False
         self._reset_local_state()
         self._schedule_heartbeat(0)
@@ -162,6 +164,8 @@ class Consumer(GroupConsumer):
         self.member.subscribe(self.topics)
 
     def on_crash(self) -> None:
+        self.observer.on_consumer_heartbeat(self.name, self.group_id, "crashed", self.member, None, None,
+                                            self.scheduler.now_ms)
         self._reset_local_state()
         self._owns_nothing()
 
@@ -207,6 +211,8 @@ class Consumer(GroupConsumer):
         if request is None:
             return
         leaving = request.member_epoch < 0
+        self.observer.on_consumer_heartbeat(self.name, self.group_id, "sent", self.member, request, None,
+                                            self.scheduler.now_ms)
         self._heartbeat_request = self.send_request(
             coordinator,
             "ConsumerGroupHeartbeat",
@@ -222,6 +228,8 @@ class Consumer(GroupConsumer):
             return
         step = self.member.on_response(response)
         self._apply(step)
+        self.observer.on_consumer_heartbeat(self.name, self.group_id, "answered", self.member, None, response,
+                                            self.scheduler.now_ms)
         error = response.error_code
         self.observer.on_consumer_reconciled(self.name, self.group_id, step.revoked, step.assigned, self.owned,
                                              error in FENCING_ERRORS, self.scheduler.now_ms)
@@ -246,6 +254,8 @@ class Consumer(GroupConsumer):
             self._finish_close()
             return
         self.member.on_response_lost()
+        self.observer.on_consumer_heartbeat(self.name, self.group_id, "lost", self.member, None, None,
+                                            self.scheduler.now_ms)
         self._retry_heartbeat(Errors.REQUEST_TIMED_OUT)
 
     def _apply(self, step: ReconcileStep) -> None:
@@ -344,6 +354,8 @@ class Consumer(GroupConsumer):
         else:
             self._revoking = None
             self.member.revocation_done()
+            self.observer.on_consumer_heartbeat(self.name, self.group_id, "revoked", self.member, None, None,
+                                                self.scheduler.now_ms)
             self._schedule_heartbeat(0)
         if self.closing:
             self._continue_close()  # close() waited for the revocation

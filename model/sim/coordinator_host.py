@@ -469,6 +469,8 @@ class GroupCoordinatorHost(_Host):
         self._note_request(body)
         token = next(self._tokens)
         result = self.shard.handle(body, broker.scheduler.now_ms, token)
+        broker.observer.on_group_request(self.partition, self.leader_epoch, self.shard, body, result.response,
+                                         broker.scheduler.now_ms)
         if result.response is None and not self.shard.loading:
             self._deferred[token] = message
         self._emit(result, message)

@@ -225,6 +225,19 @@ class Observer:
         """A KIP-848 consumer applied a heartbeat response (or crashed: all empty); ``owned``: what it
         consumes now; ``fenced``: the response fenced it (CG-2, CG-3)."""
 
+    def on_consumer_heartbeat(self, client: str, group_id: str, kind: str, member: object, request: object,
+                              response: object, now_ms: int) -> None:
+        """A KIP-848 consumer's membership step (trace validation, ``tla/consumer_trace_project.py``):
+        ``kind`` is "sent" (``request``, a ConsumerGroupHeartbeat, leaves included), "answered"
+        (``response`` applied), "lost" (its request timed out), "revoked" (the revocation was committed and
+        is acknowledged by the next heartbeat), "crashed" or "started" (a new ``member``, the client's
+        ConsumerMember, read only)."""
+
+    def on_group_request(self, partition: int, leader_epoch: int, shard: GroupCoordinatorShard, request: object,
+                         response: object, now_ms: int) -> None:
+        """A group coordinator's shard handled ``request`` (in memory; ``response`` is sent once its records
+        commit, None: answered later)."""
+
     def on_share_session(self, broker: int, group_id: str, member_id: str, epoch: int, now_ms: int) -> None:
         """A broker's share-session cache accepted a request with ``epoch`` (CL-1)."""
 
