@@ -30,8 +30,13 @@ observed values are compared once all of them are taken):
   spec write the simulator's write stands for;
 - a write answered with an error (no hook: its write id leaves the leader's pending writes without a
   successful answer): ``WriteError(e)`` per spec write;
-- a write answered before older ones of its leader (sent again after a retriable error or a timeout):
-  ``WriteRetry(e)`` for each older spec write, bringing it to the head of the spec's FIFO queue;
+- the spec's writes of a leader are applied (``CoordWrite``, at the answers) in the order the share
+  coordinator committed them (SC-7), not the order of their answers: a write committed before older ones
+  (these sent again after a retriable error or a timeout) takes ``WriteRetry(e)`` for each older spec write
+  not yet committed, bringing it to the head of the spec's FIFO queue; a write answered before an older one
+  that committed first (that answer held up, from a coordinator that moved) takes the older one's
+  ``CoordWrite`` first, and the leader's memory, which has not had that answer yet, is not observed until
+  it arrives (its arrival is no spec action);
 - a deposed leader's write whose records committed (``on_share_state_committed``): ``CoordWrite(e)``;
   at a failover, the old leader's writes committed but not yet answered, before the ``Failover``. A
   write the share coordinator handled but whose records never committed (its append refused, its tail
@@ -56,8 +61,9 @@ A simulator write carries several offsets (one acknowledgement request, one lock
 the spec writes one per acknowledged offset and one per expired lock, so the simulator's write
 stands for a FIFO run of spec writes, all answered at once. The share coordinator applies a write
 before its leader hears the answer; the spec does both in one step (``CoordWrite``), placed at the
-answer, and the durable state it is compared with is the coordinator's right after it applied that
-write (recorded at ``on_share_state_handled``).
+answer (or at an overtaking later answer, above), and the durable state it is compared with is the
+coordinator's right after it applied that write (recorded at ``on_share_state_handled``), when every write
+of the leader it had applied before committed before it (``on_share_state_committed``).
 
 Observed after each event: the high-water mark; at the current leader its SPSO, SPEO and, per
 offset of the window, (state, delivery count, pending target state or NONE); the durable start
@@ -116,6 +122,7 @@ class Event:
     dbatch: list[tuple[int, str, int]] = field(default_factory=list)  # (offset, state, count), offset >= dspso
     dle: int = 0  # stored leader epoch after a load (0: not observed)
     life: int = 0  # the life of the share-partition's state it belongs to (an index into Projection.lives[key])
+    hidden: bool = False  # the current leader's memory not observed: an answer it has not had, the spec has
 
     def observed(self) -> dict[str, Any]:
         out: dict[str, Any] = {"hwm": self.hwm}
@@ -166,6 +173,10 @@ class _Leader:
         self.requests: dict[int, int] = {}  # write id -> id(request)
         self.succeeded: set[int] = set()  # id(request) of the writes answered with success
         self.applied: list[int] = []  # id(request) of writes the coordinator applied, not yet answered
+        # Writes the spec applied (CoordWrite) before their answer reached the leader: the coordinator had
+        # committed them before a write answered first (write id -> id(request)). The spec's memory of the
+        # leader has their answers, the simulator's not yet: its memory is not observed until they arrive.
+        self.early: dict[int, int] = {}
         self.queue: list[int] = []  # the spec's wq of this leader: the simulator write id of each spec write
         self.acks = 0  # spec writes of this step's acknowledgement
         self.completed = 0  # successful answers taken in the step in progress
@@ -180,7 +191,7 @@ class _Leader:
         ids) belong to the life that is over (the coordinator fences them, FENCED_STATE_EPOCH or
         UNKNOWN_TOPIC_OR_PARTITION): they stand for no spec write of the new life."""
         self.counts = {wid: 0 for wid in pending}
-        self.requests, self.applied, self.queue = {}, [], []
+        self.requests, self.applied, self.queue, self.early = {}, [], [], {}
 
 
     def take(self, rid: int, action: str = "CoordWrite") -> list[dict[str, Any]]:
@@ -193,9 +204,9 @@ class _Leader:
 
     def answer(self, wid: int, action: str) -> list[dict[str, Any]]:
         """``action`` (CoordWrite or WriteError) for each spec write simulator write ``wid`` stands for.
-        The spec answers the head of the leader's FIFO queue; a write answered before older ones (sent
-        again after a retriable error or a timeout, behind later ones) is brought to the head by
-        WriteRetry, which moves the head to the back, as the persister's resend does."""
+        The spec answers the head of the leader's FIFO queue; a write that reaches the coordinator before
+        older ones (these sent again after a retriable error or a timeout, behind later ones) is brought
+        to the head by WriteRetry, which moves the head to the back, as the persister's resend does."""
         count = self.counts.pop(wid, 0)
         acts = []
         if count:
@@ -204,6 +215,23 @@ class _Leader:
                 acts.append(act("WriteRetry", e=self.e))
             del self.queue[:count]
         return acts + [act(action, e=self.e)] * count
+
+    def in_commit_order(self, wid: int, rid: int | None, committed: dict[int, int]) -> list[dict[str, Any]]:
+        """CoordWrite for the successful answer of write ``wid``, in the order the coordinator committed the
+        leader's writes (SC-7), the order the spec's queue must hand them to ``CoordWrite``: first every
+        write of the leader still unanswered that committed before it (its answer overtaken: it came from a
+        coordinator that moved, or over a slower connection), taken now and answered later (``early``),
+        each brought to the head by WriteRetry of the writes before it that did not commit first, then
+        ``wid`` itself. (A write applied twice, resent after a timeout, is ordered by its first commit.)"""
+        mine = committed.get(rid if rid is not None else -1, len(committed))
+        first = sorted((committed[rid], w) for w, rid in self.requests.items()
+                       if w != wid and self.counts.get(w) and committed.get(rid, mine) < mine)
+        acts = []
+        for _, w in first:
+            acts += self.answer(w, "CoordWrite")
+            self.counts[w] = 0  # still pending at the leader: its answer, when it comes, stands for nothing
+            self.early[w] = self.requests[w]
+        return acts + self.answer(wid, "CoordWrite")
 
 
 class Projection(Monitor):
@@ -220,7 +248,9 @@ class Projection(Monitor):
         self.current: dict[SharePartitionKey, int] = {}  # key -> simulator leader epoch of the current leader
         self.epochs: dict[SharePartitionKey, list[int]] = {}
         self.hwm: dict[SharePartitionKey, int] = {}
-        self.durable_after: dict[int, tuple[int, list[tuple[int, str, int]]]] = {}
+        # id(request) -> the durable state right after the coordinator applied it, and the leader's writes
+        # it had applied before, unanswered then
+        self.durable_after: dict[int, tuple[tuple[int, list[tuple[int, str, int]]], list[int]]] = {}
         self.members: set[str] = set()
         self.limits: dict[SharePartitionKey, tuple[int, int]] = {}
         self.logs: dict[SharePartitionKey, Any] = {}  # key -> the current leader's log (its batches)
@@ -243,6 +273,23 @@ class Projection(Monitor):
 
     def _leader(self, key: SharePartitionKey, leader_epoch: int) -> _Leader | None:
         return self.leaders.get((key, leader_epoch))
+
+    def _durable_at_answer(self, answered: list[dict[str, Any]],
+                           late: set[int]) -> tuple[int, list[tuple[int, str, int]]] | None:
+        """The durable state to observe after a step that took successful answers (``answered``: each its
+        state right after the coordinator applied it, ``after`` the leader's writes applied before it, still
+        unanswered then): the one of the write committed last, if every write applied before it had
+        committed before it (the spec has taken them all); none for a write whose CoordWrite was taken
+        before its answer (``late``: the spec applied later writes since)."""
+        if not answered:
+            return None
+        last = max(answered, key=lambda a: self.committed.get(a["rid"], -1))
+        mine = self.committed.get(last["rid"])
+        if last["rid"] in late or (last["after"] and (mine is None or any(
+                self.committed.get(rid, mine) >= mine for rid in last["after"]))):
+            return None
+        durable: tuple[int, list[tuple[int, str, int]]] = last["durable"]
+        return durable
 
     def _emit(self, key: SharePartitionKey, event: Event) -> None:
         event.life = max(len(self.lives.get(key, ())) - 1, 0)
@@ -376,15 +423,12 @@ class Projection(Monitor):
             for record in self._handling[1]:
                 self.records[id(record)] = (request, _durable(state))
         if self.current.get(key) == request.leader_epoch:
-            # The spec applies a write at its answer. If the coordinator applied another write of the
-            # leader that is still unanswered (answers out of order), the state now holds both, which
-            # the spec reaches only once both are answered: the durable state is then not observed
-            # at this write's answer (a partial observation, not a weaker spec).
+            # The spec applies a write at its answer, in the order the coordinator committed the leader's
+            # writes. The state right after this one holds the leader's writes applied before it and not
+            # yet answered: it is observed at this write's answer if they all committed before it (the
+            # spec has taken them then, ``_Leader.in_commit_order``; ``_durable_at_answer``).
             # (A write resent after a timeout is the same request, applied again: the latest counts.)
-            if not [rid for rid in leader.applied if rid != id(request)]:
-                self.durable_after[id(request)] = _durable(state)
-            else:
-                self.durable_after.pop(id(request), None)
+            self.durable_after[id(request)] = (_durable(state), [rid for rid in leader.applied if rid != id(request)])
             if id(request) not in leader.applied:
                 leader.applied.append(id(request))
             return
@@ -426,7 +470,7 @@ class Projection(Monitor):
             leader.completed += 1
             leader.what.append("write answered")
             if durable is not None:
-                leader.pending.append({"durable": durable})
+                leader.pending.append({"durable": durable[0], "after": durable[1], "rid": id(request)})
             return
 
     def on_share_partition_step(self, partition: SharePartition, bound: int, now_ms: int) -> None:
@@ -442,11 +486,8 @@ class Projection(Monitor):
         self.hwm[key] = max(hwm_before, bound)
         mem = _memory(partition)
         acts: list[dict[str, Any]] = [act("Produce")] * (self.hwm[key] - hwm_before)
-        durable = None
         steps = [a for a in leader.pending if "durable" not in a]
-        for a in leader.pending:
-            if "durable" in a:
-                durable = a["durable"]
+        answered = [a for a in leader.pending if "durable" in a]
         pending = partition._pending  # write id -> _WriteInfo (read only: an observer)
         if any(a["a"] == "LeaderLoad" for a in steps):
             self._life_begins(key, leader, partition, pending, now_ms)
@@ -463,12 +504,23 @@ class Projection(Monitor):
         # make (the start offset resolved from -1 after a load) stands for none.
         failures = 0
         lapsed: list[int] = []
+        late: set[int] = set()  # id(request) of the writes answered here whose CoordWrite was taken before
         for wid in sorted(set(leader.counts) - set(pending)):
             count = leader.counts.get(wid, 0)
             rid = leader.requests.pop(wid, None)
             acked = leader.ack_offsets.pop(wid, None)
-            if rid in leader.succeeded:
-                acts += leader.answer(wid, "CoordWrite")
+            if wid in leader.early:
+                # Its CoordWrite was taken when a write committed after it was answered first; now the
+                # leader's memory has its answer too. (A failure here: the noted gap below.)
+                late.add(leader.early.pop(wid))
+                leader.counts.pop(wid, None)
+                if rid in leader.applied:
+                    leader.applied.remove(rid)
+                if rid not in leader.succeeded and rid in self.committed:
+                    self._gap(key, f"a write answered with an error at {now_ms} ms had been made durable by the "
+                                   "share coordinator (its answer lost); the spec's WriteError applies nothing")
+            elif rid in leader.succeeded:
+                acts += leader.in_commit_order(wid, rid, self.committed)
             else:
                 if rid in leader.applied:
                     leader.applied.remove(rid)
@@ -485,6 +537,7 @@ class Projection(Monitor):
         # write fails: the record is then to be released (SP-9), not rolled back to ACQUIRED. The spec's
         # ExpireLock of a record in transition only takes its lock; it goes before the failure, and the
         # release is written again (the spec's FollowUp).
+        durable = self._durable_at_answer(answered, late)
         if lapsed:
             i = next(i for i, a in enumerate(acts) if a["a"] == "WriteError")
             acts[i:i] = [act("ExpireLock", e=leader.e, o=o) for o in sorted(lapsed)]
@@ -524,8 +577,15 @@ class Projection(Monitor):
         dropped = partition.status in (PartitionStatus.STALE_STATE, PartitionStatus.FENCED)
         if dropped:
             what.append("state dropped")
-        event = Event(now_ms, "; ".join(what) or "no change", acts, self.hwm[key], 0 if dropped else leader.e,
-                      spso, speo, [] if dropped else [mem.get(o, ("AVAILABLE", 0, NONE)) for o in range(spso, speo)])
+        # While the spec has answered a write whose answer the leader has not had (``early``), the spec's
+        # memory of the leader is ahead of the simulator's: it is not observed (a partial observation).
+        hidden = bool(leader.early) and not dropped
+        if hidden and (acts or what):
+            what.append("memory not observed: an earlier-committed write's answer is still on its way")
+        event = Event(now_ms, "; ".join(what) or "no change", acts, self.hwm[key],
+                      0 if dropped or hidden else leader.e, spso, speo,
+                      [] if dropped or hidden else [mem.get(o, ("AVAILABLE", 0, NONE)) for o in range(spso, speo)])
+        event.hidden = hidden
         if durable is not None:
             event.durable, (event.dspso, event.dbatch) = True, durable
         if any(a["a"] == "LeaderLoad" for a in acts):
@@ -665,6 +725,6 @@ def coverage(events: list[Event]) -> dict[str, int]:
             elif name == "ExpireLock" and rec is not None and rec[2] != NONE:
                 add(f"ExpireLock: to {rec[2]}")
             elif name == "CoordWrite":
-                add("CoordWrite: deposed leader" if ev.what.startswith("late write") or not ev.e
+                add("CoordWrite: deposed leader" if ev.what.startswith("late write") or not (ev.e or ev.hidden)
                     else "CoordWrite: current leader")
     return counts

@@ -19,7 +19,9 @@ aborted record delivered instead of archived is rejected at that event.
 The rejections of the first 1 000-run validated swarm campaign that were the projection's: a write a
 coordinator handled but never committed (taken as applied), a group deleted and re-created and an admin
 reset (each a new life of the state, validated from Init: tla/README.md). Each reproducer is accepted, and
-attacked: the write taken as applied again, a life's boundary moved one event either way.
+attacked: the write taken as applied again, a life's boundary moved one event either way. swarm seed 14, found
+on the way: a write's answer overtaken by a later write's (its coordinator moved); the spec's writes are taken in
+the order the coordinator committed them, and taken in the order of their answers the trace is rejected.
 """
 
 from __future__ import annotations
@@ -212,6 +214,47 @@ def test_a_write_handled_but_never_committed_is_not_applied_at_the_failover() ->
     assert load.what == "state read" and load.spso == 22
 
 
+OVERTAKEN_ANSWER_SEED = 14  # swarm: a write's answer from a coordinator that moved, overtaken by later ones
+
+
+def _overtaken(events: list[Event]) -> tuple[int, int]:
+    """The event of the answer that overtook an earlier-committed write's (its CoordWrite taken first), and
+    the event of that write's own answer."""
+    i = next(i for i, ev in enumerate(events) if ev.hidden and any(a["a"] == "CoordWrite" for a in ev.acts))
+    j = next(j for j in range(i + 1, len(events)) if not events[j].hidden)
+    return i, j
+
+
+def test_writes_are_applied_in_the_order_the_coordinator_committed_them() -> None:
+    """swarm seed 14 (rejected at event 68 before): the acknowledgement of 52 was committed by the share
+    coordinator on b2 at 2 224 ms, whose answer a message delay held until 3 850 ms; the coordinator moved to
+    b1 meanwhile, which committed and answered the acknowledgement of 55..57 (3 126 ms) and a release (3 843
+    ms) first. The spec applies the writes in commit order: the acknowledgement of 52 at the answer of 55..57,
+    before it (no WriteRetry); the leader's memory, which has not had that answer, is not observed until it
+    arrives, and its arrival is no spec action."""
+    projection, key, _ = project(library.get("swarm"), OVERTAKEN_ANSWER_SEED)
+    events = projection.events[key]
+    i, j = _overtaken(events)
+    assert [a["a"] for a in events[i].acts] == ["CoordWrite"] * 4 and events[i].time_ms == 3126
+    assert events[i].durable and (52, "ACKNOWLEDGED", 1) in events[i].dbatch  # the state right after 55..57
+    assert all(ev.e == 0 and not ev.mem for ev in events[i:j])
+    assert events[j].time_ms == 3850 and events[j].acts == [] and events[j].e == 1 and not events[j].durable
+    assert not any(a["a"] == "WriteRetry" for ev in events for a in ev.acts)
+
+
+def _answer_order(events: list[Event]) -> list[Event]:
+    """The projection before the fix: the writes taken in the order of their answers, the acknowledgement of
+    52 brought behind the later ones by WriteRetry and applied at its own answer."""
+    i, j = _overtaken(events)
+    out = list(events)
+    out[i] = dataclasses.replace(events[i], acts=[act("WriteRetry", e=1), *events[i].acts[1:]])
+    for k in range(i + 1, j):
+        if any(a["a"] == "CoordWrite" for a in events[k].acts):
+            out[k] = dataclasses.replace(events[k], acts=[act("WriteRetry", e=1), *events[k].acts])
+    out[j] = dataclasses.replace(events[j], acts=[act("CoordWrite", e=1)])
+    return out
+
+
 RECREATED_SEED = 202866078520279459  # swarm: the group deleted and re-created, its state initialized at epoch 9
 RESET_SEED = 7499615321764922368  # swarm: an admin reset to 962; the leader's write fenced, its state dropped
 
@@ -255,11 +298,18 @@ def _moved_boundary(later: bool) -> Callable[[list[Event]], list[Event]]:
     return corrupt
 
 
+def _first_unmatched(v: Validation) -> Event:
+    """The event a rejected validation could not match."""
+    assert not v.accepted and v.first_unmatched is not None
+    return v.events[v.first_unmatched]
+
+
 # (scenario, seed, events validated: None for all). swarm 1 and 4 were rejected before CacheBatchRest.
 # swarm_wide (read_committed, SP-13; rejected before ArchiveAborted): SWARM_WIDE_SEEDS below.
 LIBRARY_RUNS = [("swarm", 1, None), ("swarm", 4, None), ("swarm", 5, None), ("kip932_example", 3, None),
                 ("standard", 1, 150), ("swarm", 2433669991742305874, None), ("swarm", 7190881427140721698, None),
                 ("swarm", UNCOMMITTED_WRITE_SEED, None), ("swarm", RECREATED_SEED, None), ("swarm", RESET_SEED, None),
+                ("swarm", OVERTAKEN_ANSWER_SEED, None),
                 # event 7: an acknowledgement's write failed after its records' locks lapsed (ExpireLock first)
                 ("state_partition_under_min_isr", 1, 8)]
 
@@ -329,8 +379,7 @@ def test_a_batch_rest_cached_acquired_is_rejected_long_before_its_invariant() ->
     # The mutant record-limit-rest-locked caches the rest of a record_limit batch ACQUIRED by no one; the
     # spec's CacheBatchRest caches it AVAILABLE: rejected at 640 ms, eventual-resolution fires at 51 000 ms.
     v = validate(library.load("record_limit_acquire"), 1, mutant="record-limit-rest-locked")
-    assert not v.accepted and v.first_unmatched is not None
-    event = v.events[v.first_unmatched]
+    event = _first_unmatched(v)
     assert event.what.startswith("acquire") and event.time_ms < 1_000
     assert v.run.violations and v.run.violations[0].time_ms > 10 * event.time_ms
 
@@ -339,10 +388,21 @@ def test_a_batch_rest_cached_acquired_is_rejected_long_before_its_invariant() ->
 @pytest.mark.xdist_group("tlc")
 @pytest.mark.skipif(tlc_run.find_java() is None, reason="java is not installed: TLC cannot run")
 def test_an_uncommitted_write_taken_as_applied_is_rejected_at_the_next_read() -> None:
-    v = validate(library.load("swarm"), UNCOMMITTED_WRITE_SEED, corrupt=_failover_with_the_uncommitted_write_applied)
-    assert not v.accepted and v.first_unmatched is not None
-    event = v.events[v.first_unmatched]
+    event = _first_unmatched(validate(library.load("swarm"), UNCOMMITTED_WRITE_SEED,
+                                      corrupt=_failover_with_the_uncommitted_write_applied))
     assert event.what == "state read" and event.spso == 22  # the spec's durable SPSO is 25 there
+
+
+@pytest.mark.tlc
+@pytest.mark.xdist_group("tlc")
+@pytest.mark.skipif(tlc_run.find_java() is None, reason="java is not installed: TLC cannot run")
+def test_writes_taken_in_the_order_of_their_answers_are_rejected() -> None:
+    # Taken at the answer of 55..57 without the acknowledgement of 52, the spec's durable state lacks 52,
+    # which the coordinator had committed before 55..57.
+    v = validate(library.load("swarm"), OVERTAKEN_ANSWER_SEED, corrupt=_answer_order)
+    event = _first_unmatched(v)
+    assert event.time_ms == 3126 and event.what.startswith("write answered") and v.action == len(event.acts)
+    assert (52, "ACKNOWLEDGED", 1) in event.dbatch
 
 
 @pytest.mark.tlc
