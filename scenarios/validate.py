@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import click
 
@@ -35,7 +37,6 @@ def validate_command(scenario: str, seed: int | None, mutant: str | None, partit
     event the spec cannot match with the simulator's and the spec's states and exit 1."""
     from scenarios.check import require_mutant
     from scenarios.commands import load_or_exit
-    from tla.run import ToolMissing
     from tla.trace_project import UnprojectedStep
     from tla.trace_validate import NoSharePartition, validate
 
@@ -54,20 +55,11 @@ def validate_command(scenario: str, seed: int | None, mutant: str | None, partit
                        + (f" (--consumer-group {consumers[0]} checks a KIP-848 consumer group against "
                           "ConsumerGroup.tla)" if consumers else ""))
     run_seed = spec.seed if seed is None else seed
-    started = time.perf_counter()
-    try:
-        v = validate(spec, run_seed, mutant=mutant, partition=partition,
-                     corrupt=(lambda evs: evs[:max_events]) if max_events else None)
-    except (NoSharePartition, UnprojectedStep) as exc:
-        raise BadInput(str(exc)) from None
-    except ToolMissing as exc:
-        raise BadInput(f"TLC: {exc}") from None
-    wall = time.perf_counter() - started
+    v, wall = timed(lambda: validate(spec, run_seed, mutant=mutant, partition=partition,
+                                     corrupt=(lambda evs: evs[:max_events]) if max_events else None),
+                    (NoSharePartition, UnprojectedStep))
     where = f"{v.key}, {scenario} seed {run_seed}" + (f", mutant {mutant}" if mutant else "")
-    if v.run is not None and v.run.violations:
-        first = v.run.violations[0]
-        click.echo(f"note: the run violated {first.invariant} at {first.time_ms} ms (it stopped there: the trace "
-                   "is the run's up to that point)")
+    note_run_violation(v.run)
     for key, gap in sorted(v.gaps.items()):
         click.echo(f"note: {key}: {gap}")
     lives = f" in {v.lives} lives of the state" if v.lives > 1 else ""
@@ -85,3 +77,29 @@ def validate_command(scenario: str, seed: int | None, mutant: str | None, partit
         click.echo(f"  simulator: {ev.observed()}")
         click.echo(f"  spec:      {v.spec_state}")
     sys.exit(Exit.VIOLATED)
+
+
+T = TypeVar("T")
+
+
+def timed(call: Callable[[], T], refused: tuple[type[Exception], ...]) -> tuple[T, float]:
+    """``call()`` and its wall seconds; ``refused`` (the trace cannot be had) and a TLC without a verdict are
+    bad input, one line (exit 2). Shared by the share-partition and the consumer-group validation."""
+    from tla.run import ToolMissing
+
+    started = time.perf_counter()
+    try:
+        result = call()
+    except refused as exc:
+        raise BadInput(str(exc)) from None
+    except ToolMissing as exc:
+        raise BadInput(f"TLC: {exc}") from None
+    return result, time.perf_counter() - started
+
+
+def note_run_violation(run: Any) -> None:
+    """Says when the run stopped at a violation, so its trace is the run's up to that point."""
+    if run is not None and run.violations:
+        first = run.violations[0]
+        click.echo(f"note: the run violated {first.invariant} at {first.time_ms} ms (it stopped there: the trace "
+                   "is the run's up to that point)")

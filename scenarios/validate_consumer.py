@@ -12,7 +12,6 @@ of the run; 3: the run raised.
 from __future__ import annotations
 
 import sys
-import time
 from typing import Any
 
 import click
@@ -23,27 +22,17 @@ from scenarios.exits import BadInput, Exit
 def validate_consumer_group(spec: Any, scenario: str, seed: int, group: str, mutant: str | None,
                             max_events: int | None) -> None:
     """Validate, print the verdict and exit (never returns)."""
+    from scenarios.validate import note_run_violation, timed
     from tla.consumer_trace_validate import NoConsumerGroup, validate
-    from tla.run import ToolMissing
 
     kinds = {g.name: g.kind for g in spec.groups}
     if kinds.get(group) != "consumer":
         consumers = sorted(name for name, kind in kinds.items() if kind == "consumer")
         raise BadInput(f"{scenario}: has no KIP-848 consumer group {group!r}"
                        + (f" (its consumer groups: {', '.join(consumers)})" if consumers else " (it has none)"))
-    started = time.perf_counter()
-    try:
-        v = validate(spec, seed, group, mutant=mutant, max_events=max_events)
-    except NoConsumerGroup as exc:
-        raise BadInput(str(exc)) from None
-    except ToolMissing as exc:
-        raise BadInput(f"TLC: {exc}") from None
-    wall = time.perf_counter() - started
+    v, wall = timed(lambda: validate(spec, seed, group, mutant=mutant, max_events=max_events), (NoConsumerGroup,))
     where = f"consumer group {group}, {scenario} seed {seed}" + (f", mutant {mutant}" if mutant else "")
-    if v.run is not None and v.run.violations:
-        first = v.run.violations[0]
-        click.echo(f"note: the run violated {first.invariant} at {first.time_ms} ms (it stopped there: the trace "
-                   "is the run's up to that point)")
+    note_run_violation(v.run)
     for note in v.notes:
         click.echo(f"note: {note}")
     if v.partial and not v.accepted:
