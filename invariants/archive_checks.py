@@ -82,7 +82,7 @@ class ArchiveReasonMonitor(Monitor):
                 delivered.assign(at, a.last_offset, count)
 
     def on_acknowledge(self, key: SharePartitionKey, member_id: str, batches: tuple[AcknowledgementBatch, ...],
-                       leader_epoch: int, now_ms: int) -> None:
+                       leader_epoch: int, now_ms: int, connection: tuple[str, int] = ("", 0)) -> None:
         for batch in batches:
             types = batch.acknowledge_types
             if len(types) == 1:

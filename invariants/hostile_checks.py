@@ -73,7 +73,7 @@ class RefusedShareRequestMonitor(Monitor):
                          broker=result.broker, error=result.error.name)
 
     def on_acknowledge(self, key: SharePartitionKey, member_id: str, batches: tuple[AcknowledgementBatch, ...],
-                       leader_epoch: int, now_ms: int) -> None:
+                       leader_epoch: int, now_ms: int, connection: tuple[str, int] = ("", 0)) -> None:
         # Judged at the share-partition's next step (the same event: the leader steps right after taking
         # acknowledgements), against the log start offset the leader's data log has then.
         if member_id.startswith(_HOSTILE) and batches:

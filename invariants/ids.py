@@ -145,8 +145,9 @@ TABLE: Final[dict[str, Entry]] = {
         ("CL-2", "SP-3", "E-3"), "transition",
         "a leader takes an acknowledgement only of offsets whose latest acquisition was by that member, from "
         "that leader epoch, in the member's current share session at that broker (or the one its request "
-        "closes; an epoch-0 request the client gave up on, arriving late on an older connection, opens none); "
-        "offsets below the log start are skipped"),
+        "closes; an epoch-0 request the client gave up on, arriving late on an older connection, opens none, and "
+        "a later one arriving so is of the session opened on that connection); offsets below the log start are "
+        "skipped"),
     "subscribed-records-delivered": Entry(
         ("E-1", "SP-10"), "state",
         "judged at the end of a run: every record committed at or after the offset the group started a "

@@ -306,7 +306,7 @@ class Ledger(Monitor):
                 justified.add(a.first_offset, a.last_offset)
 
     def on_acknowledge(self, key: SharePartitionKey, member_id: str, batches: tuple[AcknowledgementBatch, ...],
-                       leader_epoch: int, now_ms: int) -> None:
+                       leader_epoch: int, now_ms: int, connection: tuple[str, int] = ("", 0)) -> None:
         """A client's ACCEPT, REJECT or GAP that a leader took: the client's reason to end those records."""
         justified = self.durable_of(key).justified
         for batch in batches:
@@ -383,7 +383,9 @@ class SessionFacts(Monitor):
       ones: CL-1). An epoch-0 ShareFetch that comes on an older connection than the one the client
       opened its latest session there on is a request the client gave up on (it timed out and the
       client closed that connection) arriving late: it replaces the broker's session all the same, but
-      not the client's, so it raises no ``gen`` (see ``on_share_fetch_session``);
+      not the client's, so it raises no ``gen`` (see ``on_share_fetch_session``). The same way a later
+      request (epoch > 0) of a session the client gave up on, arriving late on its older connection, is of
+      the session opened on that connection (``late_gen``);
     * per share-partition: the latest acquisition of each offset (``Holding``), forgotten when its state is
       created or deleted (a new life), and the latest leader epoch the controller elected for its data.
 
@@ -406,10 +408,21 @@ class SessionFacts(Monitor):
         # the newest connection (client, number) each session was opened on: a later opening on an older one
         # is a late request of a session the client has given up
         self.opened_on: dict[SessionId, tuple[str, int]] = {}
+        # the session incarnation (gen) opened on each connection: a late request of an older connection's session
+        self.gen_on: dict[tuple[SessionId, tuple[str, int]], int] = {}
 
     def session_of(self, key: SharePartitionKey, leader_epoch: int, member_id: str) -> SessionId | None:
         broker = self.leader_broker.get((key, leader_epoch))
         return None if broker is None else (broker, key.group_id, member_id)
+
+    def late_gen(self, session: SessionId, connection: tuple[str, int]) -> int | None:
+        """The session incarnation opened on ``connection`` when that is an older connection of the client than
+        the one its latest session at that broker was opened on (a request on it is one the client gave up on,
+        arriving late, and belongs to that incarnation); None otherwise."""
+        newest = self.opened_on.get(session)
+        if newest is None or newest[0] != connection[0] or connection[1] >= newest[1]:
+            return None
+        return self.gen_on.get((session, connection))
 
     def on_leader_start(self, key: SharePartitionKey, broker: int, leader_epoch: int, now_ms: int) -> None:
         self.leader_broker[(key, leader_epoch)] = broker
@@ -423,6 +436,7 @@ class SessionFacts(Monitor):
             if newest is None or newest[0] != connection[0] or connection[1] >= newest[1]:
                 self.gen[session] = self.gen.get(session, 0) + 1  # a new session: acknowledgements start afresh
                 self.opened_on[session] = connection
+                self.gen_on[(session, connection)] = self.gen[session]
             # else a late opening the client gave up on: Kafka's SharePartitionManager.newContext replaces the
             # member's session with it (keeping its acquired records), but the client never hears of it and goes
             # on in the session it opened last; when its next epoch is the replacement's, trunk takes its
@@ -484,7 +498,7 @@ class SessionFacts(Monitor):
         keys.add(key)
 
     def on_acknowledge(self, key: SharePartitionKey, member_id: str, batches: tuple[AcknowledgementBatch, ...],
-                       leader_epoch: int, now_ms: int) -> None:
+                       leader_epoch: int, now_ms: int, connection: tuple[str, int] = ("", 0)) -> None:
         holdings = self.holdings.get(key)
         if holdings is None:
             return

@@ -526,7 +526,7 @@ class ExclusiveAcquisitionMonitor(Monitor):
             live.assign(first, last, holder)
 
     def on_acknowledge(self, key: SharePartitionKey, member_id: str, batches: tuple[AcknowledgementBatch, ...],
-                       leader_epoch: int, now_ms: int) -> None:
+                       leader_epoch: int, now_ms: int, connection: tuple[str, int] = ("", 0)) -> None:
         """SP-3: a leader takes an acknowledgement only of offsets the member holds, lock unexpired."""
         live = self._map(key)
         self._check_taken(key, member_id, batches, leader_epoch, now_ms, live)

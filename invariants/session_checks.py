@@ -149,7 +149,11 @@ class AckDisciplineMonitor(Monitor):
     (timed out, its connection closed) that arrives after the client opened a newer session on a newer
     connection replaces the broker's entry, but the client never hears of it and rightly goes on
     acknowledging what it acquired in its newer session; when its epochs meet the replacement's, trunk
-    takes those acknowledgements. Such a late opening starts no session here (``SessionFacts``)."""
+    takes those acknowledgements. Such a late opening starts no session here (``SessionFacts``). Likewise a
+    later request (epoch > 0) of the older session, given up on and arriving late on its connection after the
+    client opened a newer session on a newer one, meets the newer session's epoch when they are equal, and
+    trunk takes its acknowledgements of what the older session acquired (the newer opening kept them): they
+    are judged in the session opened on the connection the request came on."""
 
     def __init__(self, sink: ViolationSink, facts: SessionFacts) -> None:
         super().__init__(sink)
@@ -160,7 +164,7 @@ class AckDisciplineMonitor(Monitor):
         self._log_start[partition.key] = partition
 
     def on_acknowledge(self, key: SharePartitionKey, member_id: str, batches: tuple[AcknowledgementBatch, ...],
-                       leader_epoch: int, now_ms: int) -> None:
+                       leader_epoch: int, now_ms: int, connection: tuple[str, int] = ("", 0)) -> None:
         facts = self.facts
         holdings = facts.holdings.get(key)
         partition = self._log_start.get(key)
@@ -170,6 +174,10 @@ class AckDisciplineMonitor(Monitor):
         # A request that closes its session (epoch -1) carries acknowledgements of that session.
         closing = facts.closing.get(session) if session is not None else None
         closed_gen = closing[0] if closing is not None and now_ms - closing[1] <= RELEASE_BOUND_MS else gen
+        # A request the client gave up on, arriving late on an older connection, carries acknowledgements of the
+        # session it opened on that connection; the broker's session may have started over on the newer connection
+        # and reached that request's epoch, and trunk takes them (SharePartition.acknowledge checks the member id).
+        late_gen = facts.late_gen(session, connection) if session is not None else None
         for batch in batches:
             first = max(batch.first_offset, gone)
             last = batch.last_offset
@@ -184,7 +192,7 @@ class AckDisciplineMonitor(Monitor):
                     problem = f"its latest acquisition was by {h.member_id}"
                 elif h.leader_epoch != leader_epoch:
                     problem = f"it was acquired from leader epoch {h.leader_epoch}"
-                elif h.gen != gen and h.gen != closed_gen:
+                elif h.gen != gen and h.gen != closed_gen and h.gen != late_gen:
                     problem = f"it was acquired in an earlier share session of {member_id} at that broker"
                 if problem:
                     at = lo

@@ -243,7 +243,7 @@ class GapAckMonitor(Monitor):
         self._logs[partition.key] = partition.log
 
     def on_acknowledge(self, key: SharePartitionKey, member_id: str, batches: tuple[AcknowledgementBatch, ...],
-                       leader_epoch: int, now_ms: int) -> None:
+                       leader_epoch: int, now_ms: int, connection: tuple[str, int] = ("", 0)) -> None:
         log = None
         for batch in batches:
             types = batch.acknowledge_types

@@ -372,7 +372,7 @@ class Projection(Monitor):
         leader.what.append(f"acquire {_ranges(offsets)} by {member_id}")
 
     def on_acknowledge(self, key: SharePartitionKey, member_id: str, batches: tuple[AcknowledgementBatch, ...],
-                       leader_epoch: int, now_ms: int) -> None:
+                       leader_epoch: int, now_ms: int, connection: tuple[str, int] = ("", 0)) -> None:
         leader = self._leader(key, leader_epoch)
         if leader is None:
             return

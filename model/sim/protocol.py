@@ -155,8 +155,9 @@ class Observer:
     # -- the hooks of the invariant catalogue (invariants/): each only observes -----------------------
 
     def on_acknowledge(self, key: SharePartitionKey, member_id: str, batches: tuple[AcknowledgementBatch, ...],
-                       leader_epoch: int, now_ms: int) -> None:
-        """A leader took an acknowledgement into its state (its write follows; E-3)."""
+                       leader_epoch: int, now_ms: int, connection: tuple[str, int] = ("", 0)) -> None:
+        """A leader took an acknowledgement into its state (its write follows; E-3); the request carrying it
+        came on ``connection`` (the client, and the number of its connection to this broker)."""
 
     def on_write_completed(self, request: WriteShareGroupStateRequest, now_ms: int) -> None:
         """A share-partition leader took a successful answer to ``request`` as its durable write (SP-9)."""

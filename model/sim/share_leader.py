@@ -333,7 +333,8 @@ class ShareLeaderHost:
             return
         result = slot.sp.acknowledge(call.member_id, batches, now)
         if result.error_code == Errors.NONE:
-            self.broker.observer.on_acknowledge(slot.key, call.member_id, batches, slot.leader_epoch, now)
+            self.broker.observer.on_acknowledge(slot.key, call.member_id, batches, slot.leader_epoch, now,
+                                                (call.message.src, call.message.connection))
         if result.error_code != Errors.NONE:
             part.ack_error = result.error_code
         elif result.write_id is not None:

@@ -83,7 +83,7 @@ class _LateOpenings(Monitor):
             self._opened_on[(broker, group_id, member_id)] = connection
 
     def on_acknowledge(self, key: SharePartitionKey, member_id: str, batches: tuple[AcknowledgementBatch, ...],
-                       leader_epoch: int, now_ms: int) -> None:
+                       leader_epoch: int, now_ms: int, connection: tuple[str, int] = ("", 0)) -> None:
         if member_id in self.late:
             self.acks_after[member_id] = self.acks_after.get(member_id, 0) + len(batches)
 
@@ -98,6 +98,47 @@ def test_a_late_session_opening_replaces_the_brokers_session_and_the_clients_ack
                             extra_monitors=[late])
     assert result.violations == [], [v.describe() for v in result.violations]
     assert "m0.1.2" in late.late and late.acks_after.get("m0.1.2", 0) > 0
+
+
+class _LateRequests(Monitor):
+    """The acknowledgements leaders took from requests on an older connection of their client than the one
+    the member's latest session at that broker was opened on (a request the client had given up on), per
+    member."""
+
+    def __init__(self) -> None:
+        super().__init__(ViolationSink(0))
+        self._opened_on: dict[tuple[int, str, str], tuple[str, int]] = {}
+        self._broker: dict[tuple[SharePartitionKey, int], int] = {}
+        self.late_acks: dict[str, int] = {}
+
+    def on_leader_start(self, key: SharePartitionKey, broker: int, leader_epoch: int, now_ms: int) -> None:
+        self._broker[(key, leader_epoch)] = broker
+
+    def on_share_fetch_session(self, broker: int, group_id: str, member_id: str, epoch: int,
+                               partitions: tuple[tuple[str, int], ...], forgotten: tuple[tuple[str, int], ...],
+                               connection: tuple[str, int], now_ms: int) -> None:
+        newest = self._opened_on.get((broker, group_id, member_id))
+        if epoch == 0 and (newest is None or newest[0] != connection[0] or connection[1] >= newest[1]):
+            self._opened_on[(broker, group_id, member_id)] = connection
+
+    def on_acknowledge(self, key: SharePartitionKey, member_id: str, batches: tuple[AcknowledgementBatch, ...],
+                       leader_epoch: int, now_ms: int, connection: tuple[str, int] = ("", 0)) -> None:
+        broker = self._broker.get((key, leader_epoch))
+        newest = self._opened_on.get((broker, key.group_id, member_id)) if broker is not None else None
+        if newest is not None and newest[0] == connection[0] and connection[1] < newest[1]:
+            self.late_acks[member_id] = self.late_acks.get(member_id, 0) + len(batches)
+
+
+def test_a_late_request_of_a_given_up_session_meets_the_new_sessions_epoch_and_its_acks_are_taken() -> None:
+    """The shrunk run of the finding (tests/invariants/late_share_session_request.toml): an epoch-3 ShareFetch
+    that timed out and was given up arrives on its old connection after the client's next session, on a new
+    connection, reached epoch 3; the broker takes its acknowledgement of what the old session acquired. The
+    correct model holds every invariant there."""
+    late = _LateRequests()
+    result, _ = run_cluster(load_file(Path(__file__).with_name("late_share_session_request.toml")),
+                            5903737319531068551, extra_monitors=[late])
+    assert result.violations == [], [v.describe() for v in result.violations]
+    assert late.late_acks.get("m2.1.3", 0) > 0
 
 
 # -- the session facts and ack-own-session-only, step by step --------------------------------------------
@@ -181,6 +222,40 @@ def test_a_late_opening_on_an_older_connection_starts_no_session_of_the_client(l
     m.on_share_session(1, "g", "m1", 1, 6)
     _ack(m, 0, 9, 6)
     assert [v.invariant for v in sink.violations] == ([] if late else ["ack-own-session-only"])
+
+
+@pytest.mark.parametrize("late", [True, False])
+def test_a_late_request_of_an_older_connections_session_acknowledges_in_that_session(late: bool) -> None:
+    """The client opened a session on connection 0 and acquired 0..9 in it; its epoch-1 ShareFetch carrying
+    their acknowledgement timed out, the client closed that connection and opened a new session on connection
+    1 (the broker's session starts over at epoch 1, keeping the member's records: trunk's newContext); the
+    given-up request arrives only now, meets epoch 1, and trunk takes its acknowledgement (SharePartition
+    checks the member id): it is of the session it was sent in. The same acknowledgement on connection 1 is
+    one of the new session's of records an earlier session acquired (the mutant ack-across-sessions)."""
+    m, sink = _monitors()
+    m.on_leader_start(KEY, 1, 3, 0)
+    _open(m, 1, connection=0)
+    m.on_acquire(KEY, "m1", [AcquiredRecords(0, 9, 1)], 3, 2)
+    _open(m, 5, connection=1)
+    m.on_share_session(1, "g", "m1", 1, 6)
+    m.on_share_fetch_session(1, "g", "m1", 1, (PART,), (), ("c1", 0 if late else 1), 6)
+    m.on_acknowledge(KEY, "m1", (AcknowledgementBatch(0, 9, (ACCEPT,)),), 3, 6, ("c1", 0 if late else 1))
+    assert [v.invariant for v in sink.violations] == ([] if late else ["ack-own-session-only"])
+
+
+def test_a_late_request_acknowledges_only_what_its_own_session_acquired() -> None:
+    """A late request on an older connection is judged in the session opened on that connection: records a
+    later session (opened on connection 1, since evicted) acquired are not that session's."""
+    m, sink = _monitors()
+    m.on_leader_start(KEY, 1, 3, 0)
+    _open(m, 1, connection=0)
+    _open(m, 5, connection=1)
+    m.on_acquire(KEY, "m1", [AcquiredRecords(0, 9, 1)], 3, 6)
+    m.on_share_session_evicted(1, "g", "m1", 8)
+    _open(m, 9, connection=2)
+    m.on_share_session(1, "g", "m1", 1, 10)
+    m.on_acknowledge(KEY, "m1", (AcknowledgementBatch(0, 9, (ACCEPT,)),), 3, 10, ("c1", 0))
+    assert [v.invariant for v in sink.violations] == ["ack-own-session-only"]
 
 
 def test_a_broker_crash_ends_its_sessions() -> None:

@@ -271,7 +271,7 @@ class _Acks(Monitor):
         self.acquired[key] = self.acquired.get(key, 0) + sum(a.last_offset - a.first_offset + 1 for a in acquired)
 
     def on_acknowledge(self, key: SharePartitionKey, member_id: str, batches: tuple, leader_epoch: int,
-                       now_ms: int) -> None:
+                       now_ms: int, connection: tuple[str, int] = ("", 0)) -> None:
         for batch in batches:
             types = batch.acknowledge_types
             for i, offset in enumerate(range(batch.first_offset, batch.last_offset + 1)):
