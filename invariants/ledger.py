@@ -419,10 +419,15 @@ class SessionFacts(Monitor):
         """The session incarnation opened on ``connection`` when that is an older connection of the client than
         the one its latest session at that broker was opened on (a request on it is one the client gave up on,
         arriving late, and belongs to that incarnation); None otherwise."""
-        newest = self.opened_on.get(session)
-        if newest is None or newest[0] != connection[0] or connection[1] >= newest[1]:
+        if not self._late(session, connection):
             return None
         return self.gen_on.get((session, connection))
+
+    def _late(self, session: SessionId, connection: tuple[str, int]) -> bool:
+        """Whether ``connection`` is older than the one the client's latest session at that broker was opened on
+        (a request on it is one the client gave up on, arriving late)."""
+        newest = self.opened_on.get(session)
+        return newest is not None and newest[0] == connection[0] and connection[1] < newest[1]
 
     def on_leader_start(self, key: SharePartitionKey, broker: int, leader_epoch: int, now_ms: int) -> None:
         self.leader_broker[(key, leader_epoch)] = broker
@@ -432,8 +437,7 @@ class SessionFacts(Monitor):
                                connection: tuple[str, int], now_ms: int) -> None:
         session = (broker, group_id, member_id)
         if epoch == 0:
-            newest = self.opened_on.get(session)
-            if newest is None or newest[0] != connection[0] or connection[1] >= newest[1]:
+            if not self._late(session, connection):
                 self.gen[session] = self.gen.get(session, 0) + 1  # a new session: acknowledgements start afresh
                 self.opened_on[session] = connection
                 self.gen_on[(session, connection)] = self.gen[session]
