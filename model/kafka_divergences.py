@@ -96,6 +96,23 @@ DIVERGENCES: Final[tuple[Divergence, ...]] = (
          "test_a_delete_a_deposed_group_coordinator_left_on_the_wire_deletes_the_new_life",),
         "delete-unfenced"),
     Divergence(
+        "previous-epoch-subscription-fenced", "divergence",
+        "a share member's heartbeat at its previous member epoch whose subscription differs from the one the "
+        "group coordinator holds is answered FENCED_MEMBER_EPOCH and changes nothing (GC-2)",
+        "GroupMetadataManager accepts the previous epoch (the answer that moved the member may have been lost) "
+        "and applies the heartbeat's subscribedTopicNames, whatever they are",
+        "such a heartbeat is older than the change the coordinator already applied (a full heartbeat held in "
+        "the network): applied, it restores an old subscription that the client, which sends its subscription "
+        "only when it changes, never sends again, and the new topic is never assigned (E-1); fenced, a held "
+        "request fails harmlessly and a client that did mean it rejoins with its whole subscription. A "
+        "previous-epoch heartbeat that repeats the stored subscription (a lost answer, retried) is accepted "
+        "as in trunk",
+        ("tests/model/sim/test_kafka_trunk_divergences.py::"
+         "test_a_held_full_heartbeat_at_the_previous_epoch_would_restore_the_old_subscription",
+         "tests/model/core/group/test_share_group.py::"
+         "test_a_previous_epoch_heartbeat_is_fenced_only_when_its_subscription_differs"),
+        "previous-epoch-subscription-applied"),
+    Divergence(
         "failed-ack-at-limit-to-dlq", "divergence",
         "an acknowledgement whose write fails after the records' lock expired releases them as a lock "
         "timeout does (SP-9, SP-4): at the delivery-count limit with a dead-letter queue they go to ARCHIVING, "

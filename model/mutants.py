@@ -385,6 +385,14 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
            "left and gets none of the topics it joined (GC-2; trunk's shareGroupHeartbeat bumps the epoch when "
            "the subscribed topic names change)",
            "eventual-resolution", "consumer_subscribe", "model/core/group/share_group.py: _heartbeat"),
+    Mutant("previous-epoch-subscription-applied",
+           "the group coordinator applies the subscription of a share member's heartbeat at its previous epoch "
+           "even when it differs from the one it holds: a full heartbeat held in the network, handled after a "
+           "newer one that changed the subscription, restores the old subscription, which the client (sending "
+           "it only when it changes) never sends again, so the new topic is never assigned (GC-2, E-1; Kafka "
+           "trunk does this: GroupMetadataManager accepts the previous epoch and applies subscribedTopicNames)",
+           "eventual-resolution", "held_heartbeat_subscription",
+           "model/core/group/share_group.py: _check_previous_epoch_subscription"),
     # -- share-state writes failing for good (issue 25) --------------------------------------------------
     Mutant("failed-ack-write-kept",
            "an acknowledgement whose WriteShareGroupState failed for good (the persister's retries ran out) is "

@@ -310,6 +310,7 @@ class ShareGroupManager:
             old = member
             if not joining:
                 _check_member_epoch(member, req.member_epoch)
+                _check_previous_epoch_subscription(member, req)
 
         batch = _Batch()
         old_subscription = old.subscribed_topic_names  # `old` is live: the record below updates it
@@ -1004,6 +1005,27 @@ def _check_member_epoch(member: ShareGroupMember, received: int) -> None:
         raise ApiError(
             Errors.FENCED_MEMBER_EPOCH,
             f"member epoch {received} is smaller than the coordinator's {member.member_epoch}; rejoin",
+        )
+
+
+def _check_previous_epoch_subscription(member: ShareGroupMember, req: ShareGroupHeartbeatRequest) -> None:
+    """FENCED_MEMBER_EPOCH for a heartbeat at the member's previous epoch whose subscription differs from the
+    stored one (divergence ``previous-epoch-subscription-fenced``). The previous epoch is accepted because
+    the answer that moved the member may have been lost; the client then repeats the subscription it sent,
+    which the coordinator already holds. One that differs is older than the change the coordinator
+    applied (a request held in the network), and applying it would restore an old subscription the client
+    never sends again; fenced, it changes nothing, and a client that did mean it rejoins with its whole
+    subscription. Trunk applies it (``previous-epoch-subscription-applied``)."""
+    if (req.member_epoch != member.previous_member_epoch or req.member_epoch == member.member_epoch
+            or req.subscribed_topic_names is None
+            or _mutants.ACTIVE == "previous-epoch-subscription-applied"):
+        return
+    if tuple(sorted(set(req.subscribed_topic_names))) != member.subscribed_topic_names:
+        _situations.COUNTS["share-member-fenced"] += 1
+        raise ApiError(
+            Errors.FENCED_MEMBER_EPOCH,
+            f"member epoch {req.member_epoch} is the coordinator's previous one ({member.member_epoch} now) and "
+            "its subscription is not the one the coordinator holds; rejoin",
         )
 
 

@@ -313,3 +313,34 @@ def test_a_delete_a_deposed_group_coordinator_left_on_the_wire_deletes_the_new_l
     assert deletes_and_initializes(clean) == deletes_and_initializes(mutant)
     assert clean.ok and clean.metrics["records_unresolved"] == 0
     assert clean.metrics["records_accepted"] == clean.metrics["records_produced"] == 400
+
+
+# -- previous-epoch-subscription-applied --------------------------------------------------------------
+
+
+def test_a_held_full_heartbeat_at_the_previous_epoch_would_restore_the_old_subscription() -> None:
+    """held_heartbeat_subscription seed 0: c1's heartbeats from 1.3 s are held 1.8 s; the one of about 1.6 s
+    times out, so the next (about 3.2 s) carries c1's whole subscription, events, and is held too. At 3.4 s
+    c1 moves to orders; its next heartbeat lands first (about 4.3 s) and moves the member to the next
+    epoch; the held one lands at about 4.5 s, at the member's previous epoch. Trunk (the mutant) takes its
+    subscription: the member is back on events, the client believes orders confirmed and never sends it
+    again, and orders is never read. The model fences it: orders is read, events' records stay read."""
+    mutant = _run("held_heartbeat_subscription", 0, "previous-epoch-subscription-applied")
+    assert mutant.faults_fired == {"message_delay": 1, "consumer_subscribe": 1}
+    never = [v for v in mutant.violations if v.invariant == "eventual-resolution"]
+    assert never and "orders-0" in never[0].message and "orders-1" in never[0].message
+    assert mutant.metrics["members_fenced"] == 0
+
+    clean = _run("held_heartbeat_subscription", 0, None)
+    assert clean.ok and clean.faults_fired == mutant.faults_fired
+    assert clean.situations["share-member-fenced"] == 1  # the held heartbeat, and nothing else
+    assert clean.metrics["records_accepted"] == clean.metrics["records_produced"] == 100
+
+
+def test_the_swarm_runs_that_found_it_hold_and_fail_under_the_mutant() -> None:
+    """The four runs of the first 100 000-run swarm_clients campaign that showed trunk's path."""
+    for seed in (8727528469176024982, 4948580814287633771):
+        assert run(library.get("swarm_clients"), seed).ok
+        mutant = run(library.get("swarm_clients"), seed, mutant="previous-epoch-subscription-applied",
+                     stop_on_first_violation=False)
+        assert "eventual-resolution" in {v.invariant for v in mutant.violations}

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from model import mutants
 from model.core.config import BrokerConfig, GroupConfig
 from model.core.errors import Errors
 from model.core.group.result import CoordinatorResult
@@ -620,6 +621,33 @@ def test_wrong_member_epoch_is_fenced_but_the_previous_one_is_accepted() -> None
     assert retry.error_code == Errors.NONE and retry.member_epoch == new_epoch
     assert retry.assignment is not None  # it learns the assignment it missed
     assert retry.assignment.partitions() == h.group().target_assignment[a.member_id]
+
+
+def test_a_previous_epoch_heartbeat_is_fenced_only_when_its_subscription_differs() -> None:
+    """Divergence previous-epoch-subscription-fenced: a's heartbeat moving it to T2 is answered (epoch bumped);
+    a heartbeat at the previous epoch that repeats T2 is the lost-answer retry and is accepted, one that
+    carries T1 again (held in the network since before the change) is fenced and changes nothing; trunk,
+    the mutant, applies it and a is back on T1."""
+    h = Harness(topics={"T1": 2, "T2": 2})
+    a = h.ready_member(("T1",))
+    previous = a.member_epoch
+    a.subscribe(("T2",))
+    moved = h.beat(a)
+    assert moved.error_code == Errors.NONE and moved.member_epoch > previous
+    assert h.group().members[a.member_id].subscribed_topic_names == ("T2",)
+
+    held = ShareGroupHeartbeatRequest(G, a.member_id, previous, subscribed_topic_names=("T1",))
+    before, log = h.mgr.durable_view(), list(h.log)
+    assert h.hb(held).error_code == Errors.FENCED_MEMBER_EPOCH
+    assert h.mgr.durable_view() == before and h.log == log
+
+    retry = h.hb(ShareGroupHeartbeatRequest(G, a.member_id, previous, subscribed_topic_names=("T2",)))
+    assert retry.error_code == Errors.NONE and retry.member_epoch == moved.member_epoch
+    assert h.hb(ShareGroupHeartbeatRequest(G, a.member_id, previous)).error_code == Errors.NONE  # no subscription
+
+    with mutants.injected("previous-epoch-subscription-applied"):
+        assert h.hb(held).error_code == Errors.NONE
+    assert h.group().members[a.member_id].subscribed_topic_names == ("T1",)
 
 
 def test_errors_change_nothing() -> None:
