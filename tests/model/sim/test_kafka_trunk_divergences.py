@@ -344,3 +344,31 @@ def test_the_swarm_runs_that_found_it_hold_and_fail_under_the_mutant() -> None:
         mutant = run(library.get("swarm_clients"), seed, mutant="previous-epoch-subscription-applied",
                      stop_on_first_violation=False)
         assert "eventual-resolution" in {v.invariant for v in mutant.violations}
+
+
+def test_a_held_full_heartbeat_at_the_current_epoch_restores_the_old_subscription_in_trunk_and_the_model() -> None:
+    """A finding the divergence does not cover (docs/explanation/findings.md, "A held heartbeat at the current
+    epoch"): swarm_clients seed 7434011851765007714. c1 (g1) is at epoch 6 on events and orders; it moves to
+    events at 2 321 ms, and its heartbeat of 2 632 ms (epoch 6, events) is held about 4.5 s. At 3 090 ms it moves
+    back to events and orders; a fetch timeout on the same connection fails the held heartbeat at 4 044 ms,
+    so the next one (4 144 ms) carries events and orders, which the coordinator already holds: no change, no
+    epoch bump. The held one lands at 7 128 ms at the member's current epoch, 6, so nothing fences it, in
+    trunk or the model: g1 is back on events (epoch 7) and the client, which believes events and orders
+    confirmed, never sends them again. Offsets 50-53 of orders-1, appended at 7 972 ms, are never read."""
+    message = ("4 offset(s) on 1 share-partition(s) neither acknowledged nor archived 45000 ms after the faults "
+               "stopped: g1 orders-1: offsets 50-53 (4 not yet acquired)")
+    for mutant in (None, "previous-epoch-subscription-applied"):
+        result, cluster = run_cluster(library.get("swarm_clients"), 7434011851765007714,
+                                      stop_on_first_violation=False, mutant=mutant)
+        assert [(v.invariant, v.time_ms, v.message) for v in result.violations] == [
+            ("eventual-resolution", 49_000, message)]
+        assert result.situations.get("share-member-fenced", 0) == 0  # no heartbeat of g1 was fenced
+        c1 = cluster.share_consumers["c1"]
+        shard = cluster.group_coordinator("g1")
+        assert shard is not None
+        group = shard.share.group("g1")
+        assert group is not None
+        stored = group.members[c1.member.member_id]
+        # The coordinator holds the held heartbeat's subscription; the client wants, and believes confirmed, more.
+        assert stored.subscribed_topic_names == ("events",) and stored.member_epoch == 7
+        assert c1.member.subscribed_topic_names == c1.member._acked_subscription == ("events", "orders")
