@@ -358,17 +358,23 @@ SessionId = tuple[int, str, str]  # (broker, group id, member id)
 class Holding(Message):
     """One acquisition of a range of offsets, as the leader handed it to a member (``on_acquire``):
     the leader epoch, the member's session incarnation at that leader's broker (``gen``), the delivery
-    count, and whether the member has since acknowledged it (any type but RENEW) to that leader."""
+    count, and whether the member has since acknowledged it (any type but RENEW) to that leader;
+    ``earlier_gens``: the incarnations of the member's earlier acquisitions of the same offsets from the
+    same leader that it had not acknowledged when they were acquired again for it (after a lock timeout or
+    a session end released them), oldest first; a late request of such an incarnation may still carry their
+    acknowledgement (``AckDisciplineMonitor``)."""
 
-    FIELDS = ("member_id", "leader_epoch", "gen", "delivery_count", "acked")
+    FIELDS = ("member_id", "leader_epoch", "gen", "delivery_count", "acked", "earlier_gens")
     __slots__ = FIELDS
 
-    def __init__(self, member_id: str, leader_epoch: int, gen: int, delivery_count: int, acked: bool) -> None:
+    def __init__(self, member_id: str, leader_epoch: int, gen: int, delivery_count: int, acked: bool,
+                 earlier_gens: tuple[int, ...] = ()) -> None:
         self.member_id: Final = member_id
         self.leader_epoch: Final = leader_epoch
         self.gen: Final = gen
         self.delivery_count: Final = delivery_count
         self.acked: Final = acked
+        self.earlier_gens: Final = earlier_gens
 
 
 class SessionFacts(Monitor):
@@ -386,8 +392,10 @@ class SessionFacts(Monitor):
       not the client's, so it raises no ``gen`` (see ``on_share_fetch_session``). The same way a later
       request (epoch > 0) of a session the client gave up on, arriving late on its older connection, is of
       the session opened on that connection (``late_gen``);
-    * per share-partition: the latest acquisition of each offset (``Holding``), forgotten when its state is
-      created or deleted (a new life), and the latest leader epoch the controller elected for its data.
+    * per share-partition: the latest acquisition of each offset (``Holding``), with the incarnations of
+      the same member's unacknowledged acquisitions of it before, from the same leader (``earlier_gens``),
+      forgotten when its state is created or deleted (a new life), and the latest leader epoch the
+      controller elected for its data.
 
     Like the ledger it runs after the checks in the fan-out: a check sees the facts from before the
     step it judges."""
@@ -494,8 +502,17 @@ class SessionFacts(Monitor):
         if holdings is None:
             holdings = self.holdings[key] = RangeMap()
         for a in acquired:
-            holdings.assign(a.first_offset, a.last_offset,
-                            Holding(member_id, leader_epoch, gen, a.delivery_count, False))
+            count = a.delivery_count
+
+            def acquisition(h: Holding | None, count: int = count) -> Holding:
+                # acquired again for the same member from the same leader, unacknowledged: keep the earlier
+                # incarnations (a late request of one may carry its acknowledgement, and trunk takes it)
+                if h is None or h.member_id != member_id or h.leader_epoch != leader_epoch or h.acked:
+                    return Holding(member_id, leader_epoch, gen, count, False)
+                earlier = h.earlier_gens if h.gen == gen else (*h.earlier_gens, h.gen)
+                return Holding(member_id, leader_epoch, gen, count, False, earlier)
+
+            holdings.update(a.first_offset, a.last_offset, acquisition)
         keys = self.member_keys.get((key.group_id, member_id))
         if keys is None:
             keys = self.member_keys[(key.group_id, member_id)] = set()
@@ -510,7 +527,8 @@ class SessionFacts(Monitor):
             for first, last in settling_runs(batch):
                 for lo, hi, h in holdings.overlapping(first, last):
                     if h.member_id == member_id and not h.acked:
-                        holdings.assign(lo, hi, Holding(h.member_id, h.leader_epoch, h.gen, h.delivery_count, True))
+                        holdings.assign(lo, hi, Holding(h.member_id, h.leader_epoch, h.gen, h.delivery_count, True,
+                                                        h.earlier_gens))
 
     def on_share_partition_step(self, partition: SharePartition, bound: int, now_ms: int) -> None:
         key = partition.key

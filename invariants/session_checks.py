@@ -153,7 +153,12 @@ class AckDisciplineMonitor(Monitor):
     later request (epoch > 0) of the older session, given up on and arriving late on its connection after the
     client opened a newer session on a newer one, meets the newer session's epoch when they are equal, and
     trunk takes its acknowledgements of what the older session acquired (the newer opening kept them): they
-    are judged in the session opened on the connection the request came on."""
+    are judged in the session opened on the connection the request came on. If the older session's records
+    were released meanwhile (their lock timed out, or a session end released them) and acquired again for the
+    same member by that leader, trunk applies the late acknowledgement to the new acquisition
+    (SharePartition.acknowledge checks the member id and the ACQUIRED state, not the delivery): the offset
+    passes if the member acquired it in that session and has held it, unacknowledged, ever since (for
+    instance acquired again by a ShareFetch the client had also given up on, after its session ended)."""
 
     def __init__(self, sink: ViolationSink, facts: SessionFacts) -> None:
         super().__init__(sink)
@@ -192,7 +197,8 @@ class AckDisciplineMonitor(Monitor):
                     problem = f"its latest acquisition was by {h.member_id}"
                 elif h.leader_epoch != leader_epoch:
                     problem = f"it was acquired from leader epoch {h.leader_epoch}"
-                elif h.gen != gen and h.gen != closed_gen and h.gen != late_gen:
+                elif (h.gen != gen and h.gen != closed_gen and h.gen != late_gen
+                      and (late_gen is None or late_gen not in h.earlier_gens)):
                     problem = f"it was acquired in an earlier share session of {member_id} at that broker"
                 if problem:
                     at = lo

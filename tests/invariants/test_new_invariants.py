@@ -141,6 +141,45 @@ def test_a_late_request_of_a_given_up_session_meets_the_new_sessions_epoch_and_i
     assert late.late_acks.get("m2.1.3", 0) > 0
 
 
+class _ReacquiredLateAcks(SessionFacts):
+    """Session facts that also count, per member, the acknowledgements leaders took from a late request (on an
+    older connection than the member's latest session there) of offsets its session on that connection
+    acquired and the member has held, unacknowledged, since a later acquisition of them."""
+
+    def __init__(self) -> None:
+        super().__init__(ViolationSink(0))
+        self.acks: dict[str, int] = {}
+
+    def on_acknowledge(self, key: SharePartitionKey, member_id: str, batches: tuple[AcknowledgementBatch, ...],
+                       leader_epoch: int, now_ms: int, connection: tuple[str, int] = ("", 0)) -> None:
+        session = self.session_of(key, leader_epoch, member_id)
+        late_gen = self.late_gen(session, connection) if session is not None else None
+        holdings = self.holdings.get(key)
+        if late_gen is not None and holdings is not None:
+            for batch in batches:
+                for _, _, h in holdings.overlapping(batch.first_offset, batch.last_offset):
+                    if h.member_id == member_id and late_gen in h.earlier_gens:
+                        self.acks[member_id] = self.acks.get(member_id, 0) + 1
+        super().on_acknowledge(key, member_id, batches, leader_epoch, now_ms, connection)
+
+
+@pytest.mark.parametrize(("file", "seed"), [("late_share_session_reacquired.toml", 1892937664778353340),
+                                            ("late_share_session_reacquired_by_late_opening.toml",
+                                             5916929530947768637)])
+def test_a_late_request_acknowledges_what_its_session_acquired_and_the_member_acquired_again(file: str,
+                                                                                              seed: int) -> None:
+    """The shrunk runs of two swarm_clients seeds (tests/invariants/late_share_session_reacquired*.toml): an
+    epoch-1 ShareFetch acknowledging what its session acquired is given up and arrives late on its old
+    connection when the client's newest session is at epoch 1; meanwhile the records were acquired again for
+    the same member by a ShareFetch the client had also given up on (after its session ended), and the leader
+    takes the late acknowledgement for that acquisition, as trunk does. The correct model holds every invariant
+    there."""
+    late = _ReacquiredLateAcks()
+    result, _ = run_cluster(load_file(Path(__file__).with_name(file)), seed, extra_monitors=[late])
+    assert result.violations == [], [v.describe() for v in result.violations]
+    assert late.acks.get("m2.1.2", 0) > 0
+
+
 # -- the session facts and ack-own-session-only, step by step --------------------------------------------
 
 KEY = SharePartitionKey("g", "t-id", 0)
@@ -256,6 +295,31 @@ def test_a_late_request_acknowledges_only_what_its_own_session_acquired() -> Non
     m.on_share_session(1, "g", "m1", 1, 10)
     m.on_acknowledge(KEY, "m1", (AcknowledgementBatch(0, 9, (ACCEPT,)),), 3, 10, ("c1", 0))
     assert [v.invariant for v in sink.violations] == ["ack-own-session-only"]
+
+
+@pytest.mark.parametrize("between", ["none", "other member", "acknowledged"])
+def test_a_late_request_acknowledges_what_its_session_acquired_and_the_member_holds_since(between: str) -> None:
+    """The client acquired 0..9 in its session on connection 0; their lock timed out, a session it opened on
+    connection 1 ended, and a ShareFetch of that session it had given up on acquired 0..9 again for the member
+    (the response lost); the client opened a session on connection 2, and the late epoch-1 request of
+    connection 0 acknowledges 0..9: trunk applies it to the new acquisition (SharePartition.acknowledge checks
+    the member id). Not if another member acquired them in between, nor if the member had acknowledged them."""
+    m, sink = _monitors()
+    m.on_leader_start(KEY, 1, 3, 0)
+    _open(m, 1, connection=0)
+    m.on_acquire(KEY, "m1", [AcquiredRecords(0, 9, 1)], 3, 2)
+    if between == "other member":
+        m.on_acquire(KEY, "m2", [AcquiredRecords(0, 9, 2)], 3, 3)
+    elif between == "acknowledged":
+        m.on_acknowledge(KEY, "m1", (AcknowledgementBatch(0, 9, (int(AcknowledgeType.RELEASE),)),), 3, 3,
+                         ("c1", 0))
+    _open(m, 5, connection=1)
+    m.on_share_session_evicted(1, "g", "m1", 7)
+    m.on_acquire(KEY, "m1", [AcquiredRecords(0, 9, 3 if between == "other member" else 2)], 3, 8)
+    _open(m, 9, connection=2)
+    m.on_share_session(1, "g", "m1", 1, 10)
+    m.on_acknowledge(KEY, "m1", (AcknowledgementBatch(0, 9, (ACCEPT,)),), 3, 10, ("c1", 0))
+    assert [v.invariant for v in sink.violations] == ([] if between == "none" else ["ack-own-session-only"])
 
 
 def test_a_broker_crash_ends_its_sessions() -> None:
