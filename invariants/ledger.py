@@ -527,8 +527,8 @@ class SessionFacts(Monitor):
             for first, last in settling_runs(batch):
                 for lo, hi, h in holdings.overlapping(first, last):
                     if h.member_id == member_id and not h.acked:
-                        holdings.assign(lo, hi, Holding(h.member_id, h.leader_epoch, h.gen, h.delivery_count, True,
-                                                        h.earlier_gens))
+                        # acknowledged: no earlier incarnation may acknowledge it again (trunk: no longer ACQUIRED)
+                        holdings.assign(lo, hi, Holding(h.member_id, h.leader_epoch, h.gen, h.delivery_count, True))
 
     def on_share_partition_step(self, partition: SharePartition, bound: int, now_ms: int) -> None:
         key = partition.key

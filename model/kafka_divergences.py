@@ -101,12 +101,13 @@ DIVERGENCES: Final[tuple[Divergence, ...]] = (
         "group coordinator holds is answered FENCED_MEMBER_EPOCH and changes nothing (GC-2)",
         "GroupMetadataManager accepts the previous epoch (the answer that moved the member may have been lost) "
         "and applies the heartbeat's subscribedTopicNames, whatever they are",
-        "such a heartbeat is older than the change the coordinator already applied (a full heartbeat held in "
-        "the network): applied, it restores an old subscription that the client, which sends its subscription "
-        "only when it changes, never sends again, and the new topic is never assigned (E-1); fenced, a held "
-        "request fails harmlessly and a client that did mean it rejoins with its whole subscription. A "
-        "previous-epoch heartbeat that repeats the stored subscription (a lost answer, retried) is accepted "
-        "as in trunk",
+        "such a heartbeat may be older than the change the coordinator already applied (a full heartbeat held "
+        "in the network): applied, it restores an old subscription that the client, which sends its "
+        "subscription only when it changes, never sends again, and the new topic is never assigned (E-1); "
+        "fenced, a held request fails harmlessly. The price: a lost-answer retry whose client changed its "
+        "subscription in between is fenced too and rejoins with its whole subscription (its assignment "
+        "dropped). A previous-epoch heartbeat that repeats the stored subscription (a lost answer, retried) is "
+        "accepted as in trunk",
         ("tests/model/sim/test_kafka_trunk_divergences.py::"
          "test_a_held_full_heartbeat_at_the_previous_epoch_would_restore_the_old_subscription",
          "tests/model/core/group/test_share_group.py::"

@@ -297,13 +297,15 @@ def test_a_late_request_acknowledges_only_what_its_own_session_acquired() -> Non
     assert [v.invariant for v in sink.violations] == ["ack-own-session-only"]
 
 
-@pytest.mark.parametrize("between", ["none", "other member", "acknowledged"])
+@pytest.mark.parametrize("between", ["none", "other member", "acknowledged", "acknowledged after"])
 def test_a_late_request_acknowledges_what_its_session_acquired_and_the_member_holds_since(between: str) -> None:
     """The client acquired 0..9 in its session on connection 0; their lock timed out, a session it opened on
     connection 1 ended, and a ShareFetch of that session it had given up on acquired 0..9 again for the member
     (the response lost); the client opened a session on connection 2, and the late epoch-1 request of
     connection 0 acknowledges 0..9: trunk applies it to the new acquisition (SharePartition.acknowledge checks
-    the member id). Not if another member acquired them in between, nor if the member had acknowledged them."""
+    the member id). Not if another member acquired them in between, nor if the member had acknowledged them
+    (before the second acquisition; or by this late request already, so that a second one finds them no
+    longer acquired)."""
     m, sink = _monitors()
     m.on_leader_start(KEY, 1, 3, 0)
     _open(m, 1, connection=0)
@@ -318,6 +320,9 @@ def test_a_late_request_acknowledges_what_its_session_acquired_and_the_member_ho
     m.on_acquire(KEY, "m1", [AcquiredRecords(0, 9, 3 if between == "other member" else 2)], 3, 8)
     _open(m, 9, connection=2)
     m.on_share_session(1, "g", "m1", 1, 10)
+    if between == "acknowledged after":  # the late request's acknowledgement was taken once: not again
+        m.on_acknowledge(KEY, "m1", (AcknowledgementBatch(0, 9, (ACCEPT,)),), 3, 10, ("c1", 0))
+        assert sink.violations == []
     m.on_acknowledge(KEY, "m1", (AcknowledgementBatch(0, 9, (ACCEPT,)),), 3, 10, ("c1", 0))
     assert [v.invariant for v in sink.violations] == ([] if between == "none" else ["ack-own-session-only"])
 

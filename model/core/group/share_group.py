@@ -1012,10 +1012,12 @@ def _check_previous_epoch_subscription(member: ShareGroupMember, req: ShareGroup
     """FENCED_MEMBER_EPOCH for a heartbeat at the member's previous epoch whose subscription differs from the
     stored one (divergence ``previous-epoch-subscription-fenced``). The previous epoch is accepted because
     the answer that moved the member may have been lost; the client then repeats the subscription it sent,
-    which the coordinator already holds. One that differs is older than the change the coordinator
-    applied (a request held in the network), and applying it would restore an old subscription the client
-    never sends again; fenced, it changes nothing, and a client that did mean it rejoins with its whole
-    subscription. Trunk applies it (``previous-epoch-subscription-applied``)."""
+    which the coordinator already holds. One that differs is either older than the change the coordinator
+    applied (a request held in the network), which applied would restore an old subscription the client
+    never sends again, or a lost-answer retry whose client changed its subscription since; fenced, the first
+    changes nothing and the second costs a rejoin with the whole subscription (the member's assignment
+    dropped), which the coordinator cannot tell apart. Trunk applies both
+    (``previous-epoch-subscription-applied``)."""
     if (req.member_epoch != member.previous_member_epoch or req.member_epoch == member.member_epoch
             or req.subscribed_topic_names is None
             or _mutants.ACTIVE == "previous-epoch-subscription-applied"):

@@ -339,7 +339,7 @@ def test_a_held_full_heartbeat_at_the_previous_epoch_would_restore_the_old_subsc
 
 def test_the_swarm_runs_that_found_it_hold_and_fail_under_the_mutant() -> None:
     """The four runs of the first 100 000-run swarm_clients campaign that showed trunk's path."""
-    for seed in (8727528469176024982, 4948580814287633771):
+    for seed in (8727528469176024982, 4948580814287633771, 9015085020032983289, 9038953955446944349):
         assert run(library.get("swarm_clients"), seed).ok
         mutant = run(library.get("swarm_clients"), seed, mutant="previous-epoch-subscription-applied",
                      stop_on_first_violation=False)

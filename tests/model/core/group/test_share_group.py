@@ -650,6 +650,30 @@ def test_a_previous_epoch_heartbeat_is_fenced_only_when_its_subscription_differs
     assert h.group().members[a.member_id].subscribed_topic_names == ("T1",)
 
 
+def test_the_fence_also_costs_a_rejoin_for_a_lost_answer_whose_client_changed_its_subscription_since() -> None:
+    """The price of previous-epoch-subscription-fenced: a's heartbeat moves it to a new epoch (b joined)
+    and the answer is lost; a subscribes to T2 before the retry, which carries T2 at the previous epoch.
+    Trunk applies it; the model cannot tell it from a held request and fences it: a rejoins with epoch 0
+    and its whole subscription, and gets T2."""
+    h = Harness(topics={"T1": 2, "T2": 2})
+    a = h.ready_member(("T1",))
+    previous = a.member_epoch
+    h.join()
+    lost = h.hb(a.heartbeat())  # the answer is lost: a keeps its previous epoch
+    assert lost.member_epoch > previous
+    a.on_request_lost()
+    a.subscribe(("T2",))
+    retry = a.heartbeat()
+    assert retry.member_epoch == previous and retry.subscribed_topic_names == ("T2",)
+    answer = h.hb(retry)
+    assert answer.error_code == Errors.FENCED_MEMBER_EPOCH
+    a.on_response(answer)
+    rejoin = a.heartbeat()
+    assert rejoin.member_epoch == 0 and rejoin.subscribed_topic_names == ("T2",)
+    assert h.hb(rejoin).error_code == Errors.NONE
+    assert h.group().members[a.member_id].subscribed_topic_names == ("T2",)
+
+
 def test_errors_change_nothing() -> None:
     h = Harness()
     h.join()
