@@ -281,6 +281,13 @@ SITUATIONS: Final[tuple[Situation, ...]] = (
               "a share member heartbeated with a stale member epoch: FENCED_MEMBER_EPOCH",
               f"{_SG}: _check_member_epoch", ("GC-1", "CG-4"),
               swarms=("swarm_clients",)),
+    Situation("share-previous-epoch-subscription-fenced",
+              "a share heartbeat at the member's previous epoch carried a subscription other than the one the "
+              "coordinator holds (a full heartbeat held in the network, or a lost answer's retry after a "
+              "subscription change): FENCED_MEMBER_EPOCH, nothing changed (divergence "
+              "previous-epoch-subscription-fenced)",
+              f"{_SG}: _check_previous_epoch_subscription", ("GC-2", "CG-4"),
+              swarms=("swarm_clients",)),
     Situation("share-member-rejoined-after-fence",
               "a share consumer told it was fenced or unknown (FENCED_MEMBER_EPOCH, UNKNOWN_MEMBER_ID, "
               "GROUP_ID_NOT_FOUND, e.g. after its session timed out) rejoined the group",

@@ -1023,7 +1023,7 @@ def _check_previous_epoch_subscription(member: ShareGroupMember, req: ShareGroup
             or _mutants.ACTIVE == "previous-epoch-subscription-applied"):
         return
     if tuple(sorted(set(req.subscribed_topic_names))) != member.subscribed_topic_names:
-        _situations.COUNTS["share-member-fenced"] += 1
+        _situations.COUNTS["share-previous-epoch-subscription-fenced"] += 1
         raise ApiError(
             Errors.FENCED_MEMBER_EPOCH,
             f"member epoch {req.member_epoch} is the coordinator's previous one ({member.member_epoch} now) and "

@@ -333,7 +333,10 @@ def test_a_held_full_heartbeat_at_the_previous_epoch_would_restore_the_old_subsc
 
     clean = _run("held_heartbeat_subscription", 0, None)
     assert clean.ok and clean.faults_fired == mutant.faults_fired
-    assert clean.situations["share-member-fenced"] == 1  # the held heartbeat, and nothing else
+    # the held heartbeat is fenced, and nothing else
+    assert clean.situations["share-previous-epoch-subscription-fenced"] == 1
+    assert clean.situations.get("share-member-fenced", 0) == 0
+    assert mutant.situations.get("share-previous-epoch-subscription-fenced", 0) == 0
     assert clean.metrics["records_accepted"] == clean.metrics["records_produced"] == 100
 
 
