@@ -46,9 +46,11 @@ class SessionReleaseMonitor(Monitor):
     first step of any share-partition ``RELEASE_BOUND_MS`` or more after the end (judged on the last leader
     seen of theirs, if it is still the one that handed them out), none of them is still
     ACQUIRED by the member, under the same acquisition (same delivery count), with no state change under
-    way. Records on partitions the session had forgotten are not released (Kafka releases the session's
-    cached partitions only), nor are records a member acknowledged (a failed acknowledgement write hands
-    them back, SP-9, until their lock expires)."""
+    way. Records held by a leader dropped with its group's deletion (no later leader elected, and the state
+    possibly deleted before it acquired them) are gone with it, not judged. Records on partitions the
+    session had forgotten are not released (Kafka releases the session's cached partitions only), nor are
+    records a member acknowledged (a failed acknowledgement write hands them back, SP-9, until their lock
+    expires)."""
 
     def __init__(self, sink: ViolationSink, facts: SessionFacts) -> None:
         super().__init__(sink)
@@ -86,6 +88,25 @@ class SessionReleaseMonitor(Monitor):
 
     def on_share_state_created(self, key: SharePartitionKey, state_epoch: int, now_ms: int) -> None:
         self._due.pop(key, None)  # a new life: what the old one held is gone with it
+
+    def on_event(self, kind: str, now_ms: int, **fields: object) -> None:
+        # The group's deletion committed (GC-8): this broker's leaders of its share-partitions are dropped with
+        # their acquisitions (ShareLeader.on_group_deleted), though no later leader is elected and the state may
+        # have been deleted before they acquired what they held. Nothing of theirs is left to release, and the
+        # object last seen of each is no leader any more: forget both (a leader started again is seen afresh).
+        if kind != "share.group_deleted":
+            return
+        broker, group_id = fields.get("broker"), fields.get("group")
+        leader_broker = self.facts.leader_broker
+        for key in sorted(k for k in self._due if k.group_id == group_id):
+            kept = [d for d in self._due[key] if leader_broker.get((key, d.leader_epoch)) != broker]
+            if kept:
+                self._due[key] = kept
+            else:
+                del self._due[key]
+        for key in sorted(k for k in self._leaders if k.group_id == group_id):
+            if leader_broker.get((key, self._leaders[key].leader_epoch)) == broker:
+                del self._leaders[key]
 
     def on_share_partition_step(self, partition: SharePartition, bound: int, now_ms: int) -> None:
         # Any step of any share-partition is a moment to judge what is due anywhere: a share-partition whose

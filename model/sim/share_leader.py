@@ -907,6 +907,10 @@ class ShareLeaderHost:
             if zombie.group_id == group_id:
                 self._drop(zombie)
         self._prune_retired()
+        if forgotten or dropped:
+            # the monitors learn that this broker's leaders of the group are gone, with what they held
+            broker.observer.on_event("share.group_deleted", now, broker=broker.broker_id, group=group_id,
+                                     sessions=len(forgotten), share_partitions=len(dropped))
         if broker.trace is not None and (forgotten or dropped):
             broker.trace.record(now, broker.node, "share.group_deleted", group=group_id, sessions=len(forgotten),
                                 share_partitions=len(dropped))

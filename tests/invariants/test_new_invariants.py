@@ -351,3 +351,27 @@ def test_settling_runs_are_exactly_the_offsets_acknowledged_with_a_type_other_th
         expected = [first + i for i, t in enumerate(types) if t != renew]
     assert offsets == expected
     assert all(b[0] > a[1] + 1 for a, b in itertools.pairwise(runs))  # maximal, disjoint runs
+
+
+class _GroupDeletions(Monitor):
+    """Counts the share-partitions leaders dropped with their group's deletion."""
+
+    def __init__(self) -> None:
+        super().__init__(ViolationSink(0))
+        self.dropped = 0
+
+    def on_event(self, kind: str, now_ms: int, **fields: object) -> None:
+        if kind == "share.group_deleted":
+            self.dropped += int(fields.get("share_partitions", 0))  # type: ignore[call-overload]
+
+
+def test_records_of_a_leader_dropped_with_its_group_are_not_judged_on_its_dropped_object() -> None:
+    """The shrunk run of the triage (tests/invariants/group_deleted_leader_dropped.toml): a member acquires from
+    a leader after the group's share state was deleted, and the group's deletion then ends its session and drops
+    the leader with the acquisition, with no later leader elected. Nothing is left to release; the correct model
+    holds every invariant there (release-on-session-end used to judge the dropped leader's stale state)."""
+    deletions = _GroupDeletions()
+    result, _ = run_cluster(load_file(Path(__file__).with_name("group_deleted_leader_dropped.toml")),
+                            6914384353555793494, extra_monitors=[deletions])
+    assert result.violations == [], [v.describe() for v in result.violations]
+    assert deletions.dropped >= 2
