@@ -594,6 +594,13 @@ class ShareGroupManager:
         response: DeletableGroupResult | None = None
         if group.delete_pending and not group.has_state():
             response = self._finish_delete_group(group, batch)
+        if self._groups.get(group.group_id) is group:
+            # The group outlives the deletion of this state (a member joined while it ran: DeleteGroups
+            # answered NON_EMPTY_GROUP, or its delete_pending was lost to a failover; or offsets were
+            # deleted): a new group epoch, so that the next life of these share-partitions is initialized
+            # above every delete sent for them, which carried the group epoch of its sender (the share
+            # coordinator's fence, SC-8; found by a swarm_coordinators campaign, seed 8694679547256455989).
+            self._bump_group_epoch(group, batch)
         if self._groups.get(group.group_id) is group and not group.delete_pending:
             self._maybe_initialize(group, batch, now_ms)  # a member may want that topic again
         return batch.result(response)

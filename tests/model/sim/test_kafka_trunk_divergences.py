@@ -315,6 +315,21 @@ def test_a_delete_a_deposed_group_coordinator_left_on_the_wire_deletes_the_new_l
     assert clean.metrics["records_accepted"] == clean.metrics["records_produced"] == 400
 
 
+def test_a_group_that_outlives_its_state_deletion_initializes_the_next_life_above_every_delete() -> None:
+    """swarm_coordinators seed 8694679547256455989 (a 100 000-run campaign): DeleteGroups at 3 047 ms starts
+    deleting g's state; the failover at 4 991 ms loses delete_pending (soft state), c2 rejoins (group epoch
+    7) and the group coordinator moves on every ~100 ms, each new one re-sending the deletes at epoch 7:
+    b2's of 6 887 ms is held until 8 470 ms. b3 (from 7 002 ms) finishes the deletion and, the group being
+    non-empty, initializes events-1 again (sent 7 030 ms). At the same group epoch 7, b2's stale delete was
+    not below the stored state epoch and tombstoned the new life (events-1's records never delivered). A
+    group that outlives a deletion of its state now takes a new group epoch first."""
+    clean = run(library.get("swarm_coordinators"), 8694679547256455989, stop_on_first_violation=False)
+    assert clean.ok and clean.metrics["records_unresolved"] == 0
+    mutant = run(library.get("swarm_coordinators"), 8694679547256455989, mutant="delete-unfenced",
+                 stop_on_first_violation=False)
+    assert "earlier-life-delete-fenced" in {v.invariant for v in mutant.violations}
+
+
 # -- previous-epoch-subscription-applied --------------------------------------------------------------
 
 

@@ -102,7 +102,7 @@ def test_a_late_duplicate_initialize_resets_the_stored_start_offset_within_a_sta
     result = run(library.get("swarm_lifecycle"), 4882951657792704728, stop_on_first_violation=False)
     (finding,) = result.violations
     assert finding.invariant == "stored-start-offset-monotonic" and finding.time_ms == 45052
-    assert "a ShareSnapshot committed" in finding.message and "from 0 to -1 within state epoch 5" in finding.message
+    assert "a ShareSnapshot committed" in finding.message and "from 0 to -1 within state epoch 6" in finding.message
 
 
 # A protocol finding, not a defect of the model (docs/explanation/findings.md, "A share-state write that

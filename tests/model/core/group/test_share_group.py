@@ -867,6 +867,31 @@ def test_delete_group_answers_group_not_empty_if_a_member_joined_meanwhile() -> 
     assert member.assignment == {T1_0}
 
 
+def test_state_deleted_under_a_surviving_group_is_initialized_again_above_every_delete() -> None:
+    # A member joins while the state is being deleted (here after a failover lost delete_pending, as in
+    # swarm_coordinators seed 8694679547256455989): the deletion completes, the group survives and
+    # initializes the share-partitions again. A delete sent at the group epoch of the deletion (a deposed
+    # coordinator's, held on the wire) must stay below the new life's state epoch, or the share
+    # coordinator's fence (SC-8: below the stored state epoch) lets it delete the new life.
+    h = Harness({"T1": 1})
+    h.hb(h.ready_member().leave())
+    h.take(h.mgr.delete_group(G, 0))
+    h.mgr = h.rebuilt()  # a failover: delete_pending is soft state
+    h.take(h.mgr.on_loaded(0))
+    h.join()  # not refused: the new coordinator does not know the group is being deleted
+    for _ in range(2):  # two more failovers: each new coordinator re-sends the deletes at the group epoch
+        h.mgr = h.rebuilt()
+        h.outputs = []
+        h.take(h.mgr.on_loaded(0))
+    deletes = h.pending(DeleteShareGroupStateRequest)  # the last coordinator's; the one before's are stale
+    assert deletes and h.group().deleting == {T1_0}
+    for req in deletes:
+        h.take(h.mgr.on_delete_response(DeleteShareGroupStateResponse(req.key), 0))
+    inits = h.pending(InitializeShareGroupStateRequest)
+    assert [r.key.partition for r in inits] == [0]
+    assert all(i.state_epoch > d.state_epoch for i in inits for d in deletes)
+
+
 def test_describe_offsets_reads_summaries_of_initialized_partitions() -> None:
     h = Harness({"T1": 2})
     h.ready_member()
