@@ -88,12 +88,16 @@ DIVERGENCES: Final[tuple[Divergence, ...]] = (
         "recreated-group-restarts-epoch"),
     Divergence(
         "delete-fenced-by-life", "divergence",
-        "a share coordinator ignores a DeleteShareGroupState sent for an earlier life of the state (SC-8, GC-8)",
+        "a share coordinator ignores a DeleteShareGroupState sent for an earlier life of the state (SC-8, GC-8); "
+        "so that a later life always begins above such a delete, a group that outlives a deletion of its state "
+        "takes a new group epoch before initializing it again",
         "ShareCoordinatorShard deletes on any DeleteShareGroupState (the request carries no epoch)",
         "a delete a deposed group coordinator left on the wire would delete the state of the group created "
         "since, which its leaders could never read again",
         ("tests/model/sim/test_kafka_trunk_divergences.py::"
-         "test_a_delete_a_deposed_group_coordinator_left_on_the_wire_deletes_the_new_life",),
+         "test_a_delete_a_deposed_group_coordinator_left_on_the_wire_deletes_the_new_life",
+         "tests/model/sim/test_kafka_trunk_divergences.py::"
+         "test_a_group_that_outlives_its_state_deletion_initializes_the_next_life_above_every_delete"),
         "delete-unfenced"),
     Divergence(
         "previous-epoch-subscription-fenced", "divergence",
