@@ -377,6 +377,11 @@ class Holding(Message):
         self.earlier_gens: Final = earlier_gens
 
 
+
+def _held_by(h: Holding, member_id: str, leader_epoch: int) -> bool:
+    """``h`` is an acquisition of ``member_id`` from the leader of ``leader_epoch`` not yet acknowledged."""
+    return h.member_id == member_id and h.leader_epoch == leader_epoch and not h.acked
+
 class SessionFacts(Monitor):
     """What the boundaries showed of share sessions and acquisitions, kept apart from the leaders' and
     the session caches' own bookkeeping:
@@ -502,15 +507,19 @@ class SessionFacts(Monitor):
         if holdings is None:
             holdings = self.holdings[key] = RangeMap()
         for a in acquired:
-            count = a.delivery_count
+            fresh = Holding(member_id, leader_epoch, gen, a.delivery_count, False)
+            if not any(_held_by(h, member_id, leader_epoch) for _, _, h in holdings.overlapping(a.first_offset,
+                                                                                              a.last_offset)):
+                holdings.assign(a.first_offset, a.last_offset, fresh)  # one part: nothing earlier to keep
+                continue
 
-            def acquisition(h: Holding | None, count: int = count) -> Holding:
+            def acquisition(h: Holding | None, fresh: Holding = fresh) -> Holding:
                 # acquired again for the same member from the same leader, unacknowledged: keep the earlier
                 # incarnations (a late request of one may carry its acknowledgement, and trunk takes it)
-                if h is None or h.member_id != member_id or h.leader_epoch != leader_epoch or h.acked:
-                    return Holding(member_id, leader_epoch, gen, count, False)
+                if h is None or not _held_by(h, member_id, leader_epoch):
+                    return fresh
                 earlier = h.earlier_gens if h.gen == gen else (*h.earlier_gens, h.gen)
-                return Holding(member_id, leader_epoch, gen, count, False, earlier)
+                return Holding(member_id, leader_epoch, gen, fresh.delivery_count, False, earlier)
 
             holdings.update(a.first_offset, a.last_offset, acquisition)
         keys = self.member_keys.get((key.group_id, member_id))

@@ -392,7 +392,7 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
            "it only when it changes) never sends again, so the new topic is never assigned (GC-2, E-1; Kafka "
            "trunk does this: GroupMetadataManager accepts the previous epoch and applies subscribedTopicNames)",
            "eventual-resolution", "held_heartbeat_subscription",
-           "model/core/group/share_group.py: _check_previous_epoch_subscription"),
+           "model/core/group/share_group.py: _check_member_epoch"),
     # -- share-state writes failing for good (issue 25) --------------------------------------------------
     Mutant("failed-ack-write-kept",
            "an acknowledgement whose WriteShareGroupState failed for good (the persister's retries ran out) is "

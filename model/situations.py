@@ -286,7 +286,7 @@ SITUATIONS: Final[tuple[Situation, ...]] = (
               "coordinator holds (a full heartbeat held in the network, or a lost answer's retry after a "
               "subscription change): FENCED_MEMBER_EPOCH, nothing changed (divergence "
               "previous-epoch-subscription-fenced)",
-              f"{_SG}: _check_previous_epoch_subscription", ("GC-2", "CG-4"),
+              f"{_SG}: _check_member_epoch", ("GC-2", "CG-4"),
               swarms=("swarm_clients",)),
     Situation("share-member-rejoined-after-fence",
               "a share consumer told it was fenced or unknown (FENCED_MEMBER_EPOCH, UNKNOWN_MEMBER_ID, "

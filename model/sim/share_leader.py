@@ -911,9 +911,9 @@ class ShareLeaderHost:
             # the monitors learn that this broker's leaders of the group are gone, with what they held
             broker.observer.on_event("share.group_deleted", now, broker=broker.broker_id, group=group_id,
                                      sessions=len(forgotten), share_partitions=len(dropped))
-        if broker.trace is not None and (forgotten or dropped):
-            broker.trace.record(now, broker.node, "share.group_deleted", group=group_id, sessions=len(forgotten),
-                                share_partitions=len(dropped))
+            if broker.trace is not None:
+                broker.trace.record(now, broker.node, "share.group_deleted", group=group_id,
+                                    sessions=len(forgotten), share_partitions=len(dropped))
 
     def _retire(self, key: tuple[str, str, int], slot: SharePartitionSlot, leader: LeaderIdAndEpoch | None) -> None:
         """The slot stops serving. ``leader`` None: its group was deleted, and the slot is dropped

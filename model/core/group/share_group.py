@@ -300,6 +300,7 @@ class ShareGroupManager:
                 Errors.GROUP_MAX_SIZE_REACHED,
                 f"share group {req.group_id} has reached group.share.max.size = {self._config.share_max_size} members",
             )
+        requested = tuple(sorted(set(req.subscribed_topic_names))) if req.subscribed_topic_names is not None else None
         if member is None:
             if not joining:
                 raise ApiError(Errors.UNKNOWN_MEMBER_ID, f"member {req.member_id} is not in group {req.group_id}")
@@ -309,16 +310,11 @@ class ShareGroupManager:
             member_id = member.member_id
             old = member
             if not joining:
-                _check_member_epoch(member, req.member_epoch)
-                _check_previous_epoch_subscription(member, req)
+                _check_member_epoch(member, req.member_epoch, requested)
 
         batch = _Batch()
         old_subscription = old.subscribed_topic_names  # `old` is live: the record below updates it
-        subscription = (
-            tuple(sorted(set(req.subscribed_topic_names)))
-            if req.subscribed_topic_names is not None
-            else old.subscribed_topic_names
-        )
+        subscription = requested if requested is not None else old.subscribed_topic_names
         rack_id = req.rack_id if req.rack_id is not None else old.rack_id
         changed = (rack_id, req.client_id, req.client_host, subscription) != (
             old.rack_id, old.client_id, old.client_host, old.subscribed_topic_names
@@ -601,8 +597,8 @@ class ShareGroupManager:
             # above every delete sent for them, which carried the group epoch of its sender (the share
             # coordinator's fence, SC-8; found by a swarm_coordinators campaign, seed 8694679547256455989).
             self._bump_group_epoch(group, batch)
-        if self._groups.get(group.group_id) is group and not group.delete_pending:
-            self._maybe_initialize(group, batch, now_ms)  # a member may want that topic again
+            if not group.delete_pending:
+                self._maybe_initialize(group, batch, now_ms)  # a member may want that topic again
         return batch.result(response)
 
     # --- metadata changes, timers, failover --------------------------------------------------
@@ -998,42 +994,35 @@ def _invalid_heartbeat(req: ShareGroupHeartbeatRequest) -> str | None:
     return None
 
 
-def _check_member_epoch(member: ShareGroupMember, received: int) -> None:
-    """FENCED_MEMBER_EPOCH unless the epoch is the member's, or its previous one
-    (the response that carried the new epoch may have been lost, KIP-848)."""
+def _check_member_epoch(member: ShareGroupMember, received: int, subscription: tuple[str, ...] | None) -> None:
+    """FENCED_MEMBER_EPOCH unless the epoch is the member's, or its previous one (the response that carried
+    the new epoch may have been lost, KIP-848) with no subscription (``subscription``, normalized) other
+    than the stored one. A lost answer's retry repeats the subscription the coordinator already applied;
+    one that differs is either older than the change applied (a request held in the network), which
+    applied would restore an old subscription the client never sends again, or a retry whose client
+    changed its subscription since: the coordinator cannot tell them apart, and fenced, the first changes
+    nothing and the second costs a rejoin with the whole subscription (divergence
+    ``previous-epoch-subscription-fenced``; trunk applies both: ``previous-epoch-subscription-applied``)."""
     if received > member.member_epoch:
         _situations.COUNTS["share-member-fenced"] += 1
         raise ApiError(
             Errors.FENCED_MEMBER_EPOCH,
             f"member epoch {received} is greater than the coordinator's {member.member_epoch}; rejoin",
         )
-    if received < member.member_epoch and received != member.previous_member_epoch:
+    if received == member.member_epoch:
+        return
+    if received != member.previous_member_epoch:
         _situations.COUNTS["share-member-fenced"] += 1
         raise ApiError(
             Errors.FENCED_MEMBER_EPOCH,
             f"member epoch {received} is smaller than the coordinator's {member.member_epoch}; rejoin",
         )
-
-
-def _check_previous_epoch_subscription(member: ShareGroupMember, req: ShareGroupHeartbeatRequest) -> None:
-    """FENCED_MEMBER_EPOCH for a heartbeat at the member's previous epoch whose subscription differs from the
-    stored one (divergence ``previous-epoch-subscription-fenced``). The previous epoch is accepted because
-    the answer that moved the member may have been lost; the client then repeats the subscription it sent,
-    which the coordinator already holds. One that differs is either older than the change the coordinator
-    applied (a request held in the network), which applied would restore an old subscription the client
-    never sends again, or a lost-answer retry whose client changed its subscription since; fenced, the first
-    changes nothing and the second costs a rejoin with the whole subscription (the member's assignment
-    dropped), which the coordinator cannot tell apart. Trunk applies both
-    (``previous-epoch-subscription-applied``)."""
-    if (req.member_epoch != member.previous_member_epoch or req.member_epoch == member.member_epoch
-            or req.subscribed_topic_names is None
-            or _mutants.ACTIVE == "previous-epoch-subscription-applied"):
-        return
-    if tuple(sorted(set(req.subscribed_topic_names))) != member.subscribed_topic_names:
+    if (subscription is not None and subscription != member.subscribed_topic_names
+            and _mutants.ACTIVE != "previous-epoch-subscription-applied"):
         _situations.COUNTS["share-previous-epoch-subscription-fenced"] += 1
         raise ApiError(
             Errors.FENCED_MEMBER_EPOCH,
-            f"member epoch {req.member_epoch} is the coordinator's previous one ({member.member_epoch} now) and "
+            f"member epoch {received} is the coordinator's previous one ({member.member_epoch} now) and "
             "its subscription is not the one the coordinator holds; rejoin",
         )
 
