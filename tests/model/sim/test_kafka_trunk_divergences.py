@@ -390,3 +390,41 @@ def test_a_held_full_heartbeat_at_the_current_epoch_restores_the_old_subscriptio
         # The coordinator holds the held heartbeat's subscription; the client wants, and believes confirmed, more.
         assert stored.subscribed_topic_names == ("events",) and stored.member_epoch == 7
         assert c1.member.subscribed_topic_names == c1.member._acked_subscription == ("events", "orders")
+
+
+LOST_ASSIGNMENT = "tests/model/sim/held_heartbeat_lost_assignment.toml"
+
+
+def test_a_held_consumer_heartbeat_moves_the_assignment_in_an_answer_nobody_takes() -> None:
+    """The open finding "A held consumer-group heartbeat moves the assignment in an answer nobody takes"
+    (docs/explanation/findings.md), shrunk from swarm_wide seed 8629248042826192429: c4's full heartbeat,
+    held past its request timeout, lands at its current epoch once c3 has let go of events-1; the
+    coordinator gives c4 events-1 in the answer to a request the client gave up on, and no later answer
+    repeats an assignment that did not change. c4 heartbeats at epoch 3 to the end, owning nothing."""
+    result, cluster = run_cluster(library.load(LOST_ASSIGNMENT), 8629248042826192429, stop_on_first_violation=False)
+    assert [(v.invariant, v.time_ms, v.state) for v in result.violations] == [
+        ("member-convergence", 47_215, {"members": ["c4"]})]
+    c4 = cluster.consumers["c4"]
+    shard = cluster.group_coordinator("readers")
+    assert shard is not None
+    group = shard.consumer.group("readers")
+    assert group is not None
+    stored = group.members[c4.member.member_id]
+    events_1 = frozenset(tp for tp in group.target(c4.member.member_id) if tp.partition == 1)
+    assert stored.member_epoch == c4.member.member_epoch == group.assignment_epoch == 3
+    assert stored.assigned_partitions == events_1 and len(events_1) == 1  # the coordinator: c4 owns events-1
+    assert c4.member.owned == frozenset()  # the client: nothing; and it was never fenced
+    assert c4.metrics.fenced == 0
+
+
+def test_nothing_repairs_a_lost_assignment_but_a_revocation_it_lost_ends_at_the_rebalance_timeout() -> None:
+    """The finding's two shapes, run 400 s past the faults: a lost answer that *gave* a partition leaves the
+    member without it for good (nothing makes either side repeat the assignment); one that *revoked* a
+    partition leaves the coordinator waiting for a revocation the client never heard of, until the member's
+    rebalance timeout (max.poll.interval.ms, 300 000 ms) removes it and it rejoins (swarm_wide seed
+    2198695899809056941, stable again at 304 250 ms)."""
+    gave = run(dataclasses.replace(library.load(LOST_ASSIGNMENT), heal_ms=400_000), 8629248042826192429)
+    assert [v.invariant for v in gave.violations] == ["member-convergence"]
+    revoked = run(dataclasses.replace(library.get("swarm_wide"), heal_ms=400_000), 2198695899809056941)
+    assert revoked.violations == []
+    assert revoked.metrics["quiescent_at_ms"] == 304_250
