@@ -36,6 +36,7 @@ b77567478f, and the model's), so the late write of the first divergence lands wi
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import pytest
 
@@ -392,7 +393,7 @@ def test_a_held_full_heartbeat_at_the_current_epoch_restores_the_old_subscriptio
         assert c1.member.subscribed_topic_names == c1.member._acked_subscription == ("events", "orders")
 
 
-LOST_ASSIGNMENT = "tests/model/sim/held_heartbeat_lost_assignment.toml"
+LOST_ASSIGNMENT = Path(__file__).with_name("held_heartbeat_lost_assignment.toml")
 
 
 def test_a_held_consumer_heartbeat_moves_the_assignment_in_an_answer_nobody_takes() -> None:
