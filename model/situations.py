@@ -251,9 +251,7 @@ SITUATIONS: Final[tuple[Situation, ...]] = (
     Situation("initialize-duplicate",
               "an InitializeShareGroupState repeated the stored state epoch and start offset: answered, nothing "
               "written", f"{_SC}: initialize", ("GC-7", "SC-5"),
-              rare="swarm_clients reaches it at run 89, swarm_lifecycle at 290 (18 while a group coordinator that "
-                   "loaded re-sent every initialize in progress at once; trunk waits its retry interval, 30 s): "
-                   "tests/model/sim/test_share_coordinator_kafka.py pins two swarm_lifecycle seeds that reach it"),
+              swarms=("swarm_at_rest",)),
     Situation("state-deleted", "share-partition state was deleted (a tombstone written)",
               f"{_SC}: delete", ("SC-8", "GC-8"),
               swarms=("swarm_lifecycle",)),

@@ -34,6 +34,7 @@ from model.sim.faults import (
     group_draw_keys,
     has_targets,
     subscribed_topics,
+    swarm_params_problems,
 )
 from model.sim.protocol import REQUEST_KINDS, broker_node
 from model.sim.rng import Distribution
@@ -167,6 +168,8 @@ class SwarmSpec:
     # Broker settings each run draws (model/sim/faults.py swarm_config): Kafka key -> [low, high] for an
     # integer setting, or a list of choices; every draw must be a valid configuration.
     config: Mapping[str, Any] = field(default_factory=dict)
+    # Per-kind parameters every drawn fault of the kind takes, over those it draws (e.g. one request).
+    params: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -407,6 +410,14 @@ def _faults_problems(faults: FaultsSpec, duration_ms: int) -> list[str]:
             out.append(f"faults.swarm.rates.{kind}: not one of faults.swarm.kinds ({', '.join(swarm.kinds)})")
         if isinstance(rate, bool) or not isinstance(rate, int | float) or not 0 < rate <= 10_000:
             out.append(f"faults.swarm.rates.{kind} = {rate!r}: must be faults per minute in (0, 10000]")
+    for kind in sorted(swarm.params):
+        fixed = swarm.params[kind]
+        if kind not in swarm.kinds:
+            out.append(f"faults.swarm.params.{kind}: not one of faults.swarm.kinds ({', '.join(swarm.kinds)})")
+        elif not isinstance(fixed, Mapping):
+            out.append(f"faults.swarm.params.{kind} = {fixed!r}: must be a table of the kind's params")
+        else:
+            out.extend(f"faults.swarm.params.{kind}: {problem}" for problem in swarm_params_problems(kind, fixed))
     return out
 
 
@@ -771,5 +782,7 @@ SCENARIO_TABLES: Final[tuple[tuple[str, type, dict[str, KeyDoc]], ...]] = (
         "config": ("ranges within each setting's bounds", "broker settings each run draws: Kafka key → "
                    "`[low, high]` for an integer setting or a list of choices; every draw must be a valid "
                    "configuration"),
+        "params": ("kinds of `kinds` → their params", "parameters every drawn fault of a kind takes, laid over "
+                   "those it draws: `hostile_state_request = { request = \"repeated_initialize\", rest_ms = 2500 }`"),
     }),
 )

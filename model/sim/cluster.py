@@ -436,7 +436,8 @@ class Cluster:
             return scenario.fault_plan()
         targets = replace(scenario.fault_targets(), session_timeout_ms=self.broker_config.share_session_timeout_ms,
                           lock_duration_ms=self.broker_config.record_lock_duration_ms)
-        return swarm_plan(self.seed, scenario.duration_ms, swarm.kinds, targets, swarm.intensity, swarm.rates)
+        return swarm_plan(self.seed, scenario.duration_ms, swarm.kinds, targets, swarm.intensity, swarm.rates,
+                          swarm.params)
 
     # -- fault handlers -------------------------------------------------------------------------
 

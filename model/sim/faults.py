@@ -114,9 +114,11 @@ FAULT_KINDS: Final[Mapping[str, FaultKindSpec]] = {
             "hostile_state_request",
             "group",
             False,
-            params=("topic", "partition", "request"),
+            params=("topic", "partition", "request", "rest_ms"),
             summary="a misbehaving client sends the share coordinator a write and a read with epoch -1 and "
-            "replays a write it captured on the wire (start offset below the stored one)",
+            "replays a write it captured on the wire (start offset below the stored one); params.request "
+            "'repeated_initialize' repeats the share-partition's initialize instead, once it has been at rest "
+            "for params.rest_ms if given",
         ),
         FaultKindSpec(
             "consumer_close",
@@ -430,6 +432,11 @@ def _check_params(event: FaultEvent, spec: FaultKindSpec) -> list[str]:
         if request is not None and request not in HOSTILE_STATE_REQUESTS + HOSTILE_NAMED_ONLY:
             out.append(f"params.request = {request!r}: must be one of "
                        f"{', '.join(HOSTILE_STATE_REQUESTS + HOSTILE_NAMED_ONLY)} (or absent: the first four)")
+        rest_ms = event.param("rest_ms")
+        if rest_ms is not None and request != "repeated_initialize":
+            out.append(f"params.rest_ms = {rest_ms!r}: only with params.request = 'repeated_initialize'")
+        elif rest_ms is not None and not (isinstance(rest_ms, int) and _is_int(rest_ms) and rest_ms >= 1):
+            out.append(f"params.rest_ms = {rest_ms!r}: must be an integer >= 1 (milliseconds)")
     elif kind == "delete_records":
         to = event.param("to")
         if to is not None and not ((isinstance(to, int) and not isinstance(to, bool) and to >= 0)
@@ -600,6 +607,7 @@ def swarm_plan(
     targets: SwarmTargets,
     intensity: float = 1.0,
     rates: Mapping[str, float] | None = None,
+    params: Mapping[str, Mapping[str, ParamValue]] | None = None,
 ) -> FaultPlan:
     """A random fault plan over ``[0, duration_ms)``; the healing phase starts at ``duration_ms``.
 
@@ -609,7 +617,8 @@ def swarm_plan(
     given, replaces the table's base rate) and Poisson
     arrival times. Every kind draws its switch and its events from its own
     streams, so making another kind available does not change whether this
-    one is on or when its events happen.
+    one is on or when its events happen. ``params[kind]`` is laid over the
+    parameters each event of that kind draws (it draws nothing less for them).
     """
     if not _is_int(duration_ms) or duration_ms < 1:
         raise FaultPlanError([f"duration_ms = {duration_ms!r}: must be an integer >= 1"])
@@ -639,8 +648,32 @@ def swarm_plan(
             at += exponential_draw(rng, 1.0 / mean_gap_ms)
             if at >= duration_ms:
                 break
-            events.append(_swarm_event(kind, int(at), rng, targets))
+            events.append(_with_params(_swarm_event(kind, int(at), rng, targets), (params or {}).get(kind)))
     return FaultPlan(tuple(events), duration_ms)
+
+
+def _with_params(event: FaultEvent, fixed: Mapping[str, ParamValue] | None) -> FaultEvent:
+    """``event`` with the swarm's fixed parameters of its kind laid over the ones it drew."""
+    if not fixed:
+        return event
+    return replace(event, params=tuple({**dict(event.params), **fixed}.items()))
+
+
+def swarm_params_problems(kind: str, fixed: Mapping[str, Any]) -> list[str]:
+    """What is wrong with ``fixed`` as the parameters every swarm-drawn ``kind`` fault takes
+    (``[faults.swarm.params]``), each problem as its kind's checks word it."""
+    spec = FAULT_KINDS[kind]
+    if not spec.params:
+        return [f"{kind} takes no params"]
+    # An event not validated at construction: the checks of the fixed names are the ones that count (the
+    # parameters a swarm draws, such as a topic, are not there yet).
+    probe = object.__new__(FaultEvent)
+    for f in fields(FaultEvent):
+        object.__setattr__(probe, f.name, f.default)
+    object.__setattr__(probe, "kind", kind)
+    object.__setattr__(probe, "params", tuple(sorted(fixed.items(), key=itemgetter(0))))
+    names = tuple(f"params.{name} " for name in fixed)
+    return [p for p in _check_params(probe, spec) if p.startswith(names) or p.startswith("params = ")]
 
 
 GROUP_DRAW_SEPARATOR: Final = "@"  # a group setting drawn for one group: "<kafka key>@<group>"

@@ -18,6 +18,14 @@ node, each request of ``HOSTILE_STATE_REQUESTS`` (or the one ``params.request`` 
   InitializeShareGroupState with the state epoch and start offset it answered: a duplicate, as a
   retried admin reset would be. Kafka trunk answers it without writing (initializeState); one that
   wrote a fresh snapshot would drop the batches and the delivery complete count at that start offset.
+  A write landing between the summary and the initialize makes it no duplicate but a stale reset (the
+  open finding "a late duplicate initialize"), so a swarm sends it with ``params.rest_ms``: only once
+  the tap has seen nothing that leads to a write of the share-partition for that long (no write,
+  initialize or read of its state, no ShareFetch or ShareAcknowledge of it: its consumers paused or
+  gone), and only if nothing was seen while the summary was out; its initialize goes once, and a moving
+  or loading coordinator sends the client back to waiting for rest. What can still write in the few
+  milliseconds after the summary comes without a message first (a lock timeout, a session's end) moves
+  the start offset only when it archives the head record at the delivery limit.
 
 A request is retried as an admin call is while the coordinator moves or loads (NOT_COORDINATOR,
 COORDINATOR_NOT_AVAILABLE, COORDINATOR_LOAD_IN_PROGRESS, no answer); any other answer is final and
@@ -53,6 +61,9 @@ from model.sim.client import Client
 from model.sim.faults import HOSTILE_NAMED_ONLY, HOSTILE_SHARE_REQUESTS, HOSTILE_STATE_REQUESTS, FaultEvent
 from model.sim.network import Message, Network
 from model.sim.protocol import SHARE_STATE_TOPIC
+
+# How many times a rest-guarded repeated initialize waits for its share-partition to come to rest.
+REST_WAITS: Final = 20
 
 # The answers after which the request goes again: the coordinator is moving or loading.
 _RETRIED: Final = frozenset({Errors.NOT_COORDINATOR, Errors.COORDINATOR_NOT_AVAILABLE,
@@ -92,11 +103,27 @@ class HostileStateClient:
         self.results: list[HostileResult] = []
         self.sent: list[tuple[str, object]] = []  # (request name, the body sent), in send order
         self._captured: dict[SharePartitionKey, _Captured] = {}
-        network.tap("WriteShareGroupState", self._capture)
+        # When a share-partition last showed activity that may lead to a write, by others: a write, an
+        # initialize or a read of its state (a leader loading it writes next), a ShareFetch or
+        # ShareAcknowledge of it (acknowledgements are written).
+        self._last_activity_ms: dict[SharePartitionKey, int] = {}
+        for kind in ("WriteShareGroupState", "InitializeShareGroupState", "ReadShareGroupState", "ShareFetch",
+                     "ShareAcknowledge"):
+            network.tap(kind, self._capture)
 
     def _capture(self, message: Message) -> None:
         request = getattr(message.payload, "body", None)
-        if not isinstance(request, WriteShareGroupStateRequest) or message.src == self.client.name:
+        if message.src == self.client.name:
+            return
+        now_ms = self.client.scheduler.now_ms
+        if isinstance(request, ShareFetchRequest | ShareAcknowledgeRequest):
+            for part in request.partitions:
+                self._last_activity_ms[SharePartitionKey(request.group_id, part.topic_id, part.partition)] = now_ms
+            return
+        key = getattr(request, "key", None)
+        if isinstance(key, SharePartitionKey):
+            self._last_activity_ms[key] = now_ms
+        if not isinstance(request, WriteShareGroupStateRequest):
             return
         seen = self._captured.get(request.key)
         epochs = (request.state_epoch, request.leader_epoch)
@@ -130,6 +157,10 @@ class HostileStateClient:
                 continue
             body: Any
             if name == "repeated_initialize":
+                rest_ms = event.param("rest_ms")
+                if isinstance(rest_ms, int):
+                    self._repeat_at_rest(key, rest_ms, 0)
+                    continue
                 self._send("state_summary", key, ReadShareGroupStateSummaryRequest(key, -1),
                            functools.partial(self._repeat_initialize, key))
                 continue
@@ -154,8 +185,40 @@ class HostileStateClient:
         self._send("repeated_initialize", key,
                    InitializeShareGroupStateRequest(key, summary.state_epoch, summary.start_offset))
 
+    def _repeat_at_rest(self, key: SharePartitionKey, rest_ms: int, waits: int) -> None:
+        """The summary, once the share-partition has been at rest ``rest_ms``; then, if it still is, the
+        initialize it answers, sent once. Gives up after ``REST_WAITS`` waits."""
+        client = self.client
+        quiet_ms = client.scheduler.now_ms - self._last_activity_ms.get(key, -rest_ms)
+        if quiet_ms < rest_ms:
+            if waits >= REST_WAITS:
+                client.record("hostile.never_at_rest", key=str(key))
+                return
+            client.call_later(rest_ms - quiet_ms, self._repeat_at_rest, key, rest_ms, waits + 1)
+            return
+        asked_ms = client.scheduler.now_ms
+        self._send("state_summary", key, ReadShareGroupStateSummaryRequest(key, -1),
+                   functools.partial(self._initialize_if_at_rest, key, rest_ms, waits, asked_ms))
+
+    def _initialize_if_at_rest(self, key: SharePartitionKey, rest_ms: int, waits: int, asked_ms: int,
+                               summary: Any) -> None:
+        if summary is None or summary.error_code != Errors.NONE:
+            self.client.record("hostile.nothing_to_repeat", key=str(key))
+            return
+        if self._last_activity_ms.get(key, -1) >= asked_ms:  # active meanwhile: no longer at rest
+            self._repeat_at_rest(key, rest_ms, waits + 1)
+            return
+
+        def answered(response: Any) -> None:
+            if response is None or Errors(response.error_code) in _RETRIED:
+                self._repeat_at_rest(key, rest_ms, waits + 1)  # lost, or the coordinator moved: wait again
+
+        self._send("repeated_initialize", key,
+                   InitializeShareGroupStateRequest(key, summary.state_epoch, summary.start_offset),
+                   answered, once=True)
+
     def _send(self, name: str, key: SharePartitionKey, body: Any,
-              then: Callable[[Any], None] | None = None) -> None:
+              then: Callable[[Any], None] | None = None, once: bool = False) -> None:
         client = self.client
         kind = type(body).__name__.removesuffix("Request")
         start_offset = body.start_offset if isinstance(body, WriteShareGroupStateRequest) else UNKNOWN_OFFSET
@@ -174,7 +237,8 @@ class HostileStateClient:
             if then is not None:
                 then(response)
 
-        client.call(coordinator, kind, body, done, error_of=_error_of)
+        # once: a single attempt (no attempt starts 1 ms after the first); its retriable answer is final.
+        client.call(coordinator, kind, body, done, error_of=_error_of, timeout_ms=1 if once else None)
 
 
 def _error_of(response: Any) -> Errors:

@@ -359,3 +359,24 @@ def test_a_topics_replication_factor_lies_in_one_to_the_brokers() -> None:
         problems = replace(small, topics=topics).problems()
         expected = [] if ok else [f"topics[0].replication_factor = {value!r}: must be an integer in [1, 3]"]
         assert problems == expected
+
+
+def test_swarm_params_name_swarmed_kinds_and_pass_their_kinds_checks() -> None:
+    small = library.get("small")
+    swarm = SwarmSpec(kinds=("hostile_state_request", "broker_crash"), params={
+        "hostile_state_request": {"request": "repeated_initialise", "rest_ms": 0},
+        "broker_crash": {"to": 1},
+        "consumer_pause": {"restart": "no"},
+    })
+    assert replace(small, faults=FaultsSpec(swarm=swarm)).problems() == [
+        "faults.swarm.params.broker_crash: broker_crash takes no params",
+        "faults.swarm.params.consumer_pause: not one of faults.swarm.kinds (hostile_state_request, broker_crash)",
+        "faults.swarm.params.hostile_state_request: params.request = 'repeated_initialise': must be one of "
+        "replayed_write, write_negative_leader_epoch, write_negative_state_epoch, read_negative_leader_epoch, "
+        "repeated_initialize (or absent: the first four)",
+        "faults.swarm.params.hostile_state_request: params.rest_ms = 0: only with params.request = "
+        "'repeated_initialize'",
+    ]
+    good = SwarmSpec(kinds=("hostile_state_request",),
+                     params={"hostile_state_request": {"request": "repeated_initialize", "rest_ms": 500}})
+    assert replace(small, faults=FaultsSpec(swarm=good)).problems() == []

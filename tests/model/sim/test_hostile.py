@@ -6,17 +6,20 @@ coordinator of Kafka 4.3 and earlier (the mutants) the two invariants of those c
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 import pytest
 
 from invariants.monitors import Monitor, ViolationSink
 from model.core.errors import Errors
 from model.core.share_coordinator import ShareCoordinatorShard, ShareGroupState
-from model.core.share_state import WriteShareGroupStateRequest
+from model.core.share_state import InitializeShareGroupStateRequest, WriteShareGroupStateRequest
 from model.sim.cluster import Cluster
-from model.sim.faults import HOSTILE_STATE_REQUESTS
+from model.sim.faults import HOSTILE_STATE_REQUESTS, FaultEvent, FaultPlanError
+from model.sim.network import Message
 from model.sim.runner import run, run_cluster
 from scenarios import library
+from scenarios.spec import Scenario
 
 
 class _Served(Monitor):
@@ -93,3 +96,87 @@ def test_without_the_kind_nothing_taps_the_wire() -> None:
     cluster = Cluster(library.get("small"), 0)
     assert "hostile_state_request" not in cluster.plan.kinds() and cluster.hostile is None
     assert not cluster.network._faults_on
+
+
+# --- the repeated initialize at rest (params.rest_ms; the swarm swarm_at_rest) ---------------------------------
+
+
+def _at_rest(at_ms: int, rest_ms: int) -> Scenario:
+    """duplicate_initialize with its two repeated initializes fired at ``at_ms`` and guarded by ``rest_ms``."""
+    scenario = library.get("duplicate_initialize")
+    plan = tuple(replace(e, at_ms=at_ms, params=(*e.params, ("rest_ms", rest_ms)))
+                 if e.kind == "hostile_state_request" else e for e in scenario.faults.plan)
+    return replace(scenario, faults=replace(scenario.faults, plan=plan))
+
+
+def test_a_repeated_initialize_at_rest_waits_until_nothing_was_written_for_rest_ms() -> None:
+    """Fired at 700 ms, while both consumers acknowledge: the client waits for a share-partition at rest
+    (both consumers pause at 1 200 ms; their locks expire about 2 s later and those writes land), asks the
+    summary and sends the initialize only once nothing was written for 500 ms: a duplicate, answered
+    without writing, and the run holds. Each initialize is sent 500 ms or more after the last write of its
+    share-partition, and none lands while the summary is out."""
+    writes: dict[object, list[int]] = {}
+    sends: list[tuple[int, object, str]] = []
+
+    def watch(cluster: Cluster) -> None:
+        def capture(message: Message) -> None:
+            body = getattr(message.payload, "body", None)
+            if isinstance(body, WriteShareGroupStateRequest | InitializeShareGroupStateRequest):
+                if message.src == "admin":
+                    sends.append((cluster.scheduler.now_ms, body.key, type(body).__name__))
+                else:
+                    writes.setdefault(body.key, []).append(cluster.scheduler.now_ms)
+        cluster.network.tap("WriteShareGroupState", capture)
+        cluster.network.tap("InitializeShareGroupState", capture)
+
+    result, cluster = run_cluster(_at_rest(700, 500), 1, before_run=watch)
+    assert result.ok, [v.describe() for v in result.violations]
+    assert result.situations.get("initialize-duplicate") == 2
+    initializes = [(at, key) for at, key, kind in sends if kind == "InitializeShareGroupStateRequest"]
+    assert len(initializes) == 2 and all(at > 1_200 for at, _ in initializes)  # not before the pause
+    for at, key in initializes:
+        before = [w for w in writes[key] if w <= at]
+        assert before and at - before[-1] >= 500 - 3, (at, before[-3:])  # at rest: the summary's round trip
+    hostile = cluster.hostile
+    assert hostile is not None
+    assert sorted((r.request, r.error) for r in hostile.results) == [
+        ("repeated_initialize", Errors.NONE), ("repeated_initialize", Errors.NONE),
+        ("state_summary", Errors.NONE), ("state_summary", Errors.NONE)]
+
+
+def test_a_share_partition_never_at_rest_gets_no_initialize() -> None:
+    """A rest longer than any quiet spell of the run: nothing is sent, not even the summary, and the run holds."""
+    result, cluster = run_cluster(_at_rest(700, 30_000), 1)
+    assert result.ok
+    hostile = cluster.hostile
+    assert hostile is not None and hostile.sent == [] and hostile.results == []
+    assert result.faults_fired == {"consumer_pause": 2, "hostile_state_request": 2}
+
+
+@pytest.mark.parametrize(("params", "problem"), [
+    ((("rest_ms", 500),), "params.rest_ms = 500: only with params.request = 'repeated_initialize'"),
+    ((("request", "repeated_initialize"), ("rest_ms", 0)),
+     "params.rest_ms = 0: must be an integer >= 1 (milliseconds)"),
+])
+def test_rest_ms_belongs_to_the_repeated_initialize(params: tuple[tuple[str, int | str], ...], problem: str) -> None:
+    with pytest.raises(FaultPlanError) as raised:
+        FaultEvent(0, "hostile_state_request", "g", params=(("topic", "events"), *params))
+    assert raised.value.problems == [f"hostile_state_request at 0 ms: {problem}"]
+
+
+def test_swarm_at_rest_repeats_initializes_at_rest_holds_and_catches_the_overwriting_coordinator() -> None:
+    """Its first seeds: every drawn hostile request is the guarded repeat (the swarm's params), the correct
+    model holds and answers duplicates; a coordinator that writes a fresh snapshot for a duplicate
+    (initialize-overwrites) lowers a stored delivery complete count on seed 1."""
+    scenario = library.get("swarm_at_rest")
+    duplicates = 0
+    for seed in range(4):
+        cluster = Cluster(scenario, seed)
+        assert all(dict(e.params).get("request") == "repeated_initialize" and dict(e.params)["rest_ms"] == 500
+                   for e in cluster.plan.events if e.kind == "hostile_state_request")
+        result = run(scenario, seed)
+        assert result.ok, [v.describe() for v in result.violations]
+        duplicates += result.situations.get("initialize-duplicate", 0)
+    assert duplicates >= 2
+    caught = run(scenario, 1, mutant="initialize-overwrites")
+    assert [v.invariant for v in caught.violations] == ["stored-delivery-complete-count"]
