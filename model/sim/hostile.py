@@ -23,9 +23,10 @@ node, each request of ``HOSTILE_STATE_REQUESTS`` (or the one ``params.request`` 
   the tap has seen nothing that leads to a write of the share-partition for that long (no write,
   initialize or read of its state, no ShareFetch or ShareAcknowledge of it: its consumers paused or
   gone), and only if nothing was seen while the summary was out; its initialize goes once, and a moving
-  or loading coordinator sends the client back to waiting for rest. What can still write in the few
-  milliseconds after the summary comes without a message first (a lock timeout, a session's end) moves
-  the start offset only when it archives the head record at the delivery limit.
+  or loading coordinator sends the client back to waiting for rest. ``rest_ms`` must outlast a lock
+  (the lock duration and a ShareFetch's longest wait, ``swarm_at_rest``: 1 000 + 500 ms, rest 2 000 ms):
+  a lock timeout writes without a message first, and one archiving the head record at the delivery
+  limit moves the start offset (with a rest of 500 ms against 2 s locks, 1 of 100 000 runs raced so).
 
 A request is retried as an admin call is while the coordinator moves or loads (NOT_COORDINATOR,
 COORDINATOR_NOT_AVAILABLE, COORDINATOR_LOAD_IN_PROGRESS, no answer); any other answer is final and

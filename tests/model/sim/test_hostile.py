@@ -165,18 +165,17 @@ def test_rest_ms_belongs_to_the_repeated_initialize(params: tuple[tuple[str, int
 
 
 def test_swarm_at_rest_repeats_initializes_at_rest_holds_and_catches_the_overwriting_coordinator() -> None:
-    """Its first seeds: every drawn hostile request is the guarded repeat (the swarm's params), the correct
-    model holds and answers duplicates; a coordinator that writes a fresh snapshot for a duplicate
-    (initialize-overwrites) lowers a stored delivery complete count on seed 1."""
+    """Every drawn hostile request is the guarded repeat (the swarm's params, a rest of 2 s: longer than a
+    1 s lock and a fetch's 500 ms wait). Seed 14, the first of the swarm to reach a duplicate: the correct
+    model holds and answers three duplicates; a coordinator that writes a fresh snapshot for a duplicate
+    (initialize-overwrites) lowers a stored delivery complete count."""
     scenario = library.get("swarm_at_rest")
-    duplicates = 0
     for seed in range(4):
         cluster = Cluster(scenario, seed)
-        assert all(dict(e.params).get("request") == "repeated_initialize" and dict(e.params)["rest_ms"] == 500
+        assert all(dict(e.params).get("request") == "repeated_initialize" and dict(e.params)["rest_ms"] == 2_000
                    for e in cluster.plan.events if e.kind == "hostile_state_request")
-        result = run(scenario, seed)
-        assert result.ok, [v.describe() for v in result.violations]
-        duplicates += result.situations.get("initialize-duplicate", 0)
-    assert duplicates >= 2
-    caught = run(scenario, 1, mutant="initialize-overwrites")
+    result = run(scenario, 14)
+    assert result.ok, [v.describe() for v in result.violations]
+    assert result.situations.get("initialize-duplicate") == 3
+    caught = run(scenario, 14, mutant="initialize-overwrites")
     assert [v.invariant for v in caught.violations] == ["stored-delivery-complete-count"]
