@@ -783,6 +783,6 @@ SCENARIO_TABLES: Final[tuple[tuple[str, type, dict[str, KeyDoc]], ...]] = (
                    "`[low, high]` for an integer setting or a list of choices; every draw must be a valid "
                    "configuration"),
         "params": ("kinds of `kinds` → their params", "parameters every drawn fault of a kind takes, laid over "
-                   "those it draws: `hostile_state_request = { request = \"repeated_initialize\", rest_ms = 2500 }`"),
+                   "those it draws: `hostile_state_request = { request = \"repeated_initialize\", rest_ms = 2000 }`"),
     }),
 )

@@ -641,6 +641,7 @@ def swarm_plan(
     for kind in enabled:
         rng = streams.get("kind", kind)
         base = (rates or {}).get(kind, SWARM_RATE_PER_MINUTE[kind])
+        fixed = (params or {}).get(kind)
         per_minute = intensity * base * rng.uniform(0.25, 2.0)
         mean_gap_ms = 60_000.0 / per_minute
         at = 0.0
@@ -648,7 +649,7 @@ def swarm_plan(
             at += exponential_draw(rng, 1.0 / mean_gap_ms)
             if at >= duration_ms:
                 break
-            events.append(_with_params(_swarm_event(kind, int(at), rng, targets), (params or {}).get(kind)))
+            events.append(_with_params(_swarm_event(kind, int(at), rng, targets), fixed))
     return FaultPlan(tuple(events), duration_ms)
 
 

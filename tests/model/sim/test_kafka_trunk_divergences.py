@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -383,17 +384,22 @@ def test_a_held_full_heartbeat_at_the_current_epoch_restores_the_old_subscriptio
             ("eventual-resolution", 49_000, message)]
         assert result.situations.get("share-member-fenced", 0) == 0  # no heartbeat of g1 was fenced
         c1 = cluster.share_consumers["c1"]
-        shard = cluster.group_coordinator("g1")
-        assert shard is not None
-        group = shard.share.group("g1")
-        assert group is not None
-        stored = group.members[c1.member.member_id]
+        stored = _coordinator_group(cluster, "g1", share=True).members[c1.member.member_id]
         # The coordinator holds the held heartbeat's subscription; the client wants, and believes confirmed, more.
         assert stored.subscribed_topic_names == ("events",) and stored.member_epoch == 7
         assert c1.member.subscribed_topic_names == c1.member._acked_subscription == ("events", "orders")
 
 
 LOST_ASSIGNMENT = Path(__file__).with_name("held_heartbeat_lost_assignment.toml")
+
+
+def _coordinator_group(cluster: Cluster, group_id: str, *, share: bool) -> Any:
+    """The group as its loaded group coordinator holds it at the end of the run."""
+    shard = cluster.group_coordinator(group_id)
+    assert shard is not None
+    group = (shard.share if share else shard.consumer).group(group_id)
+    assert group is not None
+    return group
 
 
 def test_a_held_consumer_heartbeat_moves_the_assignment_in_an_answer_nobody_takes() -> None:
@@ -406,10 +412,7 @@ def test_a_held_consumer_heartbeat_moves_the_assignment_in_an_answer_nobody_take
     assert [(v.invariant, v.time_ms, v.state) for v in result.violations] == [
         ("member-convergence", 47_215, {"members": ["c4"]})]
     c4 = cluster.consumers["c4"]
-    shard = cluster.group_coordinator("readers")
-    assert shard is not None
-    group = shard.consumer.group("readers")
-    assert group is not None
+    group = _coordinator_group(cluster, "readers", share=False)
     stored = group.members[c4.member.member_id]
     events_1 = frozenset(tp for tp in group.target(c4.member.member_id) if tp.partition == 1)
     assert stored.member_epoch == c4.member.member_epoch == group.assignment_epoch == 3
