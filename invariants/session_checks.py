@@ -26,14 +26,15 @@ the request's remaining handler steps (``sharesim.handler.step.max.ms`` is at mo
 
 
 class _Due:
-    __slots__ = ("deadline_ms", "delivery_count", "ended_ms", "first", "last", "leader_epoch", "member_id")
+    __slots__ = ("deadline_ms", "delivery_count", "ended_ms", "first", "gen", "last", "leader_epoch", "member_id")
 
-    def __init__(self, first: int, last: int, member_id: str, leader_epoch: int, delivery_count: int,
+    def __init__(self, first: int, last: int, member_id: str, leader_epoch: int, gen: int, delivery_count: int,
                  ended_ms: int) -> None:
         self.first = first
         self.last = last
         self.member_id = member_id
         self.leader_epoch = leader_epoch
+        self.gen = gen  # the session incarnation that acquired them: with the delivery count, the acquisition
         self.delivery_count = delivery_count
         self.ended_ms = ended_ms
         self.deadline_ms = ended_ms + RELEASE_BOUND_MS
@@ -45,9 +46,11 @@ class SessionReleaseMonitor(Monitor):
     share-partition leaders on the session's partitions, and has not acknowledged, are released: at the
     first step of any share-partition ``RELEASE_BOUND_MS`` or more after the end (judged on the last leader
     seen of theirs, if it is still the one that handed them out), none of them is still
-    ACQUIRED by the member, under the same acquisition (same delivery count), with no state change under
-    way. Records held by a leader dropped with its group's deletion (no later leader elected, and the state
-    possibly deleted before it acquired them) are gone with it, not judged. Records on partitions the
+    ACQUIRED by the member, under the same acquisition (acquired in the same session incarnation, at the same
+    delivery count: a leader that read its state again, fenced by an admin reset, lost its acquisitions and may
+    hand the records to the member's next session at the same count), with no state change under way. Records
+    held by a leader dropped with its group's deletion (no later leader elected, and the state possibly deleted
+    before it acquired them) are gone with it, not judged. Records on partitions the
     session had forgotten are not released (Kafka releases the session's cached partitions only), nor are
     records a member acknowledged (a failed acknowledgement write hands them back, SP-9, until their lock
     expires)."""
@@ -82,7 +85,7 @@ class SessionReleaseMonitor(Monitor):
             for lo, hi, h in holdings:
                 if (h.member_id == member_id and not h.acked
                         and facts.leader_broker.get((key, h.leader_epoch)) == broker):
-                    self._due.setdefault(key, []).append(_Due(lo, hi, member_id, h.leader_epoch,
+                    self._due.setdefault(key, []).append(_Due(lo, hi, member_id, h.leader_epoch, h.gen,
                                                               h.delivery_count, now_ms))
                     self._next_ms = min(self._next_ms, now_ms + RELEASE_BOUND_MS)
 
@@ -141,9 +144,14 @@ class SessionReleaseMonitor(Monitor):
         holdings = self.facts.holdings.get(partition.key)
         for offset in range(d.first, d.last + 1):
             if holdings is not None:
-                # acknowledged since (by the closing request itself): a failed write may hand it back
+                # acknowledged since (by the closing request itself): a failed write may hand it back; or
+                # acquired again in a later session, the leader having lost the old acquisition (its state
+                # read again after a failed write) and so counting the same delivery again
                 now_held = holdings.overlapping(offset, offset)
-                if not now_held or now_held[0][2].acked or now_held[0][2].delivery_count != d.delivery_count:
+                if not now_held:
+                    continue
+                h = now_held[0][2]
+                if h.acked or h.gen != d.gen or h.delivery_count != d.delivery_count:
                     continue
             state = partition.state_of(offset)
             if (state is not None and state.state == RecordState.ACQUIRED and state.owner == d.member_id

@@ -375,3 +375,44 @@ def test_records_of_a_leader_dropped_with_its_group_are_not_judged_on_its_droppe
                             6914384353555793494, extra_monitors=[deletions])
     assert result.violations == [], [v.describe() for v in result.violations]
     assert deletions.dropped >= 2
+
+
+class _SameCountReacquired(Monitor):
+    """Counts acquisitions, by a member whose share session ended, of offsets it held unacknowledged at the end,
+    at the same delivery count as then: possible only when the leader lost the earlier acquisition."""
+
+    def __init__(self, facts: SessionFacts) -> None:
+        super().__init__(ViolationSink(0))
+        self.facts = facts
+        self.held_at_end: dict[tuple[SharePartitionKey, str, int], int] = {}  # (key, member, offset) -> count
+        self.reacquired = 0
+
+    def on_share_session_evicted(self, broker: int, group_id: str, member_id: str, now_ms: int) -> None:
+        for key, holdings in sorted(self.facts.holdings.items()):
+            if key.group_id == group_id:
+                for lo, hi, h in holdings.overlapping(0, 2**62):
+                    if h.member_id == member_id and not h.acked:
+                        for offset in range(lo, hi + 1):
+                            self.held_at_end[(key, member_id, offset)] = h.delivery_count
+
+    def on_acquire(self, key: SharePartitionKey, member_id: str, acquired: list[AcquiredRecords],
+                   leader_epoch: int, now_ms: int) -> None:
+        for a in acquired:
+            for offset in range(a.first_offset, a.last_offset + 1):
+                if self.held_at_end.pop((key, member_id, offset), None) == a.delivery_count:
+                    self.reacquired += 1
+
+
+def test_records_acquired_again_after_the_leader_read_its_state_again_are_a_new_acquisition() -> None:
+    """The shrunk run of the triage (tests/invariants/fenced_leader_reacquired.toml): an admin reset fences a
+    share-partition leader, which reads its state again and so drops its acquisitions; the member's session ends
+    with those records unacknowledged, and its next session acquires them again at the same delivery count.
+    That acquisition is not the one the ended session held: the correct model holds every invariant there
+    (release-on-session-end used to judge it as the old one, still ACQUIRED after the session's end)."""
+    facts = SessionFacts(ViolationSink(0))
+    reacquired = _SameCountReacquired(facts)
+    result, _ = run_cluster(load_file(Path(__file__).with_name("fenced_leader_reacquired.toml")),
+                            635975582913849506, extra_monitors=[facts, reacquired])
+    assert result.violations == [], [v.describe() for v in result.violations]
+    assert result.situations.get("write-fenced-state-epoch", 0) >= 1
+    assert reacquired.reacquired >= 1

@@ -105,6 +105,25 @@ def test_a_late_duplicate_initialize_resets_the_stored_start_offset_within_a_sta
     assert "a ShareSnapshot committed" in finding.message and "from 0 to -1 within state epoch 6" in finding.message
 
 
+# The same finding by two more paths, from issue 25's 100 000-run swarm_lifecycle campaign (37 runs; the
+# findings page has the counts). 8730643676008410563: the initialize for state epoch 6 landed at 9 399 ms and its
+# answer was lost; the identical request, resent a request timeout later (as trunk's persister does after
+# REQUEST_TIMED_OUT), moved the start offset the leader had written back. 1942925957540923770: the answers came,
+# but the group coordinator failed over before recording them, and the new one retried after its load.
+@pytest.mark.parametrize(("seed", "expected"), [
+    (8730643676008410563, [(39404, "g1:events-id:0", "from 0 to -1 within state epoch 6")]),
+    (1942925957540923770, [(40102, "g2:events-id:1", "from 181 to -1 within state epoch 6"),
+                           (40103, "g2:events-id:0", "from 190 to -1 within state epoch 6")]),
+])
+def test_an_initialize_resent_after_the_leader_wrote_resets_the_stored_start_offset(
+        seed: int, expected: list[tuple[int, str, str]]) -> None:
+    result = run(library.get("swarm_lifecycle"), seed, stop_on_first_violation=False)
+    assert [(v.invariant, v.time_ms) for v in result.violations] == [
+        ("stored-start-offset-monotonic", t) for t, _, _ in expected]
+    for v, (_, key, moved) in zip(result.violations, expected, strict=True):
+        assert v.message.startswith(key) and moved in v.message
+
+
 # A protocol finding, not a defect of the model (docs/explanation/findings.md, "A share-state write that
 # failed but landed"): swarm_failovers seed 274. A WriteShareGroupState acknowledging offset 138 was appended
 # to __share_group_state by its coordinator on b3, which crashed at 1420 ms; b1, the one replica left, had
