@@ -298,6 +298,11 @@ SITUATIONS: Final[tuple[Situation, ...]] = (
               "partitions initialized after the target assignment was computed made it stale: a new group epoch",
               f"{_SG}: _heartbeat", ("GC-2", "GC-7"),
               swarms=("swarm",)),
+    Situation("share-initialize-retried-by-heartbeat",
+              "a heartbeat found a subscribed partition still initializing a retry interval after it was stamped "
+              "(its initialize unanswered, or a new coordinator's load) and initialized it again, at start offset 0",
+              f"{_SG}: _reinitialize_stale", ("GC-7",),
+              swarms=("swarm_coordinators",)),
     Situation("share-partitions-added",
               "a subscribed topic's partitions changed: the share group's epoch bumped", f"{_SG}: _reconcile_metadata",
               ("GC-2", "GC-7"),

@@ -658,7 +658,10 @@ SCENARIO_TABLES: Final[tuple[tuple[str, type, dict[str, KeyDoc]], ...]] = (
         "heal_ms": (">= 1", "after `duration_ms`, the run goes on until it is quiescent or `heal_ms` more have "
                     "passed, the liveness deadline (E-1, E-5). Keep it well above the clients' "
                     "`request.timeout.ms` (30 s): a request lost just before the faults stop is retried only "
-                    "when it times out; the library uses 45 s"),
+                    "when it times out; the library uses 45 s, and its swarms 75 s: a group coordinator that inherits "
+                    "an initialize, or never hears its answer, retries it on a heartbeat "
+                    "`group.share.initialize.retry.interval.ms` (30 s) after its last stamp, which may come that "
+                    "long after a member rejoined"),
         "cluster": ("", "the brokers and their settings: `[cluster]`"),
         "topics": ("unique names", "the topics: `[[topics]]`"),
         "groups": ("unique names", "share groups and KIP-848 consumer groups: `[[groups]]`"),

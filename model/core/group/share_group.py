@@ -18,7 +18,8 @@ state deletions) is not in the log; ``on_loaded`` re-creates what a new
 coordinator needs: it restarts the session timers, bumps every group epoch
 (KIP-932's failover, ``protocol = "kip"`` only: Kafka trunk's onLoaded does
 not) and re-sends the deletions still in progress and the initializations (at once under
-``protocol = "kip"``, a retry interval later under trunk's).
+``protocol = "kip"``; under trunk's, a heartbeat initializes them again a retry interval later, as it
+does any partition left initializing that long).
 
 Time is the caller's ``now_ms``; ``next_deadline_ms`` says when ``expire``
 has work (session timeouts, GC-1; state requests to retry, GC-7).
@@ -145,6 +146,10 @@ class ShareGroup:
     # Soft state, not in the log.
     session_deadline_ms: dict[str, int] = field(default_factory=dict)
     state_retry_at_ms: dict[TopicPartition, int] = field(default_factory=dict)
+    # When each initializing partition was last stamped (trunk: InitMapValue.timestamp, set to the time of
+    # every replay of the group's ShareGroupStatePartitionMetadata record, at a load too); a heartbeat
+    # initializes again, at offset 0, those stamped a retry interval ago or more.
+    initialize_stamp_ms: dict[TopicPartition, int] = field(default_factory=dict)
     state_acked: set[TopicPartition] = field(default_factory=set)
     delete_pending: bool = False
 
@@ -349,6 +354,8 @@ class ShareGroupManager:
         self._reconcile(group, member_id, batch)
         current = group.members[member_id]
         group.session_deadline_ms[member_id] = now_ms + self.session_timeout_ms(group.group_id)
+        if self._config.kafka and not group.delete_pending:
+            self._reinitialize_stale(group, batch, now_ms)
 
         # The assignment goes out on a join, when it changed, and when the member's
         # epoch was not the one it now has (e.g. the last response was lost).
@@ -513,9 +520,24 @@ class ShareGroupManager:
         for tp in start_offsets:
             topic_ids[tp.topic] = self._metadata.topic_id(tp.topic) or topic_ids.get(tp.topic, "")
         self._write(batch, _state_record(group.group_id, initializing, initialized, group.deleting, topic_ids))
+        _stamp_initializing(group, now_ms)
         for tp in sorted(start_offsets):
             group.state_acked.discard(tp)
             self._send_initialize(group, tp, batch, now_ms)
+
+    def _reinitialize_stale(self, group: ShareGroup, batch: _Batch, now_ms: int) -> None:
+        """Kafka trunk's heartbeat (subscribedTopicsChangeMap, buildInitializeShareGroupStateRequest): a subscribed
+        partition still initializing a retry interval after its stamp is initialized again, at start offset 0
+        (its topic is known) and the current group epoch, whatever the first request asked (-1, or an admin
+        reset's offset). That earlier request may still land, or be resent by the timer (the persister's
+        identical retries); the model keeps one retry timer per partition, the new request's."""
+        subscribed = group.subscribed_topics()
+        stale = {tp: 0 for tp in sorted(group.initializing)
+                 if tp.topic in subscribed and tp not in group.state_acked
+                 and now_ms - group.initialize_stamp_ms.get(tp, now_ms) >= self._request_timeout_ms}
+        if stale:
+            _situations.COUNTS["share-initialize-retried-by-heartbeat"] += 1
+            self._begin_initialize(group, stale, batch, now_ms)
 
     def _send_initialize(self, group: ShareGroup, tp: TopicPartition, batch: _Batch, now_ms: int) -> None:
         # The state epoch is the group epoch (GC-7); a retry uses the current, never lower, one.
@@ -529,6 +551,7 @@ class ShareGroupManager:
         initialized = group.initialized - partitions
         deleting = group.deleting | partitions
         self._write(batch, _state_record(group.group_id, initializing, initialized, deleting, group.state_topic_ids))
+        _stamp_initializing(group, now_ms)
         for tp in sorted(partitions):
             group.state_acked.discard(tp)
             self._send_delete(group, tp, batch, now_ms)
@@ -563,6 +586,7 @@ class ShareGroupManager:
         self._write(batch, _state_record(
             group.group_id, initializing, initialized, group.deleting, group.state_topic_ids
         ))
+        _stamp_initializing(group, now_ms)
         # No new group epoch here: trunk's initializeShareGroupState writes only the state record, and the
         # next heartbeat sees the target is stale (_initialized_assignment_pending) and bumps it (GC-2).
         return batch.result()
@@ -587,6 +611,7 @@ class ShareGroupManager:
         self._write(batch, _state_record(
             group.group_id, group.initializing, group.initialized, group.deleting - topic, group.state_topic_ids
         ))
+        _stamp_initializing(group, now_ms)
         response: DeletableGroupResult | None = None
         if group.delete_pending and not group.has_state():
             response = self._finish_delete_group(group, batch)
@@ -676,13 +701,14 @@ class ShareGroupManager:
                 self._begin_initialize(group, dict.fromkeys(sorted(group.initialized), UNKNOWN_OFFSET), batch, now_ms)
             self._reconcile_metadata(group, batch, now_ms)
             # Replay leaves no timers. KIP-932 re-sends what reconciling did not just send; trunk stamps the
-            # initializing partitions with the load time and retries them a retry interval later
-            # (replayed ShareGroupStatePartitionMetadata, subscribedTopicsChangeMap), so a deposed
+            # initializing partitions with the load time (its replay of ShareGroupStatePartitionMetadata) and
+            # a heartbeat initializes them again a retry interval later (_reinitialize_stale), so a deposed
             # coordinator's initialize still on the wire is not joined at once by a second one.
-            for tp in sorted(group.initializing.keys() - group.state_retry_at_ms.keys()):
-                if self._config.kafka:
-                    group.state_retry_at_ms[tp] = now_ms + self._request_timeout_ms
-                else:
+            if self._config.kafka:
+                for tp in sorted(group.initializing.keys() - group.initialize_stamp_ms.keys()):
+                    group.initialize_stamp_ms[tp] = now_ms
+            else:
+                for tp in sorted(group.initializing.keys() - group.state_retry_at_ms.keys()):
                     self._send_initialize(group, tp, batch, now_ms)
             for tp in sorted(group.deleting - group.state_retry_at_ms.keys()):
                 self._send_delete(group, tp, batch, now_ms)
@@ -1080,6 +1106,11 @@ def _state_record(
         initialized_topics=_topic_infos(initialized, topic_ids, {}),
         deleting_topics=_topic_infos(deleting, topic_ids, {}),
     )
+
+
+def _stamp_initializing(group: ShareGroup, now_ms: int) -> None:
+    """Trunk stamps every initializing partition at each replay of the group's state record (GC-7)."""
+    group.initialize_stamp_ms = dict.fromkeys(sorted(group.initializing), now_ms)
 
 
 def _apply_state_record(group: ShareGroup, record: ShareGroupStatePartitionMetadata) -> None:

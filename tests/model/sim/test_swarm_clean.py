@@ -105,15 +105,16 @@ def test_a_late_duplicate_initialize_resets_the_stored_start_offset_within_a_sta
     assert "a ShareSnapshot committed" in finding.message and "from 0 to -1 within state epoch 6" in finding.message
 
 
-# The same finding by two more paths, from issue 25's 100 000-run swarm_lifecycle campaign (37 runs; the
-# findings page has the counts). 8730643676008410563: the initialize for state epoch 6 landed at 9 399 ms and its
-# answer was lost; the identical request, resent a request timeout later (as trunk's persister does after
-# REQUEST_TIMED_OUT), moved the start offset the leader had written back. 1942925957540923770: the answers came,
-# but the group coordinator failed over before recording them, and the new one retried after its load.
+# The same finding by two more paths, from issue 25's 100 000-run swarm_lifecycle campaign (the findings page
+# has the counts). 8730643676008410563: the initialize for state epoch 6 landed at 9 399 ms and its answer was
+# lost; the identical request, resent a request timeout later (as trunk's persister does after
+# REQUEST_TIMED_OUT), moved back the start offset the leader had written. 1942925957540923770: the answers came,
+# but the group coordinator failed over before recording them, and a heartbeat a retry interval after the new
+# one's load initialized the partitions again at start offset 0, as trunk's does.
 @pytest.mark.parametrize(("seed", "expected"), [
     (8730643676008410563, [(39404, "g1:events-id:0", "from 0 to -1 within state epoch 6")]),
-    (1942925957540923770, [(40102, "g2:events-id:1", "from 181 to -1 within state epoch 6"),
-                           (40103, "g2:events-id:0", "from 190 to -1 within state epoch 6")]),
+    (1942925957540923770, [(40544, "g2:events-id:1", "from 181 to 0 within state epoch 6"),
+                           (40545, "g2:events-id:0", "from 190 to 0 within state epoch 6")]),
 ])
 def test_an_initialize_resent_after_the_leader_wrote_resets_the_stored_start_offset(
         seed: int, expected: list[tuple[int, str, str]]) -> None:
@@ -161,3 +162,16 @@ def test_the_swarm_config_seed_that_found_a_dlq_write_judged_across_lives_runs_c
     assert result.ok, [v.describe() for v in result.violations]
     assert {"admin_alter_offsets", "share_coordinator_failover"} <= set(result.faults_fired)
     assert result.situations.get("dlq-enqueue", 0) >= 1
+
+
+@pytest.mark.parametrize(("name", "seed"), [("swarm_lifecycle", 18), ("swarm_lifecycle", 136), ("swarm_clients", 130)])
+def test_an_initialize_retried_by_a_heartbeat_resolves_within_the_swarms_heal(name: str, seed: int) -> None:
+    """Trunk's group coordinator retries an initialize it inherited (or never heard answered) only on a
+    heartbeat, a retry interval (30 s) after the partition's last stamp, and a member may rejoin a request
+    timeout after the faults stop: these runs resolve 50 to 53 s after the faults stop, past the 45 s the swarms
+    healed for before (eventual-resolution), within the 75 s they heal for now."""
+    scenario = library.get(name)
+    result = run(scenario, seed, stop_on_first_violation=False)
+    assert result.violations == [], [v.describe() for v in result.violations]
+    assert result.situations.get("share-initialize-retried-by-heartbeat", 0) >= 1
+    assert scenario.duration_ms + 45_000 < result.sim_time_ms <= scenario.duration_ms + scenario.heal_ms

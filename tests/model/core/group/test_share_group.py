@@ -515,29 +515,73 @@ def test_replaying_the_log_rebuilds_every_group() -> None:
     assert all(is_share_group_record(r) for r in h.log)
 
 
-def test_on_loaded_restarts_timers_and_retries_initializations_a_retry_interval_later() -> None:
+def test_on_loaded_restarts_timers_and_a_heartbeat_retries_initializations_a_retry_interval_later() -> None:
     """Kafka trunk's onLoaded restarts the session timers and leaves the group epoch alone; the replayed
-    initializing partitions carry the load time and are retried once the retry interval has passed
-    (GroupMetadataManager.subscribedTopicsChangeMap), not at once: an initialize the deposed coordinator
-    left on the wire is not joined by a second one (swarm seed 4653957166046748105 moved a stored start
-    offset back when the model re-sent at once)."""
+    initializing partitions carry the load time, and the first heartbeat once the retry interval has passed
+    initializes them again, at start offset 0, the topic being known (GroupMetadataManager.
+    subscribedTopicsChangeMap, buildInitializeShareGroupStateRequest), not at once: an initialize the
+    deposed coordinator left on the wire is not joined by a second one (swarm seed 4653957166046748105
+    moved a stored start offset back when the model re-sent at once)."""
     h = Harness({"T1": 1, "T2": 1})
     a = h.ready_member()
     a.subscribe(("T1", "T2"))
-    h.beat(a, now=1_000)  # T2 initializing, the answer never comes: the coordinator fails
+    h.beat(a, now=1_000)  # T2 initializing at -1, the answer never comes: the coordinator fails
+    [first] = h.pending(InitializeShareGroupStateRequest)
+    assert first.start_offset == -1
     new = h.rebuilt()
     epoch = h.epoch()
     result = new.on_loaded(now_ms=90_000)
     assert result.records == () and result.outputs == ()
     retry_at_ms = 90_000 + DEFAULT_STATE_REQUEST_TIMEOUT_MS
-    assert new.next_deadline_ms() == 90_000 + min(45_000, DEFAULT_STATE_REQUEST_TIMEOUT_MS)
-    resp = new.heartbeat(a.heartbeat(), 91_000).response
-    assert isinstance(resp, ShareGroupHeartbeatResponse) and resp.error_code == Errors.NONE
-    assert resp.member_epoch == epoch
-    assert new.expire(retry_at_ms - 1).outputs == ()
-    [init] = new.expire(retry_at_ms).outputs
+    assert new.next_deadline_ms() == 90_000 + BrokerConfig().share_session_timeout_ms  # no retry timer
+    resp = new.heartbeat(a.heartbeat(), 91_000)
+    assert isinstance(resp.response, ShareGroupHeartbeatResponse) and resp.response.error_code == Errors.NONE
+    assert resp.response.member_epoch == epoch and resp.outputs == ()
+    assert new.expire(retry_at_ms).outputs == ()  # no timer: a heartbeat retries
+    assert new.heartbeat(a.heartbeat(), retry_at_ms - 1).outputs == ()
+    again = new.heartbeat(a.heartbeat(), retry_at_ms)
+    [init] = again.outputs
     assert isinstance(init, InitializeShareGroupStateRequest)
-    assert init.key.topic_id == "T2-id" and init.state_epoch == epoch
+    assert init.key.topic_id == "T2-id" and init.state_epoch == epoch and init.start_offset == 0
+    group = new.group(G)
+    assert group is not None and group.initializing == {TopicPartition("T2", 0): 0}
+    assert any(isinstance(r, ShareGroupStatePartitionMetadata) for r in again.records)
+    # Stamped again: the next heartbeat sends nothing more.
+    assert new.heartbeat(a.heartbeat(), retry_at_ms + 500).outputs == ()
+
+
+def test_an_unanswered_initialize_is_resent_as_it_was_then_initialized_again_at_zero_by_a_heartbeat() -> None:
+    """Two retries race in Kafka trunk when an initialize goes unanswered: the persister resends the
+    identical request after its request timeout (PersisterStateManager.InitializeStateHandler, on
+    REQUEST_TIMED_OUT), and a heartbeat a retry interval after the partition's stamp initializes it again at
+    start offset 0. Either may land after the leader wrote (docs/explanation/findings.md, "a late duplicate
+    initialize")."""
+    h = Harness({"T1": 1, "T2": 1})
+    a = h.ready_member()
+    a.subscribe(("T1", "T2"))
+    h.beat(a, now=1_000)
+    [first] = h.pending(InitializeShareGroupStateRequest)
+    epoch = h.epoch()
+    interval = DEFAULT_STATE_REQUEST_TIMEOUT_MS
+    [resent] = h.take(h.mgr.expire(1_000 + interval)).outputs  # the timer: the persister's identical resend
+    assert resent == first and resent.start_offset == -1
+    h.outputs.clear()
+    h.beat(a, now=1_000 + interval)
+    [by_heartbeat] = h.pending(InitializeShareGroupStateRequest)
+    assert by_heartbeat.key == first.key and by_heartbeat.start_offset == 0 and by_heartbeat.state_epoch == epoch
+    h.answer_inits(now=1_000 + interval + 5)
+    h.take(h.mgr.on_initialize_response(InitializeShareGroupStateResponse(first.key), 1_000 + interval + 6))
+    assert TopicPartition("T2", 0) in h.group().initialized
+
+
+def test_protocol_kip_never_initializes_again_on_a_heartbeat() -> None:
+    h = Harness({"T1": 1, "T2": 1}, config=BrokerConfig(protocol="kip"))
+    a = h.ready_member()
+    a.subscribe(("T1", "T2"))
+    h.beat(a, now=1_000)
+    h.pending(InitializeShareGroupStateRequest)
+    h.beat(a, now=1_000 + 2 * DEFAULT_STATE_REQUEST_TIMEOUT_MS)
+    assert h.pending(InitializeShareGroupStateRequest) == []
 
 
 def test_kip_on_loaded_restarts_timers_bumps_epochs_and_resends_initializations() -> None:
@@ -769,11 +813,17 @@ def test_alter_offsets_reinitializes_with_a_higher_state_epoch() -> None:
     assert init.start_offset == 42 and init.state_epoch == epoch + 1 > first_state_epoch  # SP-12
     # Not assignable while its state is being reset.
     assert h.group().initializing == {T1_0: 42} and h.group().initialized == {T1_1}
-    # A failover before the answer finishes the alter with the same start offset, one retry interval later.
+    # A failover before the answer: the new coordinator resends nothing (no member heartbeats), and a member
+    # joining a retry interval later initializes the partition again at 0, as trunk does (the admin's 42 is
+    # lost; read from trunk's code: subscribedTopicsChangeMap takes the topic as known).
     new = h.rebuilt()
     assert new.on_loaded(0).outputs == ()
-    [again] = new.expire(DEFAULT_STATE_REQUEST_TIMEOUT_MS).outputs
-    assert isinstance(again, InitializeShareGroupStateRequest) and again.start_offset == 42
+    assert new.expire(DEFAULT_STATE_REQUEST_TIMEOUT_MS).outputs == ()
+    joined = ShareMember(G, ("T1",))
+    retried = new.heartbeat(joined.heartbeat(), DEFAULT_STATE_REQUEST_TIMEOUT_MS)
+    [again] = retried.outputs
+    assert isinstance(again, InitializeShareGroupStateRequest) and again.start_offset == 0
+    assert again.state_epoch > init.state_epoch  # the join bumped the group epoch
     h.take(h.mgr.on_initialize_response(InitializeShareGroupStateResponse(init.key), 0))
     assert h.group().initialized == {T1_0, T1_1}
 
