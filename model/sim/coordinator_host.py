@@ -477,8 +477,11 @@ class GroupCoordinatorHost(_Host):
 
     def on_state_response(self, response: object) -> None:
         """A share coordinator's answer to one of our outputs (GC-7, GC-8)."""
-        if self.active and not self.loading and self.log.writable() == Errors.NONE:
-            self._emit(self.shard.on_state_response(response, self.broker.scheduler.now_ms), None)
+        if self.active and not self.loading:
+            if self.log.writable() == Errors.NONE:
+                self._emit(self.shard.on_state_response(response, self.broker.scheduler.now_ms), None)
+            else:
+                self.shard.on_state_response_unrecorded(response)
 
     def on_metadata(self, metadata: MetadataImage) -> None:
         """Topics or partitions changed (GC-2, GC-7, GC-8)."""

@@ -32,6 +32,7 @@ from model.core.group.share_records import (
     tombstone,
 )
 from model.core.metadata import TopicPartition
+from model.core.share_state import InitializeShareGroupStateResponse, SharePartitionKey
 from tests.conformance.builders import GroupCoordinator, record_kind
 
 GROUP = "fooup"
@@ -179,10 +180,12 @@ def test_share_group_initialize_success() -> None:
     gc.create_group(GROUP, 0)
     gc.replay(ShareGroupStatePartitionMetadata(
         GROUP, initializing_topics=(TopicPartitionsInfo("topic-id", "topic", (0, 1), (-1, -1)),)))
-    gc.take(gc.manager.on_loaded(gc.now))  # a replayed group: it retries the initializations in progress ...
-    gc.take(gc.manager.expire(gc.now + DEFAULT_STATE_REQUEST_TIMEOUT_MS))  # ... one retry interval later
+    gc.take(gc.manager.on_loaded(gc.now))  # a replayed group with no member: nothing retries them, and ...
+    assert gc.manager.expire(gc.now + DEFAULT_STATE_REQUEST_TIMEOUT_MS).outputs == ()
     gc.records.clear()
-    gc.initialize_all()
+    for partition in (0, 1):  # ... the share coordinator's answers come in (trunk: initializeShareGroupState)
+        key = SharePartitionKey(GROUP, "topic-id", partition)
+        gc.take(gc.manager.on_initialize_response(InitializeShareGroupStateResponse(key), gc.now))
     assert [record_kind(r) for r in gc.records] == ["ShareGroupStatePartitionMetadata"]
     group = gc.manager.group(GROUP)
     assert group is not None and group.initialized == {TopicPartition("topic", 0), TopicPartition("topic", 1)}

@@ -315,6 +315,11 @@ class GroupCoordinatorShard:
 
     # --- answers from the share coordinator (GC-7, GC-8) ------------------------------------
 
+    def on_state_response_unrecorded(self, response: object) -> None:
+        """A share coordinator's answer that came while this coordinator's log could not take records."""
+        if not self.loading and isinstance(response, InitializeShareGroupStateResponse):
+            self.share.on_initialize_unrecorded(response)
+
     def on_state_response(self, response: object, now_ms: int) -> ShardResult:
         if self.loading:
             return _EMPTY

@@ -150,6 +150,9 @@ class ShareGroup:
     # every replay of the group's ShareGroupStatePartitionMetadata record, at a load too); a heartbeat
     # initializes again, at offset 0, those stamped a retry interval ago or more.
     initialize_stamp_ms: dict[TopicPartition, int] = field(default_factory=dict)
+    # The initialize last sent for each partition: trunk's persister resends it identical (same state epoch
+    # and start offset) on a timeout or a retriable error.
+    initialize_sent: dict[TopicPartition, InitializeShareGroupStateRequest] = field(default_factory=dict)
     state_acked: set[TopicPartition] = field(default_factory=set)
     delete_pending: bool = False
 
@@ -329,6 +332,8 @@ class ShareGroupManager:
                 req.group_id, member_id, rack_id, req.client_id, req.client_host, subscription
             ))
         group = self._groups[req.group_id]
+        # Stale before this heartbeat's own initializations stamp them afresh (trunk computes one change map).
+        stale = self._stale_initializing(group, now_ms) if self._config.kafka and not group.delete_pending else []
 
         # GC-2: a new member or a new subscription needs a new assignment.
         if member is None or (subscription != old_subscription
@@ -354,8 +359,8 @@ class ShareGroupManager:
         self._reconcile(group, member_id, batch)
         current = group.members[member_id]
         group.session_deadline_ms[member_id] = now_ms + self.session_timeout_ms(group.group_id)
-        if self._config.kafka and not group.delete_pending:
-            self._reinitialize_stale(group, batch, now_ms)
+        if stale:
+            self._reinitialize_stale(group, stale, batch, now_ms)
 
         # The assignment goes out on a join, when it changed, and when the member's
         # epoch was not the one it now has (e.g. the last response was lost).
@@ -523,27 +528,38 @@ class ShareGroupManager:
         _stamp_initializing(group, now_ms)
         for tp in sorted(start_offsets):
             group.state_acked.discard(tp)
+            group.initialize_sent.pop(tp, None)  # a new request, not a resend
             self._send_initialize(group, tp, batch, now_ms)
 
-    def _reinitialize_stale(self, group: ShareGroup, batch: _Batch, now_ms: int) -> None:
+    def _reinitialize_stale(self, group: ShareGroup, stale: list[TopicPartition], batch: _Batch, now_ms: int) -> None:
         """Kafka trunk's heartbeat (subscribedTopicsChangeMap, buildInitializeShareGroupStateRequest): a subscribed
         partition still initializing a retry interval after its stamp is initialized again, at start offset 0
         (its topic is known) and the current group epoch, whatever the first request asked (-1, or an admin
         reset's offset). That earlier request may still land, or be resent by the timer (the persister's
         identical retries); the model keeps one retry timer per partition, the new request's."""
-        subscribed = group.subscribed_topics()
-        stale = {tp: 0 for tp in sorted(group.initializing)
-                 if tp.topic in subscribed and tp not in group.state_acked
-                 and now_ms - group.initialize_stamp_ms.get(tp, now_ms) >= self._request_timeout_ms}
-        if stale:
+        again = {tp: 0 for tp in stale if tp in group.initializing}
+        if again:
             _situations.COUNTS["share-initialize-retried-by-heartbeat"] += 1
-            self._begin_initialize(group, stale, batch, now_ms)
+            self._begin_initialize(group, again, batch, now_ms)
+
+    def _stale_initializing(self, group: ShareGroup, now_ms: int) -> list[TopicPartition]:
+        """The subscribed partitions still initializing a retry interval after their stamp, those whose answer
+        came included: trunk records a request's partitions initialized only once its persister call returns
+        for all of them (the model sends one request a partition and waits for the topic's)."""
+        subscribed = group.subscribed_topics()
+        return [tp for tp in sorted(group.initializing)
+                if tp.topic in subscribed
+                and now_ms - group.initialize_stamp_ms.get(tp, now_ms) >= self._request_timeout_ms]
 
     def _send_initialize(self, group: ShareGroup, tp: TopicPartition, batch: _Batch, now_ms: int) -> None:
-        # The state epoch is the group epoch (GC-7); a retry uses the current, never lower, one.
-        batch.outputs.append(InitializeShareGroupStateRequest(
-            self._key(group, tp), state_epoch=group.group_epoch, start_offset=group.initializing[tp]
-        ))
+        # The state epoch is the group epoch (GC-7). Under trunk's protocol a resend is the persister's, of the
+        # request as it was sent; under the KIP's, a retry uses the current, never lower, epoch.
+        sent = group.initialize_sent.get(tp) if self._config.kafka else None
+        if sent is None:
+            sent = InitializeShareGroupStateRequest(
+                self._key(group, tp), state_epoch=group.group_epoch, start_offset=group.initializing[tp])
+            group.initialize_sent[tp] = sent
+        batch.outputs.append(sent)
         group.state_retry_at_ms[tp] = now_ms + self._request_timeout_ms
 
     def _begin_delete(self, group: ShareGroup, partitions: set[TopicPartition], batch: _Batch, now_ms: int) -> None:
@@ -590,6 +606,16 @@ class ShareGroupManager:
         # No new group epoch here: trunk's initializeShareGroupState writes only the state record, and the
         # next heartbeat sees the target is stale (_initialized_assignment_pending) and bumps it (GC-2).
         return batch.result()
+
+    def on_initialize_unrecorded(self, resp: InitializeShareGroupStateResponse) -> None:
+        """An answer that came while the coordinator could not write (its log below min ISR): trunk's persister
+        call has returned, so nothing resends the request; recording it (or, on an error, forgetting the
+        partition's initialization) fails with the write, and the partition stays initializing until a
+        heartbeat retries it (``_reinitialize_stale``). The KIP's model keeps its timer."""
+        group = self._groups.get(resp.key.group_id)
+        tp = group.state_partition(resp.key) if group is not None else None
+        if self._config.kafka and group is not None and tp is not None and tp in group.initializing:
+            group.state_retry_at_ms.pop(tp, None)
 
     def on_delete_response(self, resp: DeleteShareGroupStateResponse, now_ms: int) -> CoordinatorResult:
         """GC-8: once every deleting partition of a topic is gone, drop the topic; a
@@ -1134,3 +1160,4 @@ def _apply_state_record(group: ShareGroup, record: ShareGroupStatePartitionMetad
     in_progress = group.initializing.keys() | group.deleting
     group.state_acked &= in_progress
     group.state_retry_at_ms = {tp: at for tp, at in group.state_retry_at_ms.items() if tp in in_progress}
+    group.initialize_sent = {tp: r for tp, r in group.initialize_sent.items() if tp in group.initializing}

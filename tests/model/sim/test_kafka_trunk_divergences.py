@@ -375,13 +375,13 @@ def test_a_held_full_heartbeat_at_the_current_epoch_restores_the_old_subscriptio
     epoch bump. The held one lands at 7 128 ms at the member's current epoch, 6, so nothing fences it, in
     trunk or the model: g1 is back on events (epoch 7) and the client, which believes events and orders
     confirmed, never sends them again. Offsets 50-53 of orders-1, appended at 7 972 ms, are never read."""
-    message = ("4 offset(s) on 1 share-partition(s) neither acknowledged nor archived 45000 ms after the faults "
-               "stopped: g1 orders-1: offsets 50-53 (4 not yet acquired)")
+    scenario = library.get("swarm_clients")
+    message = (f"4 offset(s) on 1 share-partition(s) neither acknowledged nor archived {scenario.heal_ms} ms after "
+               "the faults stopped: g1 orders-1: offsets 50-53 (4 not yet acquired)")
     for mutant in (None, "previous-epoch-subscription-applied"):
-        result, cluster = run_cluster(library.get("swarm_clients"), 7434011851765007714,
-                                      stop_on_first_violation=False, mutant=mutant)
+        result, cluster = run_cluster(scenario, 7434011851765007714, stop_on_first_violation=False, mutant=mutant)
         assert [(v.invariant, v.time_ms, v.message) for v in result.violations] == [
-            ("eventual-resolution", 49_000, message)]
+            ("eventual-resolution", scenario.duration_ms + scenario.heal_ms, message)]
         assert result.situations.get("share-member-fenced", 0) == 0  # no heartbeat of g1 was fenced
         c1 = cluster.share_consumers["c1"]
         stored = _coordinator_group(cluster, "g1", share=True).members[c1.member.member_id]

@@ -89,12 +89,12 @@ def test_the_swarm_lifecycle_seeds_that_found_a_clogged_connection_and_a_monitor
 
 # A protocol finding, not a defect of the model (docs/explanation/findings.md): one of the
 # seeds above, re-checked by the later invariant stored-start-offset-monotonic. The group coordinator sent
-# InitializeShareGroupState for state epoch 5 twice (the second 28 s late, after failovers); between the two,
-# the share-partition's leader wrote its start offset 0. Kafka trunk's ShareCoordinatorShard.initializeState
-# (06d492d8) treats an initialize as a duplicate only when the state epoch AND the start offset equal the
-# stored ones, so, like the model, it writes a fresh snapshot: start offset -1, no batches, within state
-# epoch 5 (4 while share groups started at epoch 0). Any leader that reads the state in that window starts
-# again from the reset policy.
+# InitializeShareGroupState for state epoch 6 twice (the second 30 s later: the persister's identical resend of a
+# request that got no answer); between the two, the share-partition's leader wrote its start offset 0. Kafka
+# trunk's ShareCoordinatorShard.initializeState (06d492d8) treats an initialize as a duplicate only when the
+# state epoch AND the start offset equal the stored ones, so, like the model, it writes a fresh snapshot: start
+# offset -1, no batches, within state epoch 6. Any leader that reads the state in that window starts again from
+# the reset policy.
 FINDINGS = {(4882951657792704728, "stored-start-offset-monotonic")}
 
 

@@ -133,11 +133,11 @@ def test_loading_answers_load_in_progress_and_writes_nothing() -> None:
     assert h.log
 
 
-def test_on_loaded_restarts_timers_and_a_heartbeat_retries_initializations() -> None:
-    """GC-6 / GC-7: a new coordinator restarts the session timers; the initializations in progress are
-    retried by the first share heartbeat one retry interval after the load, at start offset 0, as Kafka trunk
-    does; as trunk's onLoaded, it leaves the group epoch alone (the KIP's bump and immediate re-send:
-    ``protocol = "kip"``, tested in test_share_group.py)."""
+def test_on_loaded_restarts_timers_and_resends_no_initialization() -> None:
+    """GC-6 / GC-7: a new coordinator restarts the session timers and resends none of the initializations in
+    progress: as in Kafka trunk, a share heartbeat retries them a retry interval after the load
+    (test_share_group.py); as trunk's onLoaded, it leaves the group epoch alone (the KIP's bump and immediate
+    re-send: ``protocol = "kip"``, tested in test_share_group.py)."""
     h = Harness()
     h.share_join()
     h.consumer_join()
@@ -152,6 +152,8 @@ def test_on_loaded_restarts_timers_and_a_heartbeat_retries_initializations() -> 
     assert fresh.next_deadline_ms() == 1_000 + min(CONFIG.share_session_timeout_ms,
                                                    CONFIG.consumer_session_timeout_ms)
     assert fresh.expire(1_000 + DEFAULT_STATE_REQUEST_TIMEOUT_MS).outputs == ()
+
+
 def test_one_deadline_drives_both_managers() -> None:
     h = Harness()
     h.share_join(now=0)

@@ -339,8 +339,11 @@ def test_partitions_are_assignable_only_once_initialized() -> None:
     assert member.assignment == {T1_0, T1_1}
 
 
-def test_failed_initialization_is_retried_after_the_backoff_at_the_current_epoch() -> None:
-    h = Harness({"T1": 1}, state_retry_backoff_ms=500)
+@pytest.mark.parametrize("protocol", ["kafka", "kip"])
+def test_failed_initialization_is_retried_after_the_backoff(protocol: str) -> None:
+    """After a retriable error, trunk's persister resends the identical request (its state epoch too, though
+    the group epoch moved on); the KIP's model retries at the current group epoch."""
+    h = Harness({"T1": 1}, config=BrokerConfig(protocol=protocol), state_retry_backoff_ms=500)
     h.join(now=0)
     [req] = h.answer_inits(now=100, error=Errors.COORDINATOR_NOT_AVAILABLE)
     assert h.group().initializing == {T1_0: -1}
@@ -349,7 +352,10 @@ def test_failed_initialization_is_retried_after_the_backoff_at_the_current_epoch
     h.join(now=550)  # the group epoch moves on meanwhile
     [retry] = h.take(h.mgr.expire(600)).outputs
     assert isinstance(retry, InitializeShareGroupStateRequest)
-    assert retry.key == req.key and retry.state_epoch == h.epoch() > req.state_epoch
+    if protocol == "kafka":
+        assert retry == req and h.epoch() > req.state_epoch
+    else:
+        assert retry.key == req.key and retry.state_epoch == h.epoch() > req.state_epoch
     h.outputs.clear()
     h.take(h.mgr.on_initialize_response(InitializeShareGroupStateResponse(retry.key), 700))
     assert h.group().initialized == {T1_0}
@@ -552,26 +558,76 @@ def test_on_loaded_restarts_timers_and_a_heartbeat_retries_initializations_a_ret
 
 def test_an_unanswered_initialize_is_resent_as_it_was_then_initialized_again_at_zero_by_a_heartbeat() -> None:
     """Two retries race in Kafka trunk when an initialize goes unanswered: the persister resends the
-    identical request after its request timeout (PersisterStateManager.InitializeStateHandler, on
-    REQUEST_TIMED_OUT), and a heartbeat a retry interval after the partition's stamp initializes it again at
-    start offset 0. Either may land after the leader wrote (docs/explanation/findings.md, "a late duplicate
-    initialize")."""
+    identical request (same state epoch and start offset, though the group epoch moved on) after its request
+    timeout (PersisterStateManager.InitializeStateHandler, on REQUEST_TIMED_OUT), and a heartbeat a retry
+    interval after the partition's stamp initializes it again at start offset 0 and the current group epoch.
+    Either may land after the leader wrote (docs/explanation/findings.md, "a late duplicate initialize")."""
     h = Harness({"T1": 1, "T2": 1})
     a = h.ready_member()
     a.subscribe(("T1", "T2"))
     h.beat(a, now=1_000)
     [first] = h.pending(InitializeShareGroupStateRequest)
-    epoch = h.epoch()
+    h.join(now=2_000)  # a new member: a new group epoch
+    assert h.epoch() > first.state_epoch
     interval = DEFAULT_STATE_REQUEST_TIMEOUT_MS
     [resent] = h.take(h.mgr.expire(1_000 + interval)).outputs  # the timer: the persister's identical resend
     assert resent == first and resent.start_offset == -1
     h.outputs.clear()
     h.beat(a, now=1_000 + interval)
     [by_heartbeat] = h.pending(InitializeShareGroupStateRequest)
-    assert by_heartbeat.key == first.key and by_heartbeat.start_offset == 0 and by_heartbeat.state_epoch == epoch
-    h.answer_inits(now=1_000 + interval + 5)
-    h.take(h.mgr.on_initialize_response(InitializeShareGroupStateResponse(first.key), 1_000 + interval + 6))
+    assert by_heartbeat.key == first.key and by_heartbeat.start_offset == 0
+    assert by_heartbeat.state_epoch == h.epoch() > first.state_epoch
+    h.take(h.mgr.on_initialize_response(InitializeShareGroupStateResponse(by_heartbeat.key), 1_000 + interval + 5))
     assert TopicPartition("T2", 0) in h.group().initialized
+
+
+def test_a_heartbeat_retries_a_stale_partition_beside_the_ones_it_starts() -> None:
+    """Trunk computes one change map per heartbeat: a subscribed partition initializing for a retry interval
+    is initialized again (at 0) by the same heartbeat that starts a new topic's (at -1); starting the new
+    one, which stamps every initializing partition, does not put the stale one off."""
+    h = Harness({"T1": 1, "T2": 1, "T3": 1})
+    a = h.ready_member()
+    a.subscribe(("T1", "T2"))
+    h.beat(a, now=1_000)
+    h.pending(InitializeShareGroupStateRequest)  # T2's, never answered
+    h.beat(a, now=1_000 + DEFAULT_STATE_REQUEST_TIMEOUT_MS - 1)
+    assert h.pending(InitializeShareGroupStateRequest) == []
+    a.subscribe(("T1", "T2", "T3"))
+    h.beat(a, now=1_000 + DEFAULT_STATE_REQUEST_TIMEOUT_MS)
+    sent = {r.key.topic_id: r.start_offset for r in h.pending(InitializeShareGroupStateRequest)}
+    assert sent == {"T2-id": 0, "T3-id": -1}
+
+
+def test_a_partition_answered_but_not_recorded_is_initialized_again_with_its_topic() -> None:
+    """The model sends one initialize a partition and records a topic initialized once every partition of it
+    answered; trunk sends the topic's partitions in one request. A partition answered while another of its
+    topic is not is still initializing: a heartbeat a retry interval later sends both again, at 0."""
+    h = Harness({"T1": 1, "T2": 2})
+    a = h.ready_member()
+    a.subscribe(("T1", "T2"))
+    h.beat(a, now=1_000)
+    p0, _p1 = sorted(h.pending(InitializeShareGroupStateRequest), key=lambda r: r.key.partition)
+    h.take(h.mgr.on_initialize_response(InitializeShareGroupStateResponse(p0.key), 1_005))  # _p1: no answer
+    assert h.group().initializing.keys() == {TopicPartition("T2", 0), TopicPartition("T2", 1)}
+    h.beat(a, now=1_000 + DEFAULT_STATE_REQUEST_TIMEOUT_MS)
+    again = h.pending(InitializeShareGroupStateRequest)
+    assert sorted((r.key.partition, r.start_offset) for r in again) == [(0, 0), (1, 0)]
+
+
+def test_an_answer_the_coordinator_could_not_record_is_not_resent() -> None:
+    """Trunk's persister call has returned when the group coordinator fails to write what it answered (its
+    log below min ISR): nothing resends the request, and a heartbeat retries the partition a retry interval
+    after its stamp. (Under the KIP's protocol the model's timer resends it.)"""
+    h = Harness({"T1": 1, "T2": 1})
+    a = h.ready_member()
+    a.subscribe(("T1", "T2"))
+    h.beat(a, now=1_000)
+    [first] = h.pending(InitializeShareGroupStateRequest)
+    h.mgr.on_initialize_unrecorded(InitializeShareGroupStateResponse(first.key))
+    assert h.take(h.mgr.expire(1_000 + DEFAULT_STATE_REQUEST_TIMEOUT_MS)).outputs == ()
+    h.beat(a, now=1_000 + DEFAULT_STATE_REQUEST_TIMEOUT_MS)
+    [again] = h.pending(InitializeShareGroupStateRequest)
+    assert again.key == first.key and again.start_offset == 0
 
 
 def test_protocol_kip_never_initializes_again_on_a_heartbeat() -> None:
