@@ -146,10 +146,11 @@ class ShareGroup:
     # Soft state, not in the log.
     session_deadline_ms: dict[str, int] = field(default_factory=dict)
     state_retry_at_ms: dict[TopicPartition, int] = field(default_factory=dict)
-    # When each initializing partition was last stamped (trunk: InitMapValue.timestamp, set to the time of
-    # every replay of the group's ShareGroupStatePartitionMetadata record, at a load too); a heartbeat
-    # initializes again, at offset 0, those stamped a retry interval ago or more.
-    initialize_stamp_ms: dict[TopicPartition, int] = field(default_factory=dict)
+    # When the initializing partitions were last stamped, all at once (trunk: InitMapValue.timestamp, set to
+    # the time of every replay of the group's ShareGroupStatePartitionMetadata record, at a load too); a
+    # heartbeat initializes them again, at offset 0, once they were stamped a retry interval ago or more.
+    # None: not stamped since this coordinator replayed them (never stale).
+    initializing_stamped_ms: int | None = None
     # The initialize last sent for each partition: trunk's persister resends it identical (same state epoch
     # and start offset) on a timeout or a retriable error.
     initialize_sent: dict[TopicPartition, InitializeShareGroupStateRequest] = field(default_factory=dict)
@@ -524,8 +525,8 @@ class ShareGroupManager:
         topic_ids = dict(group.state_topic_ids)
         for tp in start_offsets:
             topic_ids[tp.topic] = self._metadata.topic_id(tp.topic) or topic_ids.get(tp.topic, "")
-        self._write(batch, _state_record(group.group_id, initializing, initialized, group.deleting, topic_ids))
-        _stamp_initializing(group, now_ms)
+        self._write_state(batch, group, _state_record(group.group_id, initializing, initialized, group.deleting,
+                                                      topic_ids), now_ms)
         for tp in sorted(start_offsets):
             group.state_acked.discard(tp)
             group.initialize_sent.pop(tp, None)  # a new request, not a resend
@@ -546,10 +547,11 @@ class ShareGroupManager:
         """The subscribed partitions still initializing a retry interval after their stamp, those whose answer
         came included: trunk records a request's partitions initialized only once its persister call returns
         for all of them (the model sends one request a partition and waits for the topic's)."""
+        stamped = group.initializing_stamped_ms
+        if not group.initializing or stamped is None or now_ms - stamped < self._request_timeout_ms:
+            return []
         subscribed = group.subscribed_topics()
-        return [tp for tp in sorted(group.initializing)
-                if tp.topic in subscribed
-                and now_ms - group.initialize_stamp_ms.get(tp, now_ms) >= self._request_timeout_ms]
+        return [tp for tp in sorted(group.initializing) if tp.topic in subscribed]
 
     def _send_initialize(self, group: ShareGroup, tp: TopicPartition, batch: _Batch, now_ms: int) -> None:
         # The state epoch is the group epoch (GC-7). Under trunk's protocol a resend is the persister's, of the
@@ -566,8 +568,8 @@ class ShareGroupManager:
         initializing = {tp: s for tp, s in group.initializing.items() if tp not in partitions}
         initialized = group.initialized - partitions
         deleting = group.deleting | partitions
-        self._write(batch, _state_record(group.group_id, initializing, initialized, deleting, group.state_topic_ids))
-        _stamp_initializing(group, now_ms)
+        self._write_state(batch, group, _state_record(group.group_id, initializing, initialized, deleting,
+                                                      group.state_topic_ids), now_ms)
         for tp in sorted(partitions):
             group.state_acked.discard(tp)
             self._send_delete(group, tp, batch, now_ms)
@@ -599,10 +601,9 @@ class ShareGroupManager:
         batch = _Batch()
         initializing = {x: s for x, s in group.initializing.items() if x.topic != tp.topic}
         initialized = group.initialized | set(topic)
-        self._write(batch, _state_record(
+        self._write_state(batch, group, _state_record(
             group.group_id, initializing, initialized, group.deleting, group.state_topic_ids
-        ))
-        _stamp_initializing(group, now_ms)
+        ), now_ms)
         # No new group epoch here: trunk's initializeShareGroupState writes only the state record, and the
         # next heartbeat sees the target is stale (_initialized_assignment_pending) and bumps it (GC-2).
         return batch.result()
@@ -634,10 +635,9 @@ class ShareGroupManager:
         if not topic <= group.state_acked:
             return CoordinatorResult()
         batch = _Batch()
-        self._write(batch, _state_record(
+        self._write_state(batch, group, _state_record(
             group.group_id, group.initializing, group.initialized, group.deleting - topic, group.state_topic_ids
-        ))
-        _stamp_initializing(group, now_ms)
+        ), now_ms)
         response: DeletableGroupResult | None = None
         if group.delete_pending and not group.has_state():
             response = self._finish_delete_group(group, batch)
@@ -731,8 +731,8 @@ class ShareGroupManager:
             # a heartbeat initializes them again a retry interval later (_reinitialize_stale), so a deposed
             # coordinator's initialize still on the wire is not joined at once by a second one.
             if self._config.kafka:
-                for tp in sorted(group.initializing.keys() - group.initialize_stamp_ms.keys()):
-                    group.initialize_stamp_ms[tp] = now_ms
+                if group.initializing_stamped_ms is None:  # (reconciling may just have written and stamped)
+                    group.initializing_stamped_ms = now_ms
             else:
                 for tp in sorted(group.initializing.keys() - group.state_retry_at_ms.keys()):
                     self._send_initialize(group, tp, batch, now_ms)
@@ -753,6 +753,12 @@ class ShareGroupManager:
     def _write(self, batch: _Batch, record: ShareGroupRecord) -> None:
         self.replay(record)
         batch.records.append(record)
+
+    def _write_state(self, batch: _Batch, group: ShareGroup, record: ShareGroupStatePartitionMetadata,
+                     now_ms: int) -> None:
+        """Write the group's state record; trunk's replay of it stamps every initializing partition (GC-7)."""
+        self._write(batch, record)
+        group.initializing_stamped_ms = now_ms
 
     def replay(self, record: object) -> None:
         if isinstance(record, Tombstone):
@@ -1132,11 +1138,6 @@ def _state_record(
         initialized_topics=_topic_infos(initialized, topic_ids, {}),
         deleting_topics=_topic_infos(deleting, topic_ids, {}),
     )
-
-
-def _stamp_initializing(group: ShareGroup, now_ms: int) -> None:
-    """Trunk stamps every initializing partition at each replay of the group's state record (GC-7)."""
-    group.initialize_stamp_ms = dict.fromkeys(sorted(group.initializing), now_ms)
 
 
 def _apply_state_record(group: ShareGroup, record: ShareGroupStatePartitionMetadata) -> None:

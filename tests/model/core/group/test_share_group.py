@@ -581,6 +581,20 @@ def test_an_unanswered_initialize_is_resent_as_it_was_then_initialized_again_at_
     assert TopicPartition("T2", 0) in h.group().initialized
 
 
+def test_an_unanswered_initialize_is_resent_as_it_was_until_an_answer_comes() -> None:
+    """model/kafka_divergences.py "initialize-resent-until-answered": trunk's persister gives up after five
+    attempts; the model resends the identical request at every request timeout until answered (here with no
+    heartbeat, so nothing else retries it)."""
+    h = Harness({"T1": 1}, state_request_timeout_ms=2_000)
+    h.join(now=0)
+    [first] = h.pending(InitializeShareGroupStateRequest)
+    for attempt in range(1, 8):
+        [again] = h.take(h.mgr.expire(attempt * 2_000)).outputs
+        assert again == first
+    h.take(h.mgr.on_initialize_response(InitializeShareGroupStateResponse(first.key), 14_001))
+    assert h.group().initialized == {T1_0} and h.mgr.expire(16_000).outputs == ()
+
+
 def test_a_heartbeat_retries_a_stale_partition_beside_the_ones_it_starts() -> None:
     """Trunk computes one change map per heartbeat: a subscribed partition initializing for a retry interval
     is initialized again (at 0) by the same heartbeat that starts a new topic's (at -1); starting the new
