@@ -22,8 +22,7 @@ and ``build_ext --inplace`` are always interpreted: an extension in the source t
 instead of the ``.py`` beside it, and run stale code once that is edited.
 
 Compiled: the pure core (``model/core``), the simulation (``model/sim``) and the invariant monitors
-(``invariants``): the code a run spends its time in. Interpreted: the fan-out of the monitors
-(``invariants/fan_out.py`` sets methods per instance, which a native class cannot), the CLIs, the
+(``invariants``, with the fan-out to them): the code a run spends its time in. Interpreted: the CLIs, the
 mutant switch (``model/mutants.py``, module state set from outside), scenarios, reports and campaigns.
 Classes that must stay Python classes inside compiled modules say so with ``mypyc_attr``.
 """
@@ -42,7 +41,7 @@ from setuptools.command.build_ext import build_ext
 MODE_ENV = "SHARESIM_COMPILE"
 _MODES = {"": "auto", "auto": "auto", "0": "off", "1": "on"}
 NOTE = "model/interpreted.txt"  # in an interpreted wheel: why it is not compiled
-_INTERPRETED = {"invariants/fan_out.py", "invariants/cli.py"}
+_INTERPRETED = {"invariants/cli.py"}
 # Declared so that build_ext runs (it decides, when it runs, what to compile); never built itself.
 _PLACEHOLDER = Extension("model._compiled", sources=[])
 

@@ -37,19 +37,3 @@ class Monitor(Observer):
 
     def finish(self, now_ms: int) -> None:
         pass
-
-
-class FanOut:
-    """One hook of several monitors: calls each of ``calls`` with the arguments it is given.
-
-    Here, not in ``invariants/fan_out.py``, because this module is compiled: the call runs on every
-    event a hook sees."""
-
-    __slots__ = ("calls",)
-
-    def __init__(self, calls: tuple[Callable[..., None], ...]) -> None:
-        self.calls = calls
-
-    def __call__(self, *args: Any, **kwargs: Any) -> None:
-        for call in self.calls:
-            call(*args, **kwargs)

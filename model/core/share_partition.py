@@ -39,7 +39,6 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from enum import Enum
 from typing import Final
 
@@ -132,19 +131,26 @@ class OffsetState(Message):
         self.in_transition: Final = in_transition
 
 
-@dataclass(frozen=True, slots=True)
-class InFlightBatch:
-    """A read-only view of one in-flight range."""
+class InFlightBatch(Message):
+    """A read-only view of one in-flight range (written out, not a frozen dataclass: monitors read the
+    whole window after every step, and a compiled class builds in a tenth of the time)."""
 
-    first_offset: int
-    last_offset: int
-    state: RecordState
-    delivery_count: int
-    owner: str | None
-    lock_deadline_ms: int | None
-    in_transition: bool
-    target_state: RecordState
-    durable_count: int
+    FIELDS = ("first_offset", "last_offset", "state", "delivery_count", "owner", "lock_deadline_ms",
+              "in_transition", "target_state", "durable_count")
+    __slots__ = FIELDS
+
+    def __init__(self, first_offset: int, last_offset: int, state: RecordState, delivery_count: int,
+                 owner: str | None, lock_deadline_ms: int | None, in_transition: bool, target_state: RecordState,
+                 durable_count: int) -> None:
+        self.first_offset: Final = first_offset
+        self.last_offset: Final = last_offset
+        self.state: Final = state
+        self.delivery_count: Final = delivery_count
+        self.owner: Final = owner
+        self.lock_deadline_ms: Final = lock_deadline_ms
+        self.in_transition: Final = in_transition
+        self.target_state: Final = target_state
+        self.durable_count: Final = durable_count
 
 
 class DlqEnqueue(Message):
