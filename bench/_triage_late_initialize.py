@@ -3,14 +3,17 @@ duplicate initialize" (docs/explanation/findings.md)? Not a benchmark (``python 
 
 Each run whose first violation is ``stored-start-offset-monotonic`` is run again with one more monitor,
 which records every share-state request a share coordinator handled, with the key's state before it. The
-finding's signature: an InitializeShareGroupState at the key's current state epoch, with a lower start
-offset than the stored one, reset the state (trunk's share coordinator takes it as a re-initialize). Each
+finding's signature: an InitializeShareGroupState of the violated key, at its current state epoch, reset
+the stored state to the start offset the violation names (trunk's share coordinator takes it as a
+re-initialize). Each
 run is then put in one class:
 
 - an initialize identical to one handled before (the persister's resend of a request whose answer was
   lost, or the group coordinator's heartbeat retry a second time);
-- the first initialize of its kind (the group coordinator's heartbeat retry, at start offset 0);
-- unexplained: no such initialize (read that run);
+- a first retry at start offset 0, not identical to one handled before (the group coordinator's
+  heartbeat retry);
+- unexplained: no such initialize of the violated key to the start offset it was moved back to, or one
+  neither identical to an earlier one nor at 0 (read that run);
 - no longer violated (the model changed since the campaign).
 
     python bench/_triage_late_initialize.py CAMPAIGN_DIR SCENARIO
@@ -59,15 +62,17 @@ def classify(scenario: str, seed: int) -> str:
     violation = next((v for v in result.violations if v.invariant == INVARIANT), None)
     if violation is None:
         return "no longer violated"
-    group = violation.message.split(":")[0]
-    for now_ms, key, request, previous in reversed(handled.initializes):
-        if (now_ms <= violation.time_ms and key.startswith(f"{group}:") and previous is not None
-                and request.state_epoch == previous.state_epoch
-                and request.start_offset < previous.start_offset):
-            identical = any(earlier_key == key and earlier == request and earlier_ms < now_ms
-                            for earlier_ms, earlier_key, earlier, _ in handled.initializes)
-            return ("an initialize identical to one handled before" if identical
-                    else "the first initialize of its kind")
+    key, start_offset = violation.state["key"], violation.state["start_offset"]
+    if violation.state["record"] != "ShareSnapshot":
+        return "unexplained"
+    for now_ms, handled_key, request, previous in reversed(handled.initializes):
+        if (now_ms <= violation.time_ms and handled_key == key and previous is not None
+                and request.state_epoch == previous.state_epoch and request.start_offset == start_offset
+                and previous.start_offset > start_offset):
+            if any(earlier_key == key and earlier == request and earlier_ms < now_ms
+                   for earlier_ms, earlier_key, earlier, _ in handled.initializes):
+                return "an initialize identical to one handled before"
+            return "a first retry at start offset 0" if start_offset == 0 else "unexplained"
     return "unexplained"
 
 

@@ -125,7 +125,7 @@ class ClusterMetadata:
         return share_state_partition(key, max(1, self.partition_count(SHARE_STATE_TOPIC)))
 
 
-@mypyc_attr(allow_interpreted_subclasses=True)  # Monitors and user monitors may stay interpreted
+@mypyc_attr(allow_interpreted_subclasses=True)  # monitors of tests and users may stay interpreted
 class Observer:
     """Protocol steps the invariant monitors watch. Override what you check."""
 

@@ -12,8 +12,8 @@ def test_a_persister_resend_is_an_initialize_identical_to_one_handled_before() -
     assert triage.classify("swarm_lifecycle", 162754987593251843) == "an initialize identical to one handled before"
 
 
-def test_a_heartbeat_retry_at_zero_is_the_first_initialize_of_its_kind() -> None:
-    assert triage.classify("swarm_lifecycle", 1942925957540923770) == "the first initialize of its kind"
+def test_a_heartbeat_retry_at_zero_is_a_first_retry_at_zero() -> None:
+    assert triage.classify("swarm_lifecycle", 1942925957540923770) == "a first retry at start offset 0"
 
 
 def test_a_clean_run_is_no_longer_violated() -> None:

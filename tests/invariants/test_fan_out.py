@@ -62,6 +62,9 @@ def test_monitors_passes_on_every_hook_of_the_observer() -> None:
     hooks = sorted(name for name in dir(Observer) if name.startswith("on_"))
     assert sorted(HOOKS) == hooks
     assert all(getattr(Monitors, hook) is not getattr(Observer, hook) for hook in hooks)
+    # ... with the very signature (names, kinds, defaults): a caller's default is the monitors' default.
+    assert all(inspect.signature(getattr(Monitors, hook)) == inspect.signature(getattr(Observer, hook))
+               for hook in hooks)
 
 
 def test_every_hook_reaches_a_monitor_that_overrides_it_with_its_arguments() -> None:
