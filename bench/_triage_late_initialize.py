@@ -25,12 +25,11 @@ import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 
-import pyarrow.parquet as pq
-
 from invariants.sink import Monitor, ViolationSink
 from model.core.share_coordinator import ShareGroupState
 from model.core.share_state import InitializeShareGroupStateRequest
 from model.sim.runner import run_cluster
+from reports.aggregate import read_run_table
 from scenarios import library
 
 INVARIANT = "stored-start-offset-monotonic"
@@ -51,9 +50,9 @@ class _Handled(Monitor):
 
 def violated_seeds(campaign: Path) -> list[int]:
     """The seeds of the campaign's runs whose first violation is ``INVARIANT``."""
-    rows = pq.read_table(campaign / "runs", columns=["seed", "verdict", "violations"]).to_pylist()
-    return sorted(row["seed"] for row in rows
-                  if row["verdict"] == "violated" and row["violations"][0]["invariant"] == INVARIANT)
+    rows = read_run_table(campaign / "runs").select(["seed", "verdict", "violations"]).to_pylist()
+    return sorted({row["seed"] for row in rows  # a set: a resumed batch may have left a run's row twice
+                   if row["verdict"] == "violated" and row["violations"][0]["invariant"] == INVARIANT})
 
 
 def classify(scenario: str, seed: int) -> str:
