@@ -211,6 +211,9 @@ def _rate(k: str, n: str) -> str:
 _MIX: Final = ("CASE WHEN size(faults_fired) = 0 THEN '(none)' "
                "ELSE array_join(array_sort(map_keys(faults_fired)), ' + ') END")
 
+# A run's first violation is get(violations, 0), NULL for an error row, never violations[0]: Spark may
+# evaluate an expression outside the CASE or WHERE that guards it (one shared by two branches is computed
+# once for every row), and an index past the end of an array is an error under ANSI SQL.
 QUERIES: Final[dict[str, str]] = {
     "totals": """
         SELECT count(*) AS runs,
@@ -236,7 +239,7 @@ QUERIES: Final[dict[str, str]] = {
               FROM runs WHERE verdict != 'error' GROUP BY 1)
         ORDER BY runs DESC, fault_mix""",
     "violations_by_fault_mix": f"""
-        SELECT violations[0].invariant AS invariant, {_MIX} AS fault_mix, count(*) AS runs
+        SELECT get(violations, 0).invariant AS invariant, {_MIX} AS fault_mix, count(*) AS runs
         FROM runs WHERE verdict = 'violated'
         GROUP BY 1, 2 ORDER BY invariant, runs DESC, fault_mix""",
     "fault_coverage": f"""
@@ -286,9 +289,9 @@ QUERIES: Final[dict[str, str]] = {
     "failure_groups": f"""
         WITH failed AS (
             SELECT run_id, seed, scenario, mutant, verdict,
-                   CASE WHEN verdict = 'error' THEN 'error' ELSE violations[0].invariant END AS invariant,
+                   CASE WHEN verdict = 'error' THEN 'error' ELSE get(violations, 0).invariant END AS invariant,
                    CASE WHEN verdict = 'error' THEN element_at(filter(split(error, '\\n'), l -> trim(l) != ''), -1)
-                        ELSE violations[0].message END AS message
+                        ELSE get(violations, 0).message END AS message
             FROM runs WHERE verdict != 'ok'),
         signed AS (SELECT *, regexp_replace(message, '[0-9]+((, |-|[.][.]|/)[0-9]+)*', '#') AS signature
                    FROM failed),
@@ -362,7 +365,8 @@ def summarise(spark: SparkSession, runs: DataFrame, planned: int | None = None) 
     integrity = check_integrity(spark, runs, planned) if planned is not None else None
     if integrity is not None and integrity.duplicate_rows:
         runs = one_row_per_run_id(runs)
-    runs = runs.cache()  # every query reads the same rows
+    # Not cached: each query reads only the columns it names from the Parquet files. A cached copy of every
+    # row outgrew local mode's 1 GiB default heap at a million runs (benchmarks.md), and was no faster.
     runs.createOrReplaceTempView("runs")
     # The tables are small: a few shuffle partitions per core, not Spark's 200 (half the time on 2 cores).
     shuffle = spark.conf.get("spark.sql.shuffle.partitions") or "200"
@@ -377,7 +381,6 @@ def summarise(spark: SparkSession, runs: DataFrame, planned: int | None = None) 
         result = spark.sql(query)
         schemas[name] = result.schema
         tables[name] = [row.asDict(recursive=True) for row in result.collect()]
-    runs.unpersist()
     spark.conf.set("spark.sql.shuffle.partitions", shuffle)
     return Summary(tables, schemas, integrity)
 

@@ -1,19 +1,25 @@
-"""reports/aggregate.py without Spark: rows read back from Parquet (an older campaign's too), and the campaign
-report's situation coverage section."""
+"""reports/aggregate.py: rows read back from Parquet (an older campaign's too), the campaign
+report's situation coverage section, and (on Spark) the summary's queries."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 
 from model.sim.runner import run
-from reports.aggregate import TABLES, catalogued_situations, read_run_table
+from reports.aggregate import TABLES, catalogued_situations, read_run_table, read_runs, summarise
 from reports.campaign_report import render
 from reports.rows import ARROW_SCHEMA, COLUMNS, result_row, to_table
 from scenarios import library
+from scenarios.campaign import spark_session
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 
 def test_a_row_carries_the_situations_its_run_reached() -> None:
@@ -49,3 +55,34 @@ def test_the_campaign_report_shows_situation_coverage_least_reached_first() -> N
     html = render(data)
     assert "Situation coverage" in html and "Wilson" in html
     assert html.index("ack-gap") < html.index("lock-timeout")
+
+
+@pytest.fixture(scope="module")
+def spark() -> Iterator[SparkSession]:
+    session = spark_session("local[1]", app_name="sharesim aggregate tests")
+    yield session
+    session.stop()
+
+
+@pytest.mark.spark
+@pytest.mark.xdist_group("spark")
+def test_the_summary_queries_read_the_runs_files_and_keep_no_copy_of_them(
+        spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A cached copy of a million runs' rows outgrew local mode's 1 GiB default heap (the 1 000 000-run
+    # campaign in benchmarks.md); read from Parquet, each query loads only the columns it names.
+    (tmp_path / "runs" / "batch=0").mkdir(parents=True)
+    rows = [result_row(run(library.get("small"), seed), run_id=seed) for seed in range(3)]
+    pq.write_table(to_table(rows), tmp_path / "runs" / "batch=0" / "part-0.parquet")
+    runs = read_runs(spark, tmp_path / "runs")
+    assert runs is not None
+    cached: list[bool] = []
+    sql = spark.sql
+
+    def watched(query: str) -> Any:
+        cached.append(spark.catalog.isCached("runs"))
+        return sql(query)
+
+    monkeypatch.setattr(spark, "sql", watched)
+    summary = summarise(spark, runs, planned=3)
+    assert summary.tables["totals"][0]["runs"] == 3
+    assert len(cached) == len(TABLES) and not any(cached)
