@@ -42,16 +42,17 @@ are run again with the campaign's own scenario and mutant, as its ``campaign.jso
 from __future__ import annotations
 
 import sys
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
+from invariants.ledger import TERMINAL_STATES
 from invariants.sink import Monitor, ViolationSink
 from invariants.violation import Violation
 from model.core.group.consumer_messages import ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse
 from model.core.metadata import TopicPartition
 from model.core.share_coordinator import ShareGroupState
-from model.core.share_state import InitializeShareGroupStateRequest, RecordState, WriteShareGroupStateRequest
+from model.core.share_state import InitializeShareGroupStateRequest, WriteShareGroupStateRequest
 from model.sim.cluster import Cluster
 from model.sim.runner import run_cluster
 from reports.aggregate import read_run_table
@@ -74,8 +75,6 @@ ANSWER_NOT_TAKEN = "a held consumer-group heartbeat's assignment, in an answer t
 LOST_ANSWER = "an assignment in an answer the consumer never took, its heartbeat not held (the answer lost or late)"
 UNEXPLAINED = "unexplained"
 NO_LONGER = "no longer violated"
-
-_TERMINAL = (RecordState.ACKNOWLEDGED, RecordState.ARCHIVED)
 
 
 class _History(Monitor):
@@ -167,14 +166,20 @@ def _clients(violation: Violation) -> list[str]:
 
 def coordinator_holds(cluster: Cluster, clients: list[str]) -> dict[str, frozenset[TopicPartition] | None]:
     """What the group coordinator holds assigned to each KIP-848 consumer of ``clients`` now (None: no member)."""
-    holds: dict[str, frozenset[TopicPartition] | None] = {}
+    holds: dict[str, frozenset[TopicPartition] | None] = dict.fromkeys(clients)
     for client in clients:
         consumer = cluster.consumers.get(client)
-        shard = cluster.group_coordinator(consumer.group_id) if consumer is not None else None
-        group = shard.consumer.group(consumer.group_id) if consumer is not None and shard is not None else None
-        member = group.members.get(consumer.member.member_id) if consumer is not None and group is not None else None
-        holds[client] = member.assigned_partitions if member is not None else None
+        shard = None if consumer is None else cluster.group_coordinator(consumer.group_id)
+        group = None if shard is None or consumer is None else shard.consumer.group(consumer.group_id)
+        if group is not None and consumer is not None and consumer.member.member_id in group.members:
+            holds[client] = group.members[consumer.member.member_id].assigned_partitions
     return holds
+
+
+def _owned_at(history: _History, client: str, until_ms: int) -> frozenset[TopicPartition]:
+    """What ``client`` owned, as it last reconciled, at ``until_ms``."""
+    owned = [what for owned_ms, owner, what in history.owned if owner == client and owned_ms <= until_ms]
+    return owned[-1] if owned else frozenset()
 
 
 def _late_initialize(violation: Violation, history: _History) -> str:
@@ -203,7 +208,7 @@ def _failed_write_landed(violation: Violation, history: _History) -> str:
     for landed_ms, write in history.landed:
         if (landed_ms <= violation.time_ms and str(write.key) == key and write.leader_epoch == leader_epoch
                 and write not in taken
-                and any(batch.delivery_state in _TERMINAL and batch.first_offset <= last
+                and any(batch.delivery_state in TERMINAL_STATES and batch.first_offset <= last
                         and first <= batch.last_offset for batch in write.state_batches)):
             return WRITE_LANDED
     return UNEXPLAINED
@@ -218,7 +223,7 @@ def _answer_not_taken(violation: Violation, history: _History,
     # (when handled, when sent, the client, the answer) of each heartbeat of a named client answered at once
     answered = [(handled_ms, *sent[id(request)], answer) for handled_ms, request, answer in history.answers
                 if sent.get(id(request), (0, ""))[1] in clients]
-    found = []
+    lost = False
     for handled_ms, sent_ms, client, answer in answered:
         if answer.assignment is None or id(answer) in taken_at:
             continue
@@ -226,8 +231,7 @@ def _answer_not_taken(violation: Violation, history: _History,
         # Held: handled after a heartbeat the client sent later (the coordinator saw them out of order).
         held = any(other == client and other_sent_ms > sent_ms and other_handled_ms < handled_ms
                    for other_handled_ms, other_sent_ms, other, _ in answered)
-        owned = [what for owned_ms, owner, what in history.owned if owner == client and owned_ms <= handled_ms]
-        moved = given != (owned[-1] if owned else frozenset())
+        moved = given != _owned_at(history, client, handled_ms)
         # Nothing caught the client up: no answer the coordinator gave it after this one carried an assignment
         # the client took before the violation.
         caught_up = any(other == client and other_handled_ms > handled_ms and later.assignment is not None
@@ -240,11 +244,11 @@ def _answer_not_taken(violation: Violation, history: _History,
             parted = set(violation.state["assigned"]) <= {str(tp) for tp in given}
         else:
             # The coordinator holds what it said in the answer nobody took; the client owns something else.
-            owns = [what for owned_ms, owner, what in history.owned if owner == client]
-            parted = holds.get(client) == given and (owns[-1] if owns else frozenset()) != given
-        if parted:
-            found.append(ANSWER_NOT_TAKEN if held else LOST_ANSWER)
-    return min(found, default=UNEXPLAINED, key=lambda kind: kind != ANSWER_NOT_TAKEN)  # the finding's path first
+            parted = holds.get(client) == given and _owned_at(history, client, violation.time_ms) != given
+        if parted and held:
+            return ANSWER_NOT_TAKEN
+        lost = lost or parted
+    return LOST_ANSWER if lost else UNEXPLAINED  # the finding's own, held path first
 
 
 def main(argv: list[str]) -> int:
@@ -256,14 +260,14 @@ def main(argv: list[str]) -> int:
     scenario = loads(meta["scenario_toml"], source=str(campaign / "campaign.json"))
     runs = violated_runs(campaign)
     classes: Counter[str] = Counter()
-    examples: dict[str, list[int]] = defaultdict(list)
+    example: dict[str, int] = {}  # class -> its first seed
     for seed, invariant in runs.items():
         kind = classify(scenario, seed, invariant, meta["mutant"])
         classes[kind] += 1
-        examples[kind].append(seed)
+        example.setdefault(kind, seed)
     print(f"{len(runs)} violated runs of {campaign}")
     for kind, count in classes.most_common():
-        print(f"{count:6d}  {kind}, e.g. --seed {examples[kind][0]}")
+        print(f"{count:6d}  {kind}, e.g. --seed {example[kind]}")
     return 0
 
 

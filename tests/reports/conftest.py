@@ -1,16 +1,22 @@
-"""The fixture of the report tests: does a page embed its pictures, and does Chromium show them all."""
+"""The fixtures of the report tests: does a page embed its pictures, and does Chromium show them all; a Spark
+session for the aggregation tests."""
 
 from __future__ import annotations
 
 import base64
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from reports.browser import find_chromium, image_check
+from scenarios.campaign import spark_session
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -38,3 +44,11 @@ def assert_renders() -> Callable[[Path, int], None]:
         assert shown.images == images and shown.broken == 0, shown
 
     return check
+
+
+@pytest.fixture(scope="module")
+def spark() -> Iterator[SparkSession]:
+    """A local Spark session, one per test module that asks for it (Spark starts only for those)."""
+    session = spark_session("local[1]", app_name="sharesim report tests")
+    yield session
+    session.stop()

@@ -3,7 +3,6 @@ report's situation coverage section, and (on Spark) the summary's queries."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,7 +15,6 @@ from reports.aggregate import TABLES, catalogued_situations, read_run_table, rea
 from reports.campaign_report import render
 from reports.rows import ARROW_SCHEMA, COLUMNS, result_row, to_table
 from scenarios import library
-from scenarios.campaign import spark_session
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -55,13 +53,6 @@ def test_the_campaign_report_shows_situation_coverage_least_reached_first() -> N
     html = render(data)
     assert "Situation coverage" in html and "Wilson" in html
     assert html.index("ack-gap") < html.index("lock-timeout")
-
-
-@pytest.fixture(scope="module")
-def spark() -> Iterator[SparkSession]:
-    session = spark_session("local[1]", app_name="sharesim aggregate tests")
-    yield session
-    session.stop()
 
 
 @pytest.mark.spark

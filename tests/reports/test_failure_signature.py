@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -11,7 +10,6 @@ import pytest
 
 from reports.aggregate import read_runs, summarise
 from reports.rows import error_row, to_table
-from scenarios.campaign import spark_session
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -28,13 +26,6 @@ SAME_BUG = [
     "more than the limit 3 plus one per failover",
 ]
 OTHER = "g:t-id:0: SPSO moved from 40 to 52 past offset 47, which is not durably terminal"
-
-
-@pytest.fixture(scope="module")
-def spark() -> Iterator[SparkSession]:
-    session = spark_session("local[1]", app_name="sharesim failure signature tests")
-    yield session
-    session.stop()
 
 
 def test_a_list_or_range_of_numbers_is_blanked_whole(spark: SparkSession, tmp_path: Path) -> None:
